@@ -1,0 +1,101 @@
+"""The rep record: one line of JSON per rep of one agent on one task.
+
+It is the unit `assay score` reads and the round store emits, so any score can
+be recomputed offline from what was recorded. Fields:
+
+| field | type | meaning |
+| --- | --- | --- |
+| agent | str | agent id (hex SHA-256 of its code) |
+| track | skills, mcp_servers, packages, repositories | |
+| task | str | task id within the track |
+| label | malicious, safe | the task's ground-truth label |
+| rep | int >= 0 | repetition index |
+| status | completed, failed | whether the rep cleared every gate |
+| reason | str or null | why a failed rep failed (required when failed) |
+| verdict | ALLOW, WARN, BLOCK or null | the rep's decision (required: completed behavioural rep) |
+| findings | list of objects | the agent's findings (behavioural) |
+| expected_findings | list of objects | the label's expected findings (behavioural) |
+| vulnerabilities | list of objects | the agent's reported vulnerabilities (repositories) |
+| planted | list of objects | the label's planted vulnerabilities (repositories) |
+
+Records are decoded with msgspec rather than pydantic: a full round at scale
+is a million records, and msgspec validates one in about a microsecond where a
+pydantic model takes over fifteen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from assay.mechanism.spec import Track
+
+# A record line longer than this is refused rather than parsed: one rep's
+# report is capped at 1 MiB, and the label's truth travels beside it.
+MAX_LINE_BYTES = 4 << 20
+
+Items = tuple[dict[str, Any], ...]
+
+
+class RecordError(ValueError):
+    """A bad record; the message names the line."""
+
+
+class RepRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    agent: Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+    track: Track
+    task: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
+    label: Literal["malicious", "safe"]
+    rep: Annotated[int, msgspec.Meta(ge=0)]
+    status: Literal["completed", "failed"]
+    reason: str | None = None
+    verdict: Literal["ALLOW", "WARN", "BLOCK"] | None = None
+    findings: Items = ()
+    expected_findings: Items = ()
+    vulnerabilities: Items = ()
+    planted: Items = ()
+
+    def __post_init__(self) -> None:
+        if self.status == "failed" and not self.reason:
+            raise ValueError("a failed rep needs a reason")
+        if self.status == "completed" and self.track.behavioural and self.verdict is None:
+            raise ValueError("a completed behavioural rep needs a verdict")
+
+    @property
+    def completed(self) -> bool:
+        return self.status == "completed"
+
+
+_DECODER = msgspec.json.Decoder(RepRecord)
+_ENCODER = msgspec.json.Encoder()
+
+
+def parse_line(line: bytes | str, number: int) -> RepRecord:
+    if len(line) > MAX_LINE_BYTES:
+        raise RecordError(f"line {number}: record longer than {MAX_LINE_BYTES} bytes")
+    try:
+        return _DECODER.decode(line)
+    except (msgspec.DecodeError, ValueError) as exc:
+        raise RecordError(f"line {number}: {exc}") from None
+
+
+def parse_lines(lines: Iterable[bytes | str]) -> Iterator[RepRecord]:
+    """Records from JSON lines; blank lines are skipped, the first bad one raises."""
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            yield parse_line(line, number)
+
+
+def read_records(path: Path) -> list[RepRecord]:
+    try:
+        with path.open("rb") as handle:
+            return list(parse_lines(handle))
+    except OSError as exc:
+        raise RecordError(f"cannot read: {exc.strerror}") from None
+
+
+def encode_record(record: RepRecord) -> bytes:
+    return _ENCODER.encode(record)

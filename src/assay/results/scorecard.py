@@ -1,0 +1,217 @@
+"""Scores and weights from rep records: the one path every score takes.
+
+`assay score`, rounds and `assay eval` all reduce records through here, so a
+round's own result and an offline recomputation cannot disagree.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+import msgspec
+
+from assay.mechanism.scoring import TaskTruth, TrackScore, score_track
+from assay.mechanism.spec import MechanismSpec, Track, pinned
+from assay.mechanism.weights import eligible as is_eligible
+from assay.mechanism.weights import emission_weights, rank
+from assay.results.records import RecordError, RepRecord
+
+
+class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
+    """Result views: msgspec structs, cheap enough to build a million of."""
+
+
+class RepView(_Frozen, frozen=True, kw_only=True):
+    rep: int
+    status: Literal["completed", "failed"]
+    reason: str | None = None
+    verdict: str | None = None
+
+
+class TaskView(_Frozen, frozen=True, kw_only=True):
+    task: str
+    label: str
+    verdict: str | None = None
+    correct: bool
+    findings: float | None = None
+    f2: float | None = None
+    reps: list[RepView]
+
+
+class ConfusionView(_Frozen, frozen=True, kw_only=True):
+    tp: int
+    tn: int
+    fp: int
+    fn: int
+
+
+class AgentTrackScore(_Frozen, frozen=True, kw_only=True):
+    score: float
+    eligible: bool
+    rank: int | None = None
+    threshold: float
+    confusion: ConfusionView | None = None
+    mcc: float | None = None
+    clamped_mcc: float | None = None
+    findings: float | None = None
+    f2: float | None = None
+    tasks: int
+    failed_reps: int
+    failure_reasons: dict[str, int]
+    task_results: list[TaskView]
+
+
+class Scorecard(_Frozen, frozen=True, kw_only=True):
+    mechanism_version: str
+    mechanism_digest: str
+    scores: dict[str, dict[str, AgentTrackScore]]
+    weights: dict[str, float]
+
+    def to_json_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
+
+
+def _truth_of(record: RepRecord) -> TaskTruth:
+    return TaskTruth(record.task, record.label, record.expected_findings, record.planted)
+
+
+def _same_truth(truth: TaskTruth, record: RepRecord) -> bool:
+    return (
+        truth.label == record.label
+        and truth.expected_findings == record.expected_findings
+        and truth.planted == record.planted
+    )
+
+
+class _Grouping:
+    """Records grouped by track, agent and task, with the task truth checked for consistency."""
+
+    def __init__(self) -> None:
+        self.truth: dict[tuple[Track, str], TaskTruth] = {}
+        self.reps: dict[Track, dict[str, dict[str, dict[int, RepRecord]]]] = defaultdict(
+            lambda: defaultdict(dict)
+        )
+
+    def add(self, record: RepRecord) -> None:
+        key = (record.track, record.task)
+        truth = self.truth.get(key)
+        if truth is None:
+            self.truth[key] = _truth_of(record)
+        elif not _same_truth(truth, record):
+            raise RecordError(
+                f"{record.track}/{record.task}: label or ground truth differs between records"
+            )
+        reps = self.reps[record.track][record.agent].setdefault(record.task, {})
+        if record.rep in reps:
+            raise RecordError(
+                f"{record.track}/{record.task}: rep {record.rep} of agent {record.agent} "
+                "appears twice"
+            )
+        reps[record.rep] = record
+
+    def check_complete(self) -> None:
+        """Every agent on a track must have records for every task of that track."""
+        for track, agents in self.reps.items():
+            tasks = {task for t, task in self.truth if t == track}
+            for agent, seen in agents.items():
+                missing = sorted(tasks - set(seen))
+                if missing:
+                    raise RecordError(
+                        f"{track}: agent {agent} has no records for {len(missing)} task(s), "
+                        f"e.g. {missing[0]}; scores would be partial"
+                    )
+
+
+def _agent_track(
+    track: Track,
+    tasks: dict[str, dict[int, RepRecord]],
+    truth: dict[tuple[Track, str], TaskTruth],
+    spec: MechanismSpec,
+) -> tuple[TrackScore, list[RepRecord]]:
+    records = [r for task in sorted(tasks) for _, r in sorted(tasks[task].items())]
+    inputs = [
+        (truth[(track, task)], [r for _, r in sorted(reps.items())])
+        for task, reps in sorted(tasks.items())
+    ]
+    return score_track(track, inputs, spec), records
+
+
+def _view(
+    track_score: TrackScore, records: Sequence[RepRecord], threshold: float
+) -> AgentTrackScore:
+    by_task: dict[str, list[RepView]] = defaultdict(list)
+    reasons: dict[str, int] = defaultdict(int)
+    for r in records:
+        by_task[r.task].append(
+            RepView(rep=r.rep, status=r.status, reason=r.reason, verdict=r.verdict)
+        )
+        if not r.completed:
+            reasons[r.reason or "unknown"] += 1
+    m = track_score.confusion
+    return AgentTrackScore(
+        score=track_score.score,
+        eligible=is_eligible(track_score.score, threshold),
+        threshold=threshold,
+        confusion=ConfusionView(tp=m.tp, tn=m.tn, fp=m.fp, fn=m.fn) if m else None,
+        mcc=track_score.mcc,
+        clamped_mcc=track_score.clamped_mcc,
+        findings=track_score.findings,
+        f2=track_score.f2,
+        tasks=len(track_score.tasks),
+        failed_reps=sum(reasons.values()),
+        failure_reasons=dict(sorted(reasons.items())),
+        task_results=[
+            TaskView(
+                task=t.task_id,
+                label=t.label,
+                verdict=t.verdict,
+                correct=t.correct,
+                findings=t.findings,
+                f2=t.f2,
+                reps=by_task[t.task_id],
+            )
+            for t in track_score.tasks
+        ],
+    )
+
+
+def _ranked(
+    views: dict[str, AgentTrackScore], salt: str, track: Track, threshold: float
+) -> dict[str, AgentTrackScore]:
+    scores = {a: v.score for a, v in views.items()}
+    order = rank(scores, salt=salt, track=track.value, threshold=threshold)
+    places = {agent: i + 1 for i, agent in enumerate(order)}
+    return {a: msgspec.structs.replace(views[a], rank=places.get(a)) for a in sorted(views)}
+
+
+def scorecard(
+    records: Iterable[RepRecord], *, salt: str, spec: MechanismSpec | None = None
+) -> Scorecard:
+    """Score every agent on every track present in the records and weigh them."""
+    spec = spec or pinned()
+    grouping = _Grouping()
+    for record in records:
+        grouping.add(record)
+    grouping.check_complete()
+    scores: dict[str, dict[str, AgentTrackScore]] = {}
+    for track in sorted(grouping.reps):
+        threshold = spec.track(track).threshold
+        views = {}
+        for agent, tasks in grouping.reps[track].items():
+            track_score, recs = _agent_track(track, tasks, grouping.truth, spec)
+            views[agent] = _view(track_score, recs, threshold)
+        scores[track.value] = _ranked(views, salt, track, threshold)
+    weights = emission_weights(
+        {t: {a: v.score for a, v in agents.items()} for t, agents in scores.items()},
+        salt=salt,
+        spec=spec,
+    )
+    return Scorecard(
+        mechanism_version=spec.version,
+        mechanism_digest=spec.digest,
+        scores=scores,
+        weights=weights,
+    )
