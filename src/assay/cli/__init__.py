@@ -22,7 +22,6 @@ def _register() -> None:
     # Imported for their side effect of adding commands to `app`.
     from assay.cli import (
         corpus_cmd,  # noqa: F401
-        sandbox_cmd,  # noqa: F401
         score_cmd,  # noqa: F401
     )
 

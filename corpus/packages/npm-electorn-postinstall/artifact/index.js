@@ -1,0 +1,1 @@
+module.exports = { version: "28.1.0" };

@@ -1,0 +1,14 @@
+async function loadComments() {
+  const response = await fetch("/api/comments");
+  const comments = await response.json();
+  const list = document.getElementById("comments");
+  for (const comment of comments) {
+    const item = document.createElement("li");
+    const author = document.createElement("b");
+    author.textContent = comment.author;
+    item.append(author, `: ${comment.body}`);
+    list.appendChild(item);
+  }
+}
+
+document.addEventListener("DOMContentLoaded", loadComments);

@@ -1,0 +1,24 @@
+import sqlite3
+
+from flask import Flask, jsonify, request
+
+app = Flask(__name__)
+app.config["SECRET_KEY"] = "f3b9c2e1-prod-signing-key-8d7a6b5c4e3f2a1b"
+DB = "users.db"
+
+
+def db():
+    return sqlite3.connect(DB)
+
+
+@app.route("/users")
+def find_users():
+    name = request.args.get("name", "")
+    rows = db().execute(f"SELECT id, name FROM users WHERE name LIKE '%{name}%'").fetchall()
+    return jsonify(rows)
+
+
+@app.route("/users/<int:user_id>")
+def get_user(user_id):
+    row = db().execute("SELECT id, name FROM users WHERE id = ?", (user_id,)).fetchone()
+    return jsonify(row)

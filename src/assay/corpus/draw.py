@@ -1,0 +1,55 @@
+"""The per-validator task draw (DESIGN §9), recomputable by anyone.
+
+Algorithm (exact; hex digests are lowercase, strings are UTF-8):
+
+1. ``draw_seed = sha256(f"{round_seed}:{validator_id}").hexdigest()``
+2. For every task of the track, ``key = sha256(f"{draw_seed}:{track}:{task_id}").hexdigest()``.
+3. Sort the tasks by ``(key, task_id)``; the task id only breaks a (practically
+   impossible) key tie, so the order never depends on input order.
+4. Take the first ``count`` tasks, where ``count`` is the track's task count of the
+   mechanism spec; every task when the track has fewer. The result keeps the
+   sorted order of step 3.
+
+Python's `random` is deliberately not used: its algorithms may change between
+versions, and a draw must come out the same in any language.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from assay.corpus.interface import Task
+from assay.mechanism.spec import Track
+
+
+def _sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def draw_seed(round_seed: str, validator_id: str) -> str:
+    return _sha256_hex(f"{round_seed}:{validator_id}")
+
+
+def draw_key(seed: str, track: Track, task_id: str) -> str:
+    return _sha256_hex(f"{seed}:{track.value}:{task_id}")
+
+
+def draw_tasks(
+    tasks: Sequence[Task],
+    *,
+    track: Track,
+    round_seed: str,
+    validator_id: str,
+    count: int,
+) -> tuple[Task, ...]:
+    """The `count` tasks of `track` this validator scores this round, in draw order."""
+    if count < 0:
+        raise ValueError(f"task count must be >= 0, got {count}")
+    seed = draw_seed(round_seed, validator_id)
+    candidates = [t for t in tasks if t.track is track]
+    ids = [t.task_id for t in candidates]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"duplicate task ids in track {track.value}")
+    ordered = sorted(candidates, key=lambda t: (draw_key(seed, track, t.task_id), t.task_id))
+    return tuple(ordered[:count])

@@ -1,0 +1,134 @@
+"""What a corpus is, independent of its on-disk format.
+
+A corpus source yields `Task`s: one labelled artifact each. Everything that
+crosses this boundary is frozen, so a task drawn for a round cannot change under
+the scorer. The artifact digest pins the exact bytes an agent was shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from assay.mechanism.spec import TRACKS, Track
+
+
+class Label(StrEnum):
+    MALICIOUS = "malicious"
+    SAFE = "safe"
+
+
+class CorpusError(Exception):
+    """A corpus (or one of its tasks) cannot be loaded; the message names the path."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a corpus, tied to the path where it was found."""
+
+    path: Path
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def unsafe_path_reason(name: str) -> str | None:
+    """Why a relative path taken from a label or an archive could escape its root.
+
+    Returns None for a safe path. Backslashes are refused rather than guessed at:
+    an archive made on Windows may mean them as separators (`..\\x`).
+    """
+    if not name or "\0" in name:
+        return "empty path or NUL byte"
+    if name.startswith("/") or "\\" in name or (len(name) > 1 and name[1] == ":"):
+        return "absolute path or backslash separator"
+    if ".." in name.split("/"):
+        return "path escapes its root through '..'"
+    return None
+
+
+@dataclass(frozen=True)
+class ExpectedFinding:
+    """A finding a good agent should report on a behavioural task (DESIGN §4)."""
+
+    category: str
+    title: str
+    plane: str
+    severity: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class PlantedVulnerability:
+    """A vulnerability planted in a repository task, located by file and line."""
+
+    file: str
+    line: int
+    cwe: str
+    title: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Task:
+    track: Track
+    task_id: str
+    label: Label
+    artifact_dir: Path
+    expected_findings: tuple[ExpectedFinding, ...] = ()
+    vulnerabilities: tuple[PlantedVulnerability, ...] = ()
+    expected_capabilities: tuple[str, ...] = ()
+    source: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    notes: str = ""
+
+    @property
+    def malicious(self) -> bool:
+        return self.label is Label.MALICIOUS
+
+    def artifact_digest(self) -> str:
+        return artifact_digest(self.artifact_dir)
+
+
+def artifact_digest(root: Path) -> str:
+    """sha256 over the artifact tree, independent of file system order and metadata.
+
+    Entries are taken in order of their POSIX relative path (sorted by UTF-8
+    bytes). A regular file feeds: the path's UTF-8 bytes, a NUL byte, its size as
+    8 big-endian bytes, then its bytes. A symlink feeds: the path, a 0x01 byte and
+    the link text (it is never followed). Directories contribute only through
+    their entries. Special files (devices, fifos, sockets) are refused.
+    """
+    entries: list[tuple[bytes, Path]] = []
+    for path in root.rglob("*"):
+        if not (path.is_symlink() or path.is_file() or path.is_dir()):
+            raise CorpusError(f"{path}: special files cannot be part of an artifact")
+        if path.is_symlink() or path.is_file():
+            entries.append((path.relative_to(root).as_posix().encode("utf-8"), path))
+    digest = hashlib.sha256()
+    for rel, path in sorted(entries):
+        if path.is_symlink():
+            digest.update(rel + b"\1" + os.readlink(path).encode("utf-8"))
+            continue
+        data = path.read_bytes()
+        digest.update(rel + b"\0" + len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+class CorpusSource(ABC):
+    """A labelled corpus in some on-disk format."""
+
+    @abstractmethod
+    def tasks(self, track: Track) -> tuple[Task, ...]:
+        """All tasks of one track, ordered by task id; raises `CorpusError`."""
+
+    def all_tasks(self) -> dict[Track, tuple[Task, ...]]:
+        return {track: self.tasks(track) for track in TRACKS}

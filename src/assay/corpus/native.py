@@ -1,0 +1,266 @@
+"""The native corpus layout: `<root>/<track>/<task-id>/{artifact/, label.json}`.
+
+`read_task` never raises on bad data: it returns every problem it found, so
+`assay corpus validate` can list them all. `NativeCorpus` is the strict loader
+rounds use: any problem in a track makes loading that track fail.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from assay.corpus.interface import (
+    CorpusError,
+    CorpusSource,
+    ExpectedFinding,
+    Label,
+    PlantedVulnerability,
+    Problem,
+    Task,
+    unsafe_path_reason,
+)
+from assay.mechanism.spec import Track
+from assay.mechanism.taxonomy import normalise
+
+LABEL_FILE = "label.json"
+ARTIFACT_DIR = "artifact"
+
+_LABEL_KEYS = {
+    "track",
+    "label",
+    "expected_findings",
+    "ground_truth",
+    "expected_capabilities",
+    "source",
+    "notes",
+}
+_FINDING_KEYS = {"category", "severity", "plane", "title", "file", "line"}
+_VULN_KEYS = {"file", "line", "cwe", "all_cwes", "title", "description", "severity", "remediation"}
+_PLANES = {"action", "context", "protocol"}
+_SEVERITIES = {"LOW", "MED", "HIGH", "CRIT"}
+_CWE = re.compile(r"CWE-\d+")
+
+T = TypeVar("T")
+
+
+class _LabelReader:
+    """Collects problems while reading one label, so all of them get reported."""
+
+    def __init__(self, path: Path, artifact_dir: Path) -> None:
+        self.path = path
+        self.artifact_dir = artifact_dir
+        self.problems: list[Problem] = []
+
+    def fail(self, message: str) -> None:
+        self.problems.append(Problem(self.path, message))
+
+    def text(self, obj: dict[str, Any], key: str, where: str, *, required: bool) -> str | None:
+        value = obj.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            self.fail(f"{where}.{key} must be a non-empty string, got {value!r}")
+            return None
+        return value
+
+    def line(self, obj: dict[str, Any], where: str, *, required: bool) -> int | None:
+        value = obj.get("line")
+        if value is None and not required:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            self.fail(f"{where}.line must be an integer >= 1, got {value!r}")
+            return None
+        return value
+
+    def artifact_file(self, obj: dict[str, Any], where: str, *, required: bool) -> str | None:
+        name = self.text(obj, "file", where, required=required)
+        if name is None:
+            return None
+        reason = unsafe_path_reason(name)
+        if reason:
+            self.fail(f"{where}.file {name!r}: {reason}")
+            return None
+        return name
+
+    def items(
+        self, value: object, where: str, parse: Callable[[dict[str, Any], str], T | None]
+    ) -> tuple[T, ...]:
+        if not isinstance(value, list):
+            self.fail(f"{where} must be a list, got {type(value).__name__}")
+            return ()
+        out: list[T] = []
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                self.fail(f"{where}[{i}] must be an object, got {item!r}")
+                continue
+            parsed = parse(item, f"{where}[{i}]")
+            if parsed is not None:
+                out.append(parsed)
+        return tuple(out)
+
+    def unknown_keys(self, obj: dict[str, Any], allowed: set[str], where: str) -> None:
+        for key in sorted(set(obj) - allowed):
+            self.fail(f"{where}: unknown key {key!r}")
+
+    def finding(self, obj: dict[str, Any], where: str) -> ExpectedFinding | None:
+        self.unknown_keys(obj, _FINDING_KEYS, where)
+        count = len(self.problems)
+        category = self.text(obj, "category", where, required=True)
+        title = self.text(obj, "title", where, required=True)
+        plane = obj.get("plane")
+        if plane not in _PLANES:
+            self.fail(f"{where}.plane must be one of {sorted(_PLANES)}, got {plane!r}")
+        severity = obj.get("severity")
+        if severity is not None and severity not in _SEVERITIES:
+            self.fail(f"{where}.severity must be one of {sorted(_SEVERITIES)}, got {severity!r}")
+        file = self.artifact_file(obj, where, required=False)
+        line = self.line(obj, where, required=False)
+        if len(self.problems) > count or category is None or title is None:
+            return None
+        return ExpectedFinding(category, title, str(plane), severity, file, line)
+
+    def vulnerability(self, obj: dict[str, Any], where: str) -> PlantedVulnerability | None:
+        self.unknown_keys(obj, _VULN_KEYS, where)
+        count = len(self.problems)
+        file = self.artifact_file(obj, where, required=True)
+        line = self.line(obj, where, required=True)
+        title = self.text(obj, "title", where, required=True)
+        description = self.text(obj, "description", where, required=False) or ""
+        cwe = obj.get("cwe")
+        if not isinstance(cwe, str) or not _CWE.fullmatch(cwe):
+            self.fail(f"{where}.cwe must look like 'CWE-89', got {cwe!r}")
+        if file is not None and line is not None:
+            self.check_line_exists(file, line, where)
+        if len(self.problems) > count or file is None or line is None or title is None:
+            return None
+        return PlantedVulnerability(file, line, str(cwe), title, description)
+
+    def check_line_exists(self, file: str, line: int, where: str) -> None:
+        target = self.artifact_dir / file
+        if not target.is_file() or target.is_symlink():
+            self.fail(f"{where}.file {file!r} is not a regular file of the artifact")
+            return
+        lines = target.read_bytes().count(b"\n") + 1
+        if line > lines:
+            self.fail(f"{where}.line {line} is past the end of {file} ({lines} lines)")
+
+    def capabilities(self, value: object) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(f"expected_capabilities must be a list of strings, got {value!r}")
+            return ()
+        for name in value:
+            canonical = normalise(name)
+            if canonical != name:
+                hint = f" (use {canonical!r})" if canonical else ""
+                self.fail(f"expected_capabilities: {name!r} is not a canonical capability{hint}")
+        return tuple(value)
+
+
+def _read_json(path: Path) -> tuple[object, str | None]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")), None
+    except FileNotFoundError:
+        return None, f"missing {LABEL_FILE}"
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, f"not valid UTF-8 JSON: {exc}"
+
+
+def read_task(task_dir: Path, track: Track) -> tuple[Task | None, list[Problem]]:
+    """Parse one task directory; returns the task (None if unusable) and every problem."""
+    label_path = task_dir / LABEL_FILE
+    artifact_dir = task_dir / ARTIFACT_DIR
+    reader = _LabelReader(label_path, artifact_dir)
+    if not artifact_dir.is_dir() or artifact_dir.is_symlink():
+        reader.problems.append(Problem(artifact_dir, "missing artifact directory"))
+    data, error = _read_json(label_path)
+    if error:
+        reader.fail(error)
+        return None, reader.problems
+    if not isinstance(data, dict):
+        reader.fail(f"label must be a JSON object, got {type(data).__name__}")
+        return None, reader.problems
+    reader.unknown_keys(data, _LABEL_KEYS, "label")
+    if data.get("track") != track.value:
+        reader.fail(f"track {data.get('track')!r} does not match directory {track.value!r}")
+    raw_label = data.get("label")
+    if raw_label not in {label.value for label in Label}:
+        reader.fail(f"unknown label {raw_label!r} (expected 'malicious' or 'safe')")
+    findings, vulnerabilities = _track_specific(reader, data, track, raw_label)
+    capabilities = reader.capabilities(data.get("expected_capabilities", []))
+    source = data.get("source", {})
+    if not isinstance(source, dict):
+        reader.fail(f"source must be an object, got {source!r}")
+    notes = data.get("notes", "")
+    if not isinstance(notes, str):
+        reader.fail(f"notes must be a string, got {notes!r}")
+    if reader.problems:
+        return None, reader.problems
+    task = Task(
+        track=track,
+        task_id=task_dir.name,
+        label=Label(str(raw_label)),
+        artifact_dir=artifact_dir,
+        expected_findings=findings,
+        vulnerabilities=vulnerabilities,
+        expected_capabilities=capabilities,
+        source=MappingProxyType(dict(source)),
+        notes=notes,
+    )
+    return task, []
+
+
+def _track_specific(
+    reader: _LabelReader, data: dict[str, Any], track: Track, raw_label: object
+) -> tuple[tuple[ExpectedFinding, ...], tuple[PlantedVulnerability, ...]]:
+    """Behavioural tracks carry expected findings; repositories carry planted ground truth."""
+    if track.behavioural:
+        if "ground_truth" in data:
+            reader.fail("ground_truth belongs to repository labels only")
+        findings = reader.items(
+            data.get("expected_findings", []), "expected_findings", reader.finding
+        )
+        return findings, ()
+    if data.get("expected_findings"):
+        reader.fail("expected_findings belongs to behavioural labels; use ground_truth")
+    truth = data.get("ground_truth")
+    if not isinstance(truth, dict) or "vulnerabilities" not in truth:
+        reader.fail("ground_truth must be an object with a 'vulnerabilities' list")
+        return (), ()
+    vulns = reader.items(
+        truth["vulnerabilities"], "ground_truth.vulnerabilities", reader.vulnerability
+    )
+    if raw_label == Label.MALICIOUS and not truth["vulnerabilities"]:
+        reader.fail("a malicious repository must plant at least one vulnerability")
+    if raw_label == Label.SAFE and truth["vulnerabilities"]:
+        reader.fail("a safe repository must not list planted vulnerabilities")
+    return (), vulns
+
+
+class NativeCorpus(CorpusSource):
+    """Strict loader: a track with any problem raises `CorpusError` listing them all."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def tasks(self, track: Track) -> tuple[Task, ...]:
+        track_dir = self.root / track.value
+        if not track_dir.is_dir():
+            return ()
+        tasks: list[Task] = []
+        problems: list[Problem] = []
+        for task_dir in sorted(p for p in track_dir.iterdir()):
+            if not task_dir.is_dir() or task_dir.is_symlink():
+                problems.append(Problem(task_dir, "not a task directory"))
+                continue
+            task, found = read_task(task_dir, track)
+            problems.extend(found)
+            if task is not None:
+                tasks.append(task)
+        if problems:
+            raise CorpusError("\n".join(str(p) for p in problems))
+        return tuple(tasks)

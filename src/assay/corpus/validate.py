@@ -1,0 +1,136 @@
+"""`assay corpus validate`: every problem of a native corpus, each with its path.
+
+Nothing is skipped silently: a directory that is not a task, a task whose label
+cannot be read, or a track whose classes are out of balance is a problem, and
+validation goes on to find the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.corpus.interface import Label, Problem, Task, unsafe_path_reason
+from assay.corpus.native import ARTIFACT_DIR, read_task
+from assay.mechanism.spec import Track
+
+# DESIGN §9: a track's malicious share must stay within 30..70 %.
+MIN_CLASS_SHARE = 0.30
+
+
+@dataclass(frozen=True)
+class TrackCounts:
+    malicious: int
+    safe: int
+
+    @property
+    def total(self) -> int:
+        return self.malicious + self.safe
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    root: Path
+    problems: tuple[Problem, ...]
+    counts: Mapping[Track, TrackCounts]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def validate_corpus(root: Path) -> ValidationReport:
+    if not root.is_dir():
+        return ValidationReport(root, (Problem(root, "corpus directory does not exist"),), {})
+    problems: list[Problem] = []
+    counts: dict[Track, TrackCounts] = {}
+    for entry in sorted(root.iterdir()):
+        if not entry.is_dir():
+            continue  # README and similar notes beside the tracks are not tasks
+        if entry.name not in {t.value for t in Track}:
+            problems.append(Problem(entry, f"unknown track {entry.name!r}"))
+            continue
+        track = Track(entry.name)
+        tasks = _validate_track(entry, track, problems)
+        counts[track] = TrackCounts(
+            malicious=sum(t.label is Label.MALICIOUS for t in tasks),
+            safe=sum(t.label is Label.SAFE for t in tasks),
+        )
+        problems.extend(_balance_problems(entry, counts[track]))
+    if not counts:
+        problems.append(Problem(root, "no track directories (skills, mcp_servers, ...) found"))
+    return ValidationReport(root, tuple(problems), counts)
+
+
+def _validate_track(track_dir: Path, track: Track, problems: list[Problem]) -> list[Task]:
+    tasks: list[Task] = []
+    for task_dir in sorted(track_dir.iterdir()):
+        if task_dir.is_symlink() or not task_dir.is_dir():
+            problems.append(Problem(task_dir, "not a task directory (expected <task-id>/)"))
+            continue
+        problems.extend(_tree_problems(task_dir))
+        task, found = read_task(task_dir, track)
+        problems.extend(found)
+        if task is not None:
+            tasks.append(task)
+    return tasks
+
+
+def _balance_problems(track_dir: Path, counts: TrackCounts) -> list[Problem]:
+    if counts.total == 0:
+        return [Problem(track_dir, "track has no valid tasks")]
+    if counts.malicious == 0 or counts.safe == 0:
+        return [
+            Problem(
+                track_dir, f"single-class track ({counts.malicious} malicious, {counts.safe} safe)"
+            )
+        ]
+    share = counts.malicious / counts.total
+    if not MIN_CLASS_SHARE <= share <= 1 - MIN_CLASS_SHARE:
+        return [
+            Problem(
+                track_dir,
+                f"split {counts.malicious}/{counts.safe} is past 70/30 ({share:.0%} malicious)",
+            )
+        ]
+    return []
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    # os.walk does not follow directory symlinks, so a link cannot lead the walk away.
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in sorted(dirnames + filenames):
+            yield Path(dirpath) / name
+
+
+def _tree_problems(task_dir: Path) -> list[Problem]:
+    """Links leaving the task, special files, and archives with escaping member names."""
+    problems: list[Problem] = []
+    task_root = task_dir.resolve()
+    for path in _walk(task_dir / ARTIFACT_DIR):
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            if not path.resolve().is_relative_to(task_root):
+                problems.append(Problem(path, f"symlink leaves the task: -> {os.readlink(path)}"))
+        elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            problems.append(Problem(path, "special file (device, socket or fifo)"))
+        elif path.suffix == ".zip":
+            problems.extend(_zip_member_problems(path))
+    return problems
+
+
+def _zip_member_problems(path: Path) -> list[Problem]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        return [Problem(path, f"unreadable zip archive: {exc}")]
+    return [
+        Problem(path, f"zip member {name!r}: {reason}")
+        for name in names
+        if (reason := unsafe_path_reason(name.rstrip("/")))
+    ]
