@@ -1,0 +1,15 @@
+"""One rep of one agent on one task, run sealed and judged by the three gates."""
+
+from assay.runner.outcome import FailureReason, RunOutcome, RunStatus
+from assay.runner.rep import AgentFile, RepTask, run_rep
+from assay.sandbox.interface import InfrastructureError
+
+__all__ = [
+    "AgentFile",
+    "FailureReason",
+    "InfrastructureError",
+    "RepTask",
+    "RunOutcome",
+    "RunStatus",
+    "run_rep",
+]

@@ -1,0 +1,79 @@
+"""The stored result of one rep: a frozen pydantic model with a JSON round trip."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from assay.mechanism.spec import Track
+from assay.runner.probe import ProbeObservation
+from assay.sandbox.interface import TraceSummary
+from assay.schema.report import AgentReport
+
+
+class RunStatus(StrEnum):
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class FailureReason(StrEnum):
+    """Why a rep failed. Closed set; every member is the agent's fault (DESIGN §5)."""
+
+    CPU_BUDGET = "cpu_budget"  # the process tree used more CPU than the track budget
+    WALL_BACKSTOP = "wall_backstop"  # ran past the wall-clock backstop (3 x budget)
+    MEMORY = "memory"  # killed at the memory limit (no swap)
+    PIDS = "pids"  # hit the process-count limit
+    CRASH = "crash"  # raised, was killed by a signal, or exited non-zero
+    NO_REPORT = "no_report"  # exited cleanly without writing a report
+    MALFORMED_REPORT = "malformed_report"  # not JSON, too big, or fails the track's schema
+    PROBE_MISSING = "probe_missing"  # the validator did not observe the liveness probe
+    AGENT_INVALID = "agent_invalid"  # oversized, not Python, or no callable entrypoint
+    ROUND_CAP = "round_cap"  # the agent's round wall cap was spent before this rep
+
+
+class SandboxIdentity(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    backend: str
+    digest: str
+    sandboxed: bool
+
+
+class RunOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    track: Track
+    task_id: str
+    rep: int
+    agent_hash: str
+    nonce: str
+    status: RunStatus
+    reason: FailureReason | None = None
+    detail: str = ""
+    report: AgentReport | None = None
+    exit_code: int | None = None
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    peak_memory_bytes: int = 0
+    probe: ProbeObservation | None = None
+    trace: TraceSummary = TraceSummary()
+    stdout_bytes: int = 0
+    stderr_tail: str = ""
+    sandbox: SandboxIdentity
+
+    @property
+    def completed(self) -> bool:
+        return self.status is RunStatus.COMPLETED
+
+    @property
+    def decision(self) -> str | None:
+        """The verdict a completed rep votes for (None for a failed rep)."""
+        return self.report.verdict.decision.value if self.completed and self.report else None
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> RunOutcome:
+        return cls.model_validate_json(text)

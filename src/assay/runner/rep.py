@@ -1,0 +1,157 @@
+"""One rep of one agent on one task: build the context, run it sealed, judge it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+
+from assay.mechanism.spec import MechanismSpec, Track
+from assay.runner.gates import Judgement, judge
+from assay.runner.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
+from assay.runner.probe import Probe, derive_nonce
+from assay.sandbox.interface import (
+    SANDBOX_ARTIFACT_DIR,
+    SANDBOX_INPUT_DIR,
+    SANDBOX_WORKSPACE_DIR,
+    InputFile,
+    ResourceLimits,
+    SandboxBackend,
+    SealedRequest,
+)
+
+DEFAULT_ENTRYPOINT = "agent_main"
+PYTHON_FLAGS = ("-I", "-S", "-B")  # isolated, stdlib only, never writes bytecode
+_STDERR_TAIL = 4096
+_PROBE_FILE_CAP = 64 * 1024
+
+
+@dataclass(frozen=True)
+class AgentFile:
+    code: bytes
+    entrypoint: str = DEFAULT_ENTRYPOINT
+
+    @cached_property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.code).hexdigest()
+
+    @classmethod
+    def load(cls, path: Path, entrypoint: str = DEFAULT_ENTRYPOINT) -> AgentFile:
+        return cls(path.read_bytes(), entrypoint)
+
+
+@dataclass(frozen=True)
+class RepTask:
+    """Which rep to run: the agent, the task (track, id, artifact) and the rep's place."""
+
+    agent: AgentFile
+    track: Track
+    task_id: str
+    artifact_dir: Path
+    rep: int
+    round_seed: str
+    observed: Mapping[str, object] | None = None
+
+
+def shim_source() -> bytes:
+    return resources.files("assay.runner").joinpath("shim.py").read_bytes()
+
+
+def limits_for(spec: MechanismSpec, track: Track) -> ResourceLimits:
+    box = spec.sandbox
+    return ResourceLimits(
+        cpu_budget_s=spec.track(track).cpu_budget_s,
+        wall_backstop_s=spec.wall_backstop_s(track),
+        memory_bytes=box.memory_bytes,
+        pids=box.pids,
+        workspace_bytes=box.workspace_bytes,
+        result_bytes=box.report_bytes,
+    )
+
+
+def build_context(
+    task: RepTask, nonce: str, probe: Probe | None, backend: SandboxBackend
+) -> dict[str, object]:
+    """The context of DESIGN §4, exactly as the agent receives it."""
+    return {
+        "track": task.track.value,
+        "artifact_dir": SANDBOX_ARTIFACT_DIR,
+        "workspace": SANDBOX_WORKSPACE_DIR,
+        "nonce": nonce,
+        "probe": probe.context() if probe else None,
+        "observed": dict(task.observed) if task.observed is not None else None,
+        "sandbox": {"backend": backend.name, "digest": backend.digest},
+    }
+
+
+def sealed_request(
+    task: RepTask, context: dict[str, object], probe: Probe | None, spec: MechanismSpec, python: str
+) -> SealedRequest:
+    shim_config = {
+        "entrypoint": task.agent.entrypoint,
+        "agent_code_bytes": spec.sandbox.agent_code_bytes,
+        "report_bytes": spec.sandbox.report_bytes,
+    }
+    return SealedRequest(
+        argv=(python, *PYTHON_FLAGS, f"{SANDBOX_INPUT_DIR}/shim.py"),
+        limits=limits_for(spec, task.track),
+        inputs=(
+            InputFile("shim.py", shim_source()),
+            InputFile("agent.py", task.agent.code),
+            InputFile("shim.json", json.dumps(shim_config).encode()),
+            InputFile("context.json", json.dumps(context).encode()),
+        ),
+        artifact_dir=str(task.artifact_dir),
+        copy_out=(probe.file_name,) if probe else (),
+        copy_out_bytes=_PROBE_FILE_CAP,
+    )
+
+
+def run_rep(
+    task: RepTask, *, backend: SandboxBackend, spec: MechanismSpec, secret: bytes
+) -> RunOutcome:
+    """Run one rep sealed and judge it. `InfrastructureError` propagates (abstain)."""
+    nonce = derive_nonce(secret, task.round_seed, task.agent.sha256, task.task_id, task.rep)
+    probe = Probe.from_nonce(nonce) if task.track.behavioural else None
+    identity = SandboxIdentity(
+        backend=backend.name, digest=backend.digest, sandboxed=backend.sandboxed
+    )
+    base = {
+        "track": task.track,
+        "task_id": task.task_id,
+        "rep": task.rep,
+        "agent_hash": task.agent.sha256,
+        "nonce": nonce,
+        "sandbox": identity,
+    }
+    if len(task.agent.code) > spec.sandbox.agent_code_bytes:
+        return RunOutcome(
+            **base,
+            status=RunStatus.FAILED,
+            reason=FailureReason.AGENT_INVALID,
+            detail=f"agent file exceeds {spec.sandbox.agent_code_bytes} bytes",
+        )
+    context = build_context(task, nonce, probe, backend)
+    observation = backend.run(sealed_request(task, context, probe, spec, backend.python))
+    judgement: Judgement = judge(
+        observation, track=task.track, probe=probe, report_bytes=spec.sandbox.report_bytes
+    )
+    return RunOutcome(
+        **base,
+        status=RunStatus.FAILED if judgement.reason else RunStatus.COMPLETED,
+        reason=judgement.reason,
+        detail=judgement.detail,
+        report=judgement.report,
+        exit_code=observation.exit_code,
+        cpu_s=observation.cpu_s,
+        wall_s=observation.wall_s,
+        peak_memory_bytes=observation.peak_memory_bytes,
+        probe=judgement.probe,
+        trace=observation.trace,
+        stdout_bytes=observation.stdout.total_bytes,
+        stderr_tail=observation.stderr.data[-_STDERR_TAIL:].decode("utf-8", "replace"),
+    )

@@ -1,0 +1,113 @@
+"""Validator-owned entry point that runs inside the sandbox (stdlib only).
+
+It loads the agent, calls its entrypoint with the context and writes the
+report as JSON to the result channel (a pipe the validator reads, capped).
+The agent runs in this very process and could imitate anything done here, so
+nothing the shim writes is trusted beyond being the agent's report: every gate
+(budget, liveness, exit) is decided from what the validator observes outside.
+
+Exit codes, read by `assay.runner.gates`:
+  0   report written
+  70  agent invalid: oversized, not Python, or no callable entrypoint
+  71  the agent raised (or any other non-zero exit): a crash
+  72  the return value is not a JSON object within the report size cap
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+import types
+
+# Importing `typing` would cost every rep its start-up time; mypy still sees it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, NoReturn
+
+INPUT_DIR = "/task/input"
+EXIT_OK = 0
+EXIT_AGENT_INVALID = 70
+EXIT_CRASH = 71
+EXIT_MALFORMED = 72
+
+
+def _fail(code: int, message: str) -> NoReturn:
+    sys.stderr.write(f"assay-shim: {message}\n")
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _read_json(input_dir: str, name: str) -> Any:
+    with open(os.path.join(input_dir, name), "rb") as f:
+        return json.loads(f.read().decode("utf-8"))
+
+
+def _load_agent(path: str, max_bytes: int, entrypoint: str) -> Callable[[Any], Any]:
+    with open(path, "rb") as f:
+        source = f.read(max_bytes + 1)
+    if len(source) > max_bytes:
+        _fail(EXIT_AGENT_INVALID, f"agent file exceeds {max_bytes} bytes")
+    try:
+        code = compile(source, "agent.py", "exec")
+    except (SyntaxError, ValueError) as exc:
+        _fail(EXIT_AGENT_INVALID, f"agent does not compile: {exc}")
+    module = types.ModuleType("agent")
+    module.__file__ = path
+    sys.modules["agent"] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException:
+        traceback.print_exc()
+        _fail(EXIT_CRASH, "agent raised while loading")
+    function: object = getattr(module, entrypoint, None)
+    if not callable(function):
+        _fail(EXIT_AGENT_INVALID, f"agent has no callable {entrypoint!r}")
+    return function
+
+
+def _encode(report: object, max_bytes: int) -> bytes:
+    if not isinstance(report, dict):
+        _fail(EXIT_MALFORMED, f"entrypoint returned {type(report).__name__}, not a dict")
+    try:
+        data = json.dumps(report, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError, RecursionError, UnicodeEncodeError) as exc:
+        _fail(EXIT_MALFORMED, f"report is not JSON-serialisable: {type(exc).__name__}")
+    if len(data) > max_bytes:
+        _fail(EXIT_MALFORMED, f"report of {len(data)} bytes exceeds {max_bytes}")
+    return data
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def main() -> None:
+    result_fd = int(os.environ.pop("ASSAY_RESULT_FD"))
+    os.set_inheritable(result_fd, False)  # the agent's children never get the channel
+    # The input directory is fixed in the sandbox; a bare host run (benchmarks) names its own.
+    input_dir = sys.argv[1] if len(sys.argv) > 1 else INPUT_DIR
+    config = _read_json(input_dir, "shim.json")
+    context = _read_json(input_dir, "context.json")
+    agent_path = os.path.join(input_dir, "agent.py")
+    function = _load_agent(agent_path, config["agent_code_bytes"], config["entrypoint"])
+    sys.argv = [agent_path]
+    try:
+        report = function(context)
+    except BaseException:
+        traceback.print_exc()
+        _fail(EXIT_CRASH, "agent raised")
+    data = _encode(report, config["report_bytes"])
+    _write_all(result_fd, data)
+    os.close(result_fd)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_OK)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,562 @@
+"""The default backend: bubblewrap namespaces + cgroup limits + strace, no daemon.
+
+Process chain of one run (each exec keeps the pid):
+
+    setpriv --pdeathsig: exec
+    strace (root, validator's cgroup, dies with the validator)
+      └─ sh (already the unprivileged sandbox user, via strace -u): joins the
+         run's cgroups, then exec
+         bwrap: namespaces, minimal read-only root and mounts, then waits on
+         --block-fd; once released: seccomp, then the command
+
+strace stays outside the run's cgroups so its own work is not billed to the
+sandboxed tree. The validator polls the group's CPU counter every few
+milliseconds and kills the whole tree once it passes the budget.
+
+A sandbox is started before its request is known and claimed by the request:
+inputs are written into a directory bubblewrap already binds, the artifact
+reaches it through a shared mount point, and the release starts the command.
+So after each run a background thread removes it and starts the next one
+(`prestart`), taking strace's and bubblewrap's start-up (~25 ms here) off the
+next rep's path. A started sandbox has run nothing of the agent's; it is only
+ever claimed by a request of the same shape (command and limits).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import hashlib
+import os
+import pwd
+import selectors
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from assay.sandbox import hostfs, tracer
+from assay.sandbox.cgroups import Cgroup, CgroupDriver, detect_driver
+from assay.sandbox.check import run_checks
+from assay.sandbox.copyout import copy_out
+from assay.sandbox.interface import (
+    RESULT_FD_ENV,
+    SANDBOX_ARTIFACT_DIR,
+    SANDBOX_INPUT_DIR,
+    SANDBOX_TASK_DIR,
+    SANDBOX_WORKSPACE_DIR,
+    CapturedStream,
+    CheckResult,
+    InfrastructureError,
+    LimitHit,
+    Observation,
+    ResourceLimits,
+    SandboxBackend,
+    SealedRequest,
+)
+from assay.sandbox.seccomp import compiled_filter
+
+SANDBOX_USER = "nobody"  # the host user the sandbox runs as; shown as SANDBOX_INNER_UID inside
+SANDBOX_UID = pwd.getpwnam(SANDBOX_USER).pw_uid
+SANDBOX_GID = pwd.getpwnam(SANDBOX_USER).pw_gid
+SANDBOX_INNER_UID = 1000
+POLL_INTERVAL_S = 0.004
+_ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_ETC_FILES = {
+    "passwd": f"agent:x:{SANDBOX_INNER_UID}:{SANDBOX_INNER_UID}:agent:/tmp:/usr/sbin/nologin\n",
+    "group": f"agent:x:{SANDBOX_INNER_UID}:\n",
+    "hosts": "127.0.0.1 localhost sandbox\n::1 localhost\n",
+    "resolv.conf": "nameserver 127.0.0.1\noptions attempts:1 timeout:1\n",
+    "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files dns\n",
+}
+
+
+class _Interrupted(BaseException):
+    """SIGTERM arrived mid-run; raised so cleanup runs before the validator exits."""
+
+
+@contextlib.contextmanager
+def _terminate_as_exception() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise _Interrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    except _Interrupted:
+        raise SystemExit(128 + signal.SIGTERM) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@dataclass
+class _Capture:
+    """A pipe read end drained into a capped buffer; bytes past the cap are counted."""
+
+    fd: int
+    cap: int
+    chunks: list[bytes] = field(default_factory=list)
+    kept: int = 0
+    total: int = 0
+
+    def drain(self) -> bool:
+        """Read what is there; False once the writer side is closed."""
+        try:
+            chunk = os.read(self.fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        self.total += len(chunk)
+        room = self.cap - self.kept
+        if room > 0:
+            self.chunks.append(chunk[:room])
+            self.kept += min(room, len(chunk))
+        return True
+
+    def result(self) -> CapturedStream:
+        return CapturedStream(b"".join(self.chunks), self.total)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What a sandbox is fixed to when it starts, before its request is known."""
+
+    argv: tuple[str, ...]
+    memory_bytes: int
+    pids: int
+    workspace_bytes: int
+
+    @classmethod
+    def of(cls, request: SealedRequest) -> _Shape:
+        limits = request.limits
+        return cls(request.argv, limits.memory_bytes, limits.pids, limits.workspace_bytes)
+
+
+@dataclass
+class _Run:
+    """One sandbox: started up to bubblewrap's --block-fd, then claimed by one request.
+
+    Holds everything it set up, so cleanup can undo exactly that.
+    """
+
+    shape: _Shape
+    run_dir: Path
+    cgroup: Cgroup | None = None
+    process: subprocess.Popen[bytes] | None = None
+    launcher: tuple[str, ...] = ()  # what strace executes: sh, which execs bwrap
+    fds: list[int] = field(default_factory=list)  # closed at cleanup
+    streams: tuple[int, int, int] = (-1, -1, -1)  # read ends: stdout, stderr, result
+    release_fd: int = -1  # writing here lets bubblewrap execute the command
+
+    @property
+    def workspace(self) -> Path:
+        return self.run_dir / "workspace"
+
+    @property
+    def artifact(self) -> Path:
+        return self.run_dir / "artifact"
+
+    @property
+    def artifact_stage(self) -> Path:
+        return self.run_dir / "artifact-stage"
+
+    @property
+    def inputs(self) -> Path:
+        return self.run_dir / "input"
+
+    @property
+    def trace_prefix(self) -> Path:
+        return self.run_dir / "trace" / "t"
+
+
+class BwrapBackend(SandboxBackend):
+    name = "bwrap"
+
+    def __init__(
+        self,
+        *,
+        python: str = "/usr/bin/python3",
+        runtime_base: Path | None = None,
+        cgroups: CgroupDriver | None = None,
+        prestart: bool = True,
+    ) -> None:
+        """`prestart`: after each run, start the next sandbox (strace, launcher,
+        bubblewrap's namespaces and mounts) ahead of its request, so that work
+        overlaps whatever the caller does between runs."""
+        self._python = python
+        self._tree = hostfs.RuntimeTree(runtime_base or hostfs.default_runtime_base())
+        self._cgroups = cgroups
+        self._etc: Path | None = None
+        self._prestart = prestart
+        self._warm: _Run | None = None
+        self._lock = threading.Lock()
+        self._janitor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-sandbox")
+        self._pending: list[Future[None]] = []
+        atexit.register(self.release)
+
+    @property
+    def python(self) -> str:
+        return self._python
+
+    @property
+    def digest(self) -> str:
+        parts = [self.name, _tool_version("bwrap"), _tool_version("strace"), self._python]
+        parts.append(hashlib.sha256(compiled_filter()).hexdigest())
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    def sweep_stale(self) -> int:
+        """Remove cgroups, mounts and directories left by validators that died."""
+        return self._driver().sweep_stale() + self._tree.sweep_stale()
+
+    def _driver(self) -> CgroupDriver:
+        if self._cgroups is None:
+            self._cgroups = detect_driver()
+        return self._cgroups
+
+    def _etc_dir(self) -> Path:
+        with self._lock:
+            return self._etc or self._make_etc()
+
+    def _make_etc(self) -> Path:
+        etc = self._tree.ensure() / "etc"
+        etc.mkdir(mode=0o755, exist_ok=True)
+        for name, text in _ETC_FILES.items():
+            (etc / name).write_text(text)
+        # The dynamic loader's cache is public, and without it Debian's
+        # multiarch libraries are found only by the slow fallback search.
+        with contextlib.suppress(OSError):
+            shutil.copyfile("/etc/ld.so.cache", etc / "ld.so.cache")
+        self._etc = etc
+        return etc
+
+    def check(self) -> tuple[CheckResult, ...]:
+        return run_checks(self)
+
+    def run(self, request: SealedRequest) -> Observation:
+        for name in (*request.copy_out, *(item.name for item in request.inputs)):
+            if not name or "/" in name or name in (".", ".."):
+                raise ValueError(f"file names must be one path component, got {name!r}")
+        shape = _Shape.of(request)
+        with _terminate_as_exception():
+            self._settle()
+            run = self._take_warm(shape) or self._start(shape)
+            try:
+                observation = self._claim(run, request)
+            except BaseException:
+                _cleanup(run)
+                raise
+        # Removing this run and starting the next happen off the caller's path.
+        recycling = self._janitor.submit(self._recycle, run, shape)
+        with self._lock:
+            self._pending.append(recycling)
+        return observation
+
+    def release(self) -> None:
+        """Stop the started sandbox and remove this validator's directory and cgroups.
+
+        Registered to run at exit; what a killed validator leaves is swept by the next.
+        The directory and cgroups are per process: call it only when no other backend
+        of this process is running (`assay.sandbox.default_backend` shares one).
+        """
+        try:
+            self._settle()
+        finally:
+            warm = self._take_warm(None)
+            if warm is not None:
+                _cleanup(warm)
+            if self._cgroups is not None:
+                self._cgroups.release()
+            self._tree.release()
+            self._etc = None
+
+    def _settle(self) -> None:
+        """Wait for the background cleanup; a cleanup that failed fails the caller."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+        for future in pending:
+            future.result()
+
+    def _recycle(self, done: _Run, shape: _Shape) -> None:
+        _cleanup(done)
+        if self._prestart:
+            self._refill(shape)
+
+    def _take_warm(self, shape: _Shape | None) -> _Run | None:
+        """The started sandbox if it fits `shape` (None: take it whatever it is)."""
+        with self._lock:
+            warm, self._warm = self._warm, None
+        if warm is None or shape is None:
+            return warm
+        alive = warm.process is not None and warm.process.poll() is None
+        if alive and warm.shape == shape:
+            return warm
+        _cleanup(warm)
+        return None
+
+    def _refill(self, shape: _Shape) -> None:
+        """Start the next sandbox now, so its start-up overlaps whatever comes next."""
+        try:
+            fresh = self._start(shape)
+        except (InfrastructureError, OSError):
+            return  # the next run starts cold and reports the fault itself
+        with self._lock:
+            spare, self._warm = self._warm, fresh
+        if spare is not None:
+            _cleanup(spare)
+
+    def _start(self, shape: _Shape) -> _Run:
+        """Start strace, the launcher and bubblewrap up to its --block-fd."""
+        run = _Run(shape, self._tree.new_run_dir())
+        try:
+            self._prepare(run)
+            self._spawn(run)
+        except BaseException:
+            _cleanup(run)
+            raise
+        return run
+
+    def _prepare(self, run: _Run) -> None:
+        run.trace_prefix.parent.mkdir(mode=0o700)
+        run.inputs.mkdir(mode=0o755)
+        # The artifact arrives with the request, after bubblewrap has set the mounts
+        # up: a shared mount point here propagates the later bind into the sandbox.
+        run.artifact.mkdir(mode=0o755)
+        run.artifact_stage.mkdir(mode=0o700)
+        hostfs.make_shared_mountpoint(run.artifact)
+        run.workspace.mkdir(mode=0o700)
+        hostfs.mount_tmpfs(run.workspace, run.shape.workspace_bytes, SANDBOX_UID, SANDBOX_GID)
+        run.cgroup = self._driver().create(run.shape.memory_bytes, run.shape.pids)
+        run.cgroup.permit_join(SANDBOX_UID)
+
+    def _spawn(self, run: _Run) -> None:
+        seccomp_fd = os.memfd_create("assay-seccomp", 0)
+        run.fds.append(seccomp_fd)
+        os.write(seccomp_fd, compiled_filter())
+        os.lseek(seccomp_fd, 0, os.SEEK_SET)
+        result_r, result_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        block_r, block_w = os.pipe()
+        run.fds += [result_r, out_r, err_r, block_w]
+        run.streams = (out_r, err_r, result_r)
+        run.release_fd = block_w
+        bwrap_argv = self._bwrap_argv(run, seccomp_fd, result_w, block_r)
+        try:
+            run.process = subprocess.Popen(
+                self._launcher_argv(run, bwrap_argv),
+                stdin=subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=err_w,
+                pass_fds=(seccomp_fd, result_w, block_r),
+                start_new_session=True,
+                # No LANG: the launcher then loads no locale files (each open is a traced stop).
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+            )
+        except OSError as exc:
+            raise InfrastructureError(f"cannot start the sandbox: {exc}") from exc
+        finally:
+            for fd in (result_w, out_w, err_w, block_r):
+                os.close(fd)
+
+    def _bwrap_argv(self, run: _Run, seccomp_fd: int, result_fd: int, block_fd: int) -> list[str]:
+        argv = ["bwrap", "--unshare-user", "--disable-userns"]
+        argv += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+        argv += ["--unshare-cgroup", "--hostname", "sandbox"]
+        argv += ["--uid", str(SANDBOX_INNER_UID), "--gid", str(SANDBOX_INNER_UID)]
+        argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
+        for key, value in (
+            ("PATH", "/usr/bin:/bin"),
+            ("HOME", "/tmp"),
+            (RESULT_FD_ENV, str(result_fd)),
+        ):
+            argv += ["--setenv", key, value]
+        argv += ["--ro-bind", "/usr", "/usr"]
+        for link in _ROOT_LINKS:
+            target = Path("/") / link
+            if target.is_symlink():
+                argv += ["--symlink", os.readlink(target), f"/{link}"]
+        argv += ["--ro-bind", str(self._etc_dir()), "/etc", "--proc", "/proc", "--dev", "/dev"]
+        argv += ["--size", str(run.shape.workspace_bytes), "--tmpfs", "/tmp"]
+        argv += ["--dir", SANDBOX_TASK_DIR, "--ro-bind", str(run.inputs), SANDBOX_INPUT_DIR]
+        argv += ["--ro-bind", str(run.artifact), SANDBOX_ARTIFACT_DIR]
+        argv += ["--bind", str(run.workspace), SANDBOX_WORKSPACE_DIR]
+        argv += ["--chdir", SANDBOX_WORKSPACE_DIR, "--seccomp", str(seccomp_fd)]
+        # Everything above is set up at start; the command waits for the claim.
+        argv += ["--block-fd", str(block_fd), "--"]
+        return argv + list(run.shape.argv)
+
+    def _launcher_argv(self, run: _Run, bwrap_argv: list[str]) -> list[str]:
+        assert run.cgroup is not None
+        join = "; ".join(f'echo 0 > "{p}"' for p in run.cgroup.join_files)
+        script = f'{join} && exec "$@"'
+        run.launcher = ("/bin/sh", "-c", script, "sh", *bwrap_argv)
+        # setpriv sets strace's parent-death signal: strace (and through bwrap's
+        # --die-with-parent, the sandbox) must not outlive the validator. Done by an
+        # exec rather than a preexec_fn so Popen can use vfork.
+        die_with_validator = ["setpriv", "--pdeathsig", "KILL"]
+        # strace -u drops the launcher to the sandbox user before its exec, sparing
+        # a traced setpriv (its library and nss loading are ~20 traced stops).
+        strace = [*tracer.strace_argv(run.trace_prefix), "-u", SANDBOX_USER]
+        return [*die_with_validator, *strace, *run.launcher]
+
+    def _claim(self, run: _Run, request: SealedRequest) -> Observation:
+        """Give a started sandbox its request, let the command run, and observe it."""
+        assert run.cgroup is not None
+        for item in request.inputs:
+            (run.inputs / item.name).write_bytes(item.data)
+        if request.artifact_dir is not None:
+            hostfs.bind_readonly(Path(request.artifact_dir), run.artifact_stage)
+            hostfs.bind(run.artifact_stage, run.artifact)  # read-only, like its source
+        limits = request.limits
+        cpu_base = run.cgroup.cpu_s()  # the launcher's and bubblewrap's start-up
+        started = time.monotonic()
+        try:
+            os.write(run.release_fd, b"go")
+        except BrokenPipeError as exc:
+            raise InfrastructureError("the started sandbox died before its run") from exc
+        out_r, err_r, result_r = run.streams
+        captures = [
+            _Capture(out_r, limits.output_bytes),
+            _Capture(err_r, limits.output_bytes),
+            _Capture(result_r, limits.result_bytes),
+        ]
+        limit_hit = _supervise(run, captures, _limits_check(run, limits, cpu_base, started))
+        wall_s = time.monotonic() - started
+        return self._observe(run, request, limit_hit, wall_s, cpu_base, captures)
+
+    def _observe(
+        self,
+        run: _Run,
+        request: SealedRequest,
+        limit_hit: LimitHit | None,
+        wall_s: float,
+        cpu_base: float,
+        captures: list[_Capture],
+    ) -> Observation:
+        assert run.cgroup is not None and run.process is not None
+        trace = tracer.summarise(run.trace_prefix, run.launcher, request.argv)
+        if not trace.execs:
+            stderr = captures[1].result().data.decode(errors="replace").strip()
+            raise InfrastructureError(f"the sandbox never started the command: {stderr[-500:]}")
+        root_fd = os.open(run.workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            copied = tuple(
+                copy_out(root_fd, name, request.copy_out_bytes) for name in request.copy_out
+            )
+        finally:
+            os.close(root_fd)
+        return Observation(
+            exit_code=None if limit_hit else run.process.returncode,
+            limit_hit=limit_hit,
+            cpu_s=run.cgroup.cpu_s() - cpu_base,
+            wall_s=wall_s,
+            peak_memory_bytes=run.cgroup.peak_memory_bytes(),
+            stdout=captures[0].result(),
+            stderr=captures[1].result(),
+            result=captures[2].result(),
+            copied=copied,
+            trace=trace,
+        )
+
+
+def _limits_check(
+    run: _Run, limits: ResourceLimits, cpu_base: float, started: float
+) -> Callable[[], LimitHit | None]:
+    """The gate polled during a run: which limit (if any) the tree has passed."""
+    cgroup = run.cgroup
+    assert cgroup is not None
+
+    def check() -> LimitHit | None:
+        if cgroup.cpu_s() - cpu_base > limits.cpu_budget_s:
+            return LimitHit.CPU_BUDGET
+        if cgroup.memory_killed():
+            return LimitHit.MEMORY
+        if cgroup.pids_exhausted():
+            return LimitHit.PIDS
+        if time.monotonic() - started > limits.wall_backstop_s:
+            return LimitHit.WALL_BACKSTOP
+        return None
+
+    return check
+
+
+def _supervise(
+    run: _Run, captures: list[_Capture], over_limit: Callable[[], LimitHit | None]
+) -> LimitHit | None:
+    """Drain output and poll the limits until the tree is gone; kill it on a breach."""
+    process, cgroup = run.process, run.cgroup
+    assert process is not None and cgroup is not None
+    hit: LimitHit | None = None
+    exited = os.pidfd_open(process.pid)  # readable once strace (the whole tree) is gone
+    with selectors.DefaultSelector() as selector:
+        for capture in captures:
+            os.set_blocking(capture.fd, False)
+            selector.register(capture.fd, selectors.EVENT_READ, capture)
+        selector.register(exited, selectors.EVENT_READ, None)
+        try:
+            while selector.get_map() or process.poll() is None:
+                for key, _ in selector.select(POLL_INTERVAL_S):
+                    if key.data is None:
+                        selector.unregister(exited)
+                    elif not key.data.drain():
+                        selector.unregister(key.fd)
+                if hit is None and (hit := over_limit()) is not None:
+                    cgroup.kill_all()
+                if process.poll() is not None and hit is not None:
+                    break  # the tree is dead; nothing more worth reading
+        finally:
+            os.close(exited)
+    if hit is None and cgroup.memory_killed():
+        hit = LimitHit.MEMORY  # killed between two polls
+    return hit
+
+
+def _cleanup(run: _Run) -> None:
+    errors: list[str] = []
+
+    def attempt(step: Callable[[], None]) -> None:
+        try:
+            step()
+        except (OSError, InfrastructureError) as exc:
+            errors.append(str(exc))
+
+    if run.cgroup is not None:
+        attempt(run.cgroup.kill_all)
+    if run.process is not None:
+        if run.process.poll() is None:
+            attempt(functools.partial(os.killpg, run.process.pid, signal.SIGKILL))
+        run.process.wait()
+    for fd in run.fds:
+        attempt(functools.partial(os.close, fd))
+    if run.cgroup is not None:
+        attempt(run.cgroup.remove)
+    attempt(lambda: hostfs.remove_tree(run.run_dir))
+    if errors:
+        raise InfrastructureError("sandbox cleanup failed: " + "; ".join(errors))
+
+
+_VERSIONS: dict[str, str] = {}
+
+
+def _tool_version(tool: str) -> str:
+    if tool not in _VERSIONS:
+        try:
+            out = subprocess.run(
+                [tool, "--version"], capture_output=True, text=True, check=False, timeout=10
+            )
+            _VERSIONS[tool] = out.stdout.splitlines()[0] if out.stdout else "unknown"
+        except (OSError, subprocess.TimeoutExpired):
+            _VERSIONS[tool] = "missing"
+    return _VERSIONS[tool]

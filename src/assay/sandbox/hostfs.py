@@ -1,0 +1,129 @@
+"""Host-side directories of a run: the runtime tree, size-capped tmpfs mounts, sweeping.
+
+Layout: `<runtime>/<owner>/<run>/`, where the owner names the validator process
+(pid and start time). A directory whose owner is gone is stale: its mounts are
+detached and it is deleted by the next validator that starts.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+from assay.sandbox.cgroups import owner_alive, owner_tag
+from assay.sandbox.interface import InfrastructureError
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC = 1, 2, 4, 32, 4096, 16384
+_MS_SHARED = 1 << 20
+_MNT_DETACH = 2
+
+
+def mount_tmpfs(target: Path, size: int, uid: int, gid: int) -> None:
+    options = f"size={size},mode=0700,uid={uid},gid={gid}".encode()
+    _mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
+
+
+def _mount(
+    source: bytes, target: Path, fstype: bytes | None, flags: int, data: bytes | None
+) -> None:
+    if _libc.mount(source, bytes(target), fstype, flags, data) != 0:
+        err = ctypes.get_errno()
+        raise InfrastructureError(f"cannot mount {target}: {os.strerror(err)}")
+
+
+def bind(source: Path, target: Path) -> None:
+    _mount(bytes(source), target, None, _MS_BIND | _MS_REC, None)
+
+
+def make_shared_mountpoint(path: Path) -> None:
+    """Make `path` a mount point whose later mounts propagate to copies made of it."""
+    bind(path, path)
+    _mount(b"none", path, None, _MS_SHARED, None)
+
+
+def bind_readonly(source: Path, target: Path) -> None:
+    """Expose a host directory the sandbox user could not reach, read-only.
+
+    The bind is made by the (privileged) validator on a path the unprivileged
+    bubblewrap can open; the second call applies read-only, which a bind
+    cannot take at creation.
+    """
+    bind(source, target)
+    flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV
+    _mount(b"none", target, None, flags, None)
+
+
+def unmount(target: Path) -> None:
+    if _libc.umount2(bytes(target), _MNT_DETACH) != 0:
+        err = ctypes.get_errno()
+        raise InfrastructureError(f"cannot unmount {target}: {os.strerror(err)}")
+
+
+def mounts_under(root: Path) -> list[Path]:
+    """Mount points at or below `root`, deepest first."""
+    prefix = str(root).rstrip("/") + "/"
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4].replace("\\040", " ")
+        if point.startswith(prefix):
+            found.append(Path(point))
+    return sorted(found, key=lambda p: len(p.parts), reverse=True)
+
+
+def remove_tree(root: Path) -> None:
+    for point in mounts_under(root):
+        unmount(point)
+    shutil.rmtree(root, ignore_errors=True)
+    if root.exists():
+        raise InfrastructureError(f"cannot remove {root}")
+
+
+class RuntimeTree:
+    """This validator's directory under the runtime root, created on first use."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.owner_dir = base / owner_tag()
+
+    def ensure(self) -> Path:
+        try:
+            self.base.mkdir(mode=0o711, parents=True, exist_ok=True)
+            self.owner_dir.mkdir(mode=0o711, exist_ok=True)
+        except OSError as exc:
+            raise InfrastructureError(f"runtime directory {self.owner_dir}: {exc}") from exc
+        closed = [p for p in (self.base, *self.base.parents) if not p.stat().st_mode & 0o001]
+        if closed:
+            # bubblewrap runs as the unprivileged sandbox user and must reach these paths.
+            raise InfrastructureError(f"runtime directory {self.base}: {closed[0]} is not o+x")
+        return self.owner_dir
+
+    def new_run_dir(self) -> Path:
+        run = self.ensure() / f"run-{secrets.token_hex(6)}"
+        run.mkdir(mode=0o711)
+        return run
+
+    def release(self) -> None:
+        """Remove this validator's directory (at exit: nothing of ours may remain)."""
+        if self.owner_dir.exists():
+            remove_tree(self.owner_dir)
+
+    def sweep_stale(self) -> int:
+        if not self.base.is_dir():
+            return 0
+        stale = [p for p in self.base.iterdir() if p.is_dir() and not owner_alive(p.name)]
+        for owner_dir in stale:
+            remove_tree(owner_dir)
+        return len(stale)
+
+
+def default_runtime_base() -> Path:
+    override = os.environ.get("ASSAY_RUNTIME_DIR")
+    if override:
+        return Path(override)
+    run = Path("/run")
+    return run / "assay" if os.access(run, os.W_OK) else Path("/tmp/assay-runtime")

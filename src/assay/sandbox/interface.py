@@ -1,0 +1,171 @@
+"""What a sandbox backend is asked to run, and what it reports back.
+
+A backend runs one command sealed and returns what it observed: exit, resources,
+the tracer's summary, the files it copied out itself, and the bytes the command
+wrote to its result channel. It knows nothing about agents or scoring.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+# Fixed paths inside every sandbox (the agent contract names them).
+SANDBOX_TASK_DIR = "/task"
+SANDBOX_INPUT_DIR = "/task/input"
+SANDBOX_ARTIFACT_DIR = "/task/artifact"
+SANDBOX_WORKSPACE_DIR = "/task/workspace"
+# The command finds the number of its result-channel descriptor here.
+RESULT_FD_ENV = "ASSAY_RESULT_FD"
+
+
+class InfrastructureError(RuntimeError):
+    """The sandbox itself failed or is unsound: the validator must abstain.
+
+    Never recorded as the sandboxed program's failure.
+    """
+
+
+class LimitHit(StrEnum):
+    """Which enforced limit ended the run (None in an `Observation` when none)."""
+
+    CPU_BUDGET = "cpu_budget"
+    WALL_BACKSTOP = "wall_backstop"
+    MEMORY = "memory"
+    PIDS = "pids"
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    cpu_budget_s: float
+    wall_backstop_s: float
+    memory_bytes: int
+    pids: int
+    workspace_bytes: int
+    result_bytes: int
+    output_bytes: int = 64 * 1024  # per stream (stdout, stderr) kept; the rest is drained
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A file placed read-only at /task/input/<name> before the command starts."""
+
+    name: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class SealedRequest:
+    argv: tuple[str, ...]
+    limits: ResourceLimits
+    inputs: tuple[InputFile, ...] = ()
+    artifact_dir: str | None = None  # host directory bound read-only at /task/artifact
+    copy_out: tuple[str, ...] = ()  # single-component names under /task/workspace
+    copy_out_bytes: int = 1 << 20
+
+
+class CopyStatus(StrEnum):
+    OK = "ok"
+    MISSING = "missing"
+    NOT_REGULAR = "not_regular"  # symlink, directory, fifo, device ...
+    TOO_LARGE = "too_large"
+
+
+@dataclass(frozen=True)
+class CopiedFile:
+    name: str
+    status: CopyStatus
+    data: bytes = b""
+
+
+@dataclass(frozen=True)
+class Peer:
+    family: str  # inet, inet6, unix, netlink, ...
+    address: str
+    port: int | None = None
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    """The tracer's own record of what the sandboxed process tree did."""
+
+    execs: tuple[tuple[str, ...], ...] = ()
+    reads: tuple[str, ...] = ()  # read-only opens (tried or done) outside the runtime's own files
+    writes: tuple[str, ...] = ()  # paths opened (or tried) for writing or creation
+    unlinks: tuple[str, ...] = ()
+    renames: tuple[tuple[str, str], ...] = ()
+    connects: tuple[Peer, ...] = ()  # connect/sendto/sendmsg/sendmmsg destinations
+    dns_queries: tuple[str, ...] = ()  # query names decoded from outgoing packets
+
+    def saw_dns(self, host: str) -> bool:
+        wanted = host.rstrip(".").lower()
+        return any(q.rstrip(".").lower() == wanted for q in self.dns_queries)
+
+    def saw_exec_with(self, token: str) -> bool:
+        return any(token in arg for argv in self.execs for arg in argv)
+
+
+@dataclass(frozen=True)
+class CapturedStream:
+    data: bytes
+    total_bytes: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.total_bytes > len(self.data)
+
+
+@dataclass(frozen=True)
+class Observation:
+    exit_code: int | None  # None when killed by the validator
+    limit_hit: LimitHit | None
+    cpu_s: float
+    wall_s: float
+    peak_memory_bytes: int
+    stdout: CapturedStream
+    stderr: CapturedStream
+    result: CapturedStream  # what the command wrote to its result channel
+    copied: tuple[CopiedFile, ...] = ()
+    trace: TraceSummary = field(default_factory=TraceSummary)
+
+    def copied_file(self, name: str) -> CopiedFile:
+        for item in self.copied:
+            if item.name == name:
+                return item
+        return CopiedFile(name, CopyStatus.MISSING)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    ok: bool
+    detail: str
+
+
+class SandboxBackend(ABC):
+    """Runs one command sealed. Raises `InfrastructureError` when it cannot."""
+
+    name: str
+    sandboxed: bool = True  # False only for the development backend
+
+    @property
+    @abstractmethod
+    def python(self) -> str:
+        """Path of the validator-owned Python interpreter inside the sandbox."""
+
+    @property
+    @abstractmethod
+    def digest(self) -> str:
+        """Identifies the backend and its configuration (recorded with every run)."""
+
+    @abstractmethod
+    def run(self, request: SealedRequest) -> Observation: ...
+
+    @abstractmethod
+    def sweep_stale(self) -> int:
+        """Remove what runs of dead validators left behind; returns how many were swept."""
+
+    @abstractmethod
+    def check(self) -> tuple[CheckResult, ...]:
+        """Prove the backend is sound on this host."""

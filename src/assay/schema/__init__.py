@@ -1,0 +1,1 @@
+"""Pydantic models of what crosses the agent boundary (DESIGN §4)."""

@@ -1,0 +1,226 @@
+"""The bubblewrap backend itself: soundness check, fail-closed, cleanup and sweeping."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from assay.cli import _register, app
+from assay.sandbox import InfrastructureError
+from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.cgroups import CGROUP_ROOT, CgroupV1Driver
+from assay.sandbox.hostfs import mount_tmpfs, mounts_under
+from assay.sandbox.interface import InputFile, ResourceLimits, SealedRequest
+
+pytestmark = pytest.mark.sandbox
+
+LIMITS = ResourceLimits(
+    cpu_budget_s=2.0,
+    wall_backstop_s=20.0,
+    memory_bytes=256 << 20,
+    pids=32,
+    workspace_bytes=1 << 20,
+    result_bytes=1 << 16,
+)
+DEAD_OWNER = "999999999-1"  # no such pid: a validator that is gone
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """A runtime base the unprivileged sandbox user can traverse (pytest's tmp is 0700)."""
+    base = Path(tempfile.mkdtemp(prefix="assay-test-", dir="/tmp"))
+    base.chmod(0o711)
+    yield base / "rt"
+    shutil.rmtree(base)
+
+
+@pytest.fixture
+def backend(runtime: Path) -> Iterator[BwrapBackend]:
+    made = BwrapBackend(runtime_base=runtime)
+    yield made
+    made.release()
+    assert mounts_under(runtime) == [] and list(runtime.iterdir()) == []
+
+
+def wait_for(condition: object, what: str) -> None:
+    """Poll a condition (not a timing assertion: the bound only stops a hung test)."""
+    deadline = time.monotonic() + 30
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_sandbox_check_passes_here() -> None:
+    _register()
+    result = CliRunner().invoke(app, ["sandbox", "check", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["sound"] and all(c["ok"] for c in report["checks"])
+
+
+def test_missing_interpreter_is_an_infrastructure_error(backend: BwrapBackend) -> None:
+    with pytest.raises(InfrastructureError, match="never started"):
+        backend.run(SealedRequest(argv=("/nonexistent/python3", "-c", "pass"), limits=LIMITS))
+
+
+def test_stale_cgroups_mounts_and_dirs_are_swept(runtime: Path) -> None:
+    base = runtime
+    stale_run = base / DEAD_OWNER / "run-stale"
+    (stale_run / "workspace").mkdir(parents=True)
+    mount_tmpfs(stale_run / "workspace", 1 << 20, 0, 0)
+    sleeper = subprocess.Popen(["sleep", "600"])
+    for controller in CgroupV1Driver.CONTROLLERS:
+        group = CGROUP_ROOT / controller / "assay" / DEAD_OWNER / "run-stale"
+        group.mkdir(parents=True)
+        (group / "cgroup.procs").write_text(str(sleeper.pid))
+    swept = BwrapBackend(runtime_base=base).sweep_stale()
+    assert swept >= 2
+    assert sleeper.wait() == -signal.SIGKILL
+    assert not (CGROUP_ROOT / "pids" / "assay" / DEAD_OWNER).exists()
+    assert mounts_under(base) == [] and not (base / DEAD_OWNER).exists()
+
+
+VALIDATOR = """
+import sys
+from pathlib import Path
+from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.interface import InputFile, ResourceLimits, SealedRequest
+limits = ResourceLimits(cpu_budget_s=60, wall_backstop_s=120, memory_bytes=1 << 28, pids=32,
+                        workspace_bytes=1 << 20, result_bytes=1 << 16)
+backend = BwrapBackend(runtime_base=Path(sys.argv[1]))
+code = b"import os, time\\nos.fork()\\nprint('started', flush=True)\\ntime.sleep(600)\\n"
+backend.run(SealedRequest(argv=(backend.python, "-I", "-S", "/task/input/a.py"), limits=limits,
+                          inputs=(InputFile("a.py", code),)))
+"""
+
+
+def start_validator(base: Path) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen([sys.executable, "-c", VALIDATOR, str(base)])
+    wait_for(lambda: list(base.glob("*/run-*/trace/t.*")), "the sandbox to start")
+    return proc
+
+
+def our_groups(pid: int) -> list[Path]:
+    return list(CGROUP_ROOT.glob(f"pids/assay/{pid}-*/run-*"))
+
+
+def test_sigterm_mid_run_cleans_up(runtime: Path) -> None:
+    validator = start_validator(runtime)
+    wait_for(lambda: our_groups(validator.pid), "the run's cgroup")
+    group = our_groups(validator.pid)[0]
+    wait_for(lambda: len((group / "cgroup.procs").read_text().split()) >= 2, "the agent's fork")
+    validator.send_signal(signal.SIGTERM)
+    assert validator.wait() == 128 + signal.SIGTERM
+    assert not group.exists()
+    assert list(runtime.glob("*/run-*")) == []
+    assert mounts_under(runtime) == []
+
+
+def test_sigkill_of_the_validator_takes_the_sandbox_down_and_is_swept(runtime: Path) -> None:
+    validator = start_validator(runtime)
+    wait_for(lambda: our_groups(validator.pid), "the run's cgroup")
+    group = our_groups(validator.pid)[0]
+    validator.kill()
+    validator.wait()
+    wait_for(lambda: (group / "cgroup.procs").read_text().split() == [], "the tree to die")
+    BwrapBackend(runtime_base=runtime).sweep_stale()
+    assert not group.parent.exists()
+    assert mounts_under(runtime) == [] and list(runtime.iterdir()) == []
+
+
+def test_stdout_and_result_are_capped_but_counted(backend: BwrapBackend) -> None:
+    code = (
+        b"import os, sys\nsys.stdout.write('x' * 200000)\n"
+        b"os.write(int(os.environ['ASSAY_RESULT_FD']), b'r' * 70000)\n"
+    )
+    observation = backend.run(
+        SealedRequest(
+            argv=(backend.python, "-I", "-S", "/task/input/a.py"),
+            limits=LIMITS,
+            inputs=(InputFile("a.py", code),),
+        )
+    )
+    assert observation.exit_code == 0
+    assert observation.stdout.total_bytes == 200000 and observation.stdout.truncated
+    assert observation.result.total_bytes == 70000 and len(observation.result.data) == 1 << 16
+    assert os.environ.get("ASSAY_RESULT_FD") is None
+
+
+QUICK_VALIDATOR = """
+import sys
+from pathlib import Path
+from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.interface import ResourceLimits, SealedRequest
+limits = ResourceLimits(cpu_budget_s=5, wall_backstop_s=15, memory_bytes=1 << 28, pids=32,
+                        workspace_bytes=1 << 20, result_bytes=1 << 16)
+backend = BwrapBackend(runtime_base=Path(sys.argv[1]))
+observation = backend.run(SealedRequest(argv=(backend.python, "-c", "pass"), limits=limits))
+print(observation.exit_code)
+"""
+
+
+def test_a_validator_that_exits_leaves_nothing_behind(runtime: Path) -> None:
+    validator = subprocess.Popen(
+        [sys.executable, "-c", QUICK_VALIDATOR, str(runtime)], stdout=subprocess.PIPE
+    )
+    stdout, _ = validator.communicate()
+    assert validator.returncode == 0 and stdout.strip() == b"0"
+    assert list(runtime.iterdir()) == []
+    assert list(CGROUP_ROOT.glob(f"*/assay/{validator.pid}-*")) == []
+
+
+def test_prestarted_sandbox_gets_the_next_request(backend: BwrapBackend, tmp_path: Path) -> None:
+    """The second run is served by the sandbox started after the first: it still sees
+    its own inputs and artifact (bound after the sandbox was set up) and nothing else."""
+    artifact = tmp_path / "artifact"
+    artifact.mkdir()
+    (artifact / "SKILL.md").write_text("hello from the artifact")
+    code = (
+        b"import os\n"
+        b"mounts = [l.split() for l in open('/proc/self/mountinfo')]\n"
+        b"ro = 'ro' in [m[5] for m in mounts if m[4] == '/task/artifact'][-1].split(',')\n"
+        b"print(open('/task/artifact/SKILL.md').read(), open('/task/input/n').read(),\n"
+        b"      sorted(os.listdir('/task/workspace')), ro)\n"
+        b"open('/task/workspace/left-behind', 'w').write('x')\n"
+    )
+    for n in range(3):
+        # Give the prestarted sandbox time to finish its mounts, so the artifact
+        # reaches it by propagation (the first run binds it before bubblewrap does).
+        time.sleep(0.5 * n)
+        observation = backend.run(
+            SealedRequest(
+                argv=(backend.python, "-I", "-S", "/task/input/a.py"),
+                limits=LIMITS,
+                inputs=(InputFile("a.py", code), InputFile("n", str(n).encode())),
+                artifact_dir=str(artifact),
+            )
+        )
+        assert observation.stdout.data == f"hello from the artifact {n} [] True\n".encode()
+    other = backend.run(SealedRequest(argv=(backend.python, "-c", "print(1)"), limits=LIMITS))
+    assert other.stdout.data == b"1\n"
+
+
+def test_concurrent_runs_share_one_backend(backend: BwrapBackend) -> None:
+    def run(n: int) -> bytes:
+        request = SealedRequest(
+            argv=(backend.python, "-I", "-S", "-c", "import sys; print(sys.argv)"),
+            limits=LIMITS,
+            inputs=(InputFile("n", str(n).encode()),),
+        )
+        return backend.run(request).stdout.data
+
+    with ThreadPoolExecutor(2) as pool:
+        outputs = list(pool.map(run, range(6)))
+    assert outputs == [b"['-c']\n"] * 6

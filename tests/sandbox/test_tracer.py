@@ -1,0 +1,120 @@
+"""Parsing strace output: argument grammar, DNS packets, and which processes count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay.sandbox.interface import Peer
+from assay.sandbox.tracer import decode_dns_query, parse_line, summarise
+
+
+def hexs(text: str | bytes) -> str:
+    data = text.encode() if isinstance(text, str) else text
+    return '"' + "".join(f"\\x{b:02x}" for b in data) + '"'
+
+
+def dns_query(name: str, qtype: int = 1) -> bytes:
+    labels = b"".join(bytes([len(p)]) + p.encode() for p in name.split("."))
+    return (
+        b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+        + labels
+        + b"\x00"
+        + bytes([0, qtype, 0, 1])
+    )
+
+
+def test_execve_argv_is_decoded() -> None:
+    line = (
+        f"execve({hexs('/usr/bin/echo')}, [{hexs('echo')}, {hexs('tok')}], 0x55 /* 3 vars */) = 0"
+    )
+    event = parse_line(line)
+    assert event is not None
+    assert event.syscall == "execve" and event.result == "0"
+    assert event.args[1] == [b"echo", b"tok"]
+
+
+def test_connect_peer_and_sendmmsg_payload(tmp_path: Path) -> None:
+    connect = (
+        f"connect(3, {{sa_family=AF_INET, sin_port=htons(53), "
+        f"sin_addr=inet_addr({hexs('127.0.0.1')})}}, 16) = 0"
+    )
+    packet = dns_query("n1.probe.assay.invalid")
+    iov = f"msg_iov=[{{iov_base={hexs(packet)}, iov_len={len(packet)}}}]"
+    send = (
+        f"sendmmsg(3, [{{msg_hdr={{msg_name=NULL, msg_namelen=0, {iov}, msg_iovlen=1, "
+        "msg_controllen=0, msg_flags=0}, msg_len=41}], 2, MSG_NOSIGNAL) = 2"
+    )
+    unix = f"connect(5, {{sa_family=AF_UNIX, sun_path={hexs('/run/x.sock')}}}, 110) = -1 ENOENT"
+    files = {7: [f"execve({hexs('/x')}, [{hexs('/x')}], 0x1) = 0", connect, send, unix]}
+    summary = summarise(write_trace(tmp_path, files), ("launcher",), ("/x",))
+    assert summary.connects == (Peer("inet", "127.0.0.1", 53), Peer("unix", "/run/x.sock"))
+    assert summary.dns_queries == ("n1.probe.assay.invalid",)
+
+
+def test_unparseable_lines_are_skipped() -> None:
+    assert parse_line("+++ exited with 0 +++") is None
+    assert parse_line('openat(AT_FDCWD, "\\x2f') is None
+
+
+def test_dns_query_names_decode_from_udp_and_tcp() -> None:
+    packet = dns_query("Abc.Probe.assay.invalid", qtype=28)
+    assert decode_dns_query(packet) == "Abc.Probe.assay.invalid"
+    assert decode_dns_query(len(packet).to_bytes(2, "big") + packet) == "Abc.Probe.assay.invalid"
+
+
+def test_dns_decoder_refuses_responses_and_garbage() -> None:
+    response = bytearray(dns_query("a.b"))
+    response[2] |= 0x80
+    assert decode_dns_query(bytes(response)) is None
+    assert decode_dns_query(b"\x00" * 40) is None
+    assert decode_dns_query(b"hello") is None
+
+
+def write_trace(tmp_path: Path, files: dict[int, list[str]]) -> Path:
+    prefix = tmp_path / "t"
+    for pid, lines in files.items():
+        (tmp_path / f"t.{pid}").write_text("\n".join(lines) + "\n")
+    return prefix
+
+
+def test_summary_keeps_only_the_command_and_its_descendants(tmp_path: Path) -> None:
+    launcher = ("/bin/sh", "-c", "x")
+    command = ("/usr/bin/python3", "/task/input/shim.py")
+    packet = dns_query("n1.probe.assay.invalid")
+    files = {
+        100: [  # launcher: sh, then bwrap; clones the namespace init 101
+            f"execve({hexs('/bin/sh')}, [{', '.join(hexs(a) for a in launcher)}], 0x1) = 0",
+            f"openat(AT_FDCWD, {hexs('/sys/fs/cgroup/x')}, O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3",
+            "clone(child_stack=NULL, flags=CLONE_NEWPID|SIGCHLD) = 101",
+        ],
+        101: [f"openat(7, {hexs('uid_map')}, O_RDWR|O_CLOEXEC) = 8"],  # bubblewrap setup
+        102: [  # the command: setup before its exec is not counted
+            f"openat(AT_FDCWD, {hexs('/setup')}, O_WRONLY) = 3",
+            f"execve({hexs(command[0])}, [{', '.join(hexs(a) for a in command)}], 0x1) = 0",
+            f"openat(AT_FDCWD, {hexs('/task/workspace/p')}, O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3",
+            f"openat(AT_FDCWD, {hexs('/usr/lib/x.py')}, O_RDONLY|O_CLOEXEC) = 3",
+            f"openat(AT_FDCWD, {hexs('/root/.ssh/id_rsa')}, O_RDONLY) = -1 ENOENT (No such file)",
+            f"unlinkat(AT_FDCWD, {hexs('/tmp/gone')}, 0) = 0",
+            f"renameat2(AT_FDCWD, {hexs('/tmp/a')}, AT_FDCWD, {hexs('/tmp/b')}, 0) = 0",
+            f"sendto(3, {hexs(packet)}, {len(packet)}, MSG_NOSIGNAL, NULL, 0) = {len(packet)}",
+            "vfork() = 3",
+        ],
+        103: [  # a child of the command
+            f"execve({hexs('/usr/local/bin/echo')}, [{hexs('echo')}, {hexs('tok')}], 0x1) = -1 "
+            "ENOENT (No such file or directory)",
+            f"execve({hexs('/usr/bin/echo')}, [{hexs('echo')}, {hexs('tok')}], 0x1) = 0",
+            f"connect(4, {{sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), "
+            f"inet_pton(AF_INET6, {hexs('::1')}, &sin6_addr), sin6_scope_id=0}}, 28) = -1 "
+            "ECONNREFUSED (Connection refused)",
+        ],
+    }
+    summary = summarise(write_trace(tmp_path, files), launcher, command)
+    assert summary.execs == (command, ("echo", "tok"))
+    assert summary.writes == ("/task/workspace/p",)
+    assert summary.reads == ("/root/.ssh/id_rsa",)
+    assert summary.unlinks == ("/tmp/gone",)
+    assert summary.renames == (("/tmp/a", "/tmp/b"),)
+    assert summary.dns_queries == ("n1.probe.assay.invalid",)
+    assert summary.connects == (Peer("inet6", "::1", 443),)
+    assert summary.saw_dns("N1.probe.assay.invalid.")
+    assert summary.saw_exec_with("tok") and not summary.saw_exec_with("other")
