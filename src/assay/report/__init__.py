@@ -1,0 +1,1 @@
+"""Round reports: one module per format behind `interface.ReportFormat`."""

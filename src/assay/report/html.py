@@ -1,0 +1,277 @@
+"""The HTML report: one self-contained file with inline CSS and SVG, readable offline.
+
+The template is rendered with autoescaping on and every chart is built by
+`assay.report.svg`, which escapes its text too: nothing an agent controls
+(its name, a failure reason) can become markup. No resource is fetched.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import jinja2
+from markupsafe import Markup
+
+from assay.mechanism.spec import Track
+from assay.report import svg
+from assay.report.interface import ReportFormat
+from assay.results.scorecard import AgentTrackScore, TaskView
+from assay.validator.round import RoundResult
+
+NAME_LIMIT = 22  # characters of an agent name shown before it is cut (full name on hover)
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("assay.report", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+@dataclass(frozen=True)
+class Agent:
+    """How one agent is named everywhere in the report."""
+
+    agent_hash: str
+    name: str
+
+    @property
+    def short(self) -> str:
+        return self.agent_hash[:8]
+
+    @property
+    def label(self) -> str:
+        return f"{svg.truncate(self.name, NAME_LIMIT)} · {self.short}"
+
+    @property
+    def full(self) -> str:
+        return f"{self.name} ({self.agent_hash})"
+
+
+@dataclass(frozen=True)
+class RankingRow:
+    agent: Agent
+    score: AgentTrackScore
+    reps: int
+
+
+@dataclass(frozen=True)
+class TrackSection:
+    track: str
+    behavioural: bool
+    threshold: float
+    tasks: list[str]
+    ranking: list[RankingRow]
+    score_chart: Markup
+    heatmaps: list[tuple[Agent, Markup]]
+    grid: Markup
+    failures: Markup | None
+    reason_colours: dict[str, str]
+
+
+@dataclass(frozen=True)
+class WeightRow:
+    agent: Agent
+    round_weight: float
+    weight: float
+
+
+# -- per-task cells ------------------------------------------------------------------
+
+
+def _rep_lines(task: TaskView) -> list[str]:
+    lines = []
+    for rep in task.reps:
+        if rep.status == "completed":
+            lines.append(f"rep {rep.rep}: completed {rep.verdict or ''}".rstrip())
+        else:
+            lines.append(f"rep {rep.rep}: failed ({rep.reason})")
+    return lines
+
+
+def _cell(task: TaskView, behavioural: bool) -> svg.GridCell:
+    failed = [r for r in task.reps if r.status != "completed"]
+    all_failed = len(failed) == len(task.reps)
+    head = [f"task {task.task} ({task.label})"]
+    if all_failed:
+        reasons = ", ".join(sorted({r.reason or "unknown" for r in failed}))
+        head.append(f"FAILED: every rep failed ({reasons})")
+        state: svg.CellState = "failed"
+    elif behavioural:
+        state = "correct" if task.correct else "wrong"
+        head.append(f"verdict {task.verdict}: {state}")
+        if task.findings is not None:
+            head.append(f"findings score {task.findings:.3f}")
+    else:
+        state = "scored"
+        head.append(f"F2 {task.f2 or 0.0:.3f}")
+    return svg.GridCell(
+        state=state,
+        tooltip="\n".join(head + _rep_lines(task)),
+        shade=None if behavioural else task.f2,
+        partial=bool(failed) and not all_failed,
+    )
+
+
+# -- one track -----------------------------------------------------------------------
+
+
+def _ordered(scores: dict[str, AgentTrackScore], agents: dict[str, Agent]) -> list[str]:
+    """Ranked agents first, then the rest by score: the order of the ranking table."""
+
+    def key(agent_hash: str) -> tuple[int, float, str]:
+        score = scores[agent_hash]
+        return (score.rank or 1 << 30, -score.score, agents[agent_hash].name)
+
+    return sorted(scores, key=key)
+
+
+def _score_chart(track: str, rows: list[RankingRow], threshold: float) -> Markup:
+    bars = [
+        svg.BarRow(
+            label=row.agent.label,
+            tooltip=f"{row.agent.full}\nscore {row.score.score:.3f}"
+            + ("" if row.score.eligible else " (below threshold)"),
+            values=(row.score.score,),
+            kind="eligible" if row.score.eligible else "ineligible",
+        )
+        for row in rows
+    ]
+    return svg.bar_chart(bars, series=("score",), threshold=threshold, label=f"{track} scores")
+
+
+def _failure_chart(track: str, rows: list[RankingRow], colours: dict[str, str]) -> Markup | None:
+    failing = [row for row in rows if row.score.failed_reps]
+    if not failing:
+        return None
+    bars = [
+        svg.FailureRow(
+            label=row.agent.label,
+            tooltip=row.agent.full
+            + "".join(f"\n{r}: {n}" for r, n in sorted(row.score.failure_reasons.items())),
+            counts=row.score.failure_reasons,
+            reps=row.reps,
+        )
+        for row in failing
+    ]
+    return svg.failure_bars(bars, colours, label=f"{track} failures by reason")
+
+
+def _section(
+    track: str, scores: dict[str, AgentTrackScore], agents: dict[str, Agent], reps: int
+) -> TrackSection:
+    behavioural = Track(track).behavioural
+    order = _ordered(scores, agents)
+    ranking = [RankingRow(agents[a], scores[a], scores[a].tasks * reps) for a in order]
+    threshold = ranking[0].score.threshold if ranking else 0.0
+    tasks = [t.task for t in ranking[0].score.task_results] if ranking else []
+    grid_rows = [
+        svg.GridRow(
+            label=row.agent.label,
+            tooltip=row.agent.full,
+            cells=tuple(_cell(t, behavioural) for t in row.score.task_results),
+        )
+        for row in ranking
+    ]
+    reasons = {reason for row in ranking for reason in row.score.failure_reasons}
+    colours = svg.reason_colours(list(reasons))
+    heatmaps = [
+        (row.agent, svg.confusion_heatmap(row.score.confusion, f"{row.agent.full} confusion"))
+        for row in ranking
+        if row.score.confusion is not None
+    ]
+    return TrackSection(
+        track=track,
+        behavioural=behavioural,
+        threshold=threshold,
+        tasks=tasks,
+        ranking=ranking,
+        score_chart=_score_chart(track, ranking, threshold),
+        heatmaps=heatmaps,
+        grid=svg.outcome_grid(tasks, grid_rows, label=f"{track} agent by task outcomes"),
+        failures=_failure_chart(track, ranking, colours),
+        reason_colours=colours,
+    )
+
+
+# -- whole report --------------------------------------------------------------------
+
+
+def _agents(result: RoundResult) -> dict[str, Agent]:
+    """Every agent the report mentions, including ones only present in the EMA'd weights."""
+    seen = set(result.agents) | set(result.weights) | set(result.round_weights)
+    if result.card is not None:
+        seen |= {a for scores in result.card.scores.values() for a in scores}
+    return {h: Agent(h, result.agents.get(h, "(earlier round)")) for h in sorted(seen)}
+
+
+def _weights(result: RoundResult, agents: dict[str, Agent]) -> list[WeightRow]:
+    keys = set(result.weights) | set(result.round_weights)
+    rows = [
+        WeightRow(agents[a], result.round_weights.get(a, 0.0), result.weights.get(a, 0.0))
+        for a in keys
+    ]
+    return sorted(rows, key=lambda r: (-r.weight, -r.round_weight, r.agent.name))
+
+
+def _weight_chart(rows: Sequence[WeightRow]) -> Markup | None:
+    if not rows:
+        return None
+    bars = [
+        svg.BarRow(
+            label=row.agent.label,
+            tooltip=f"{row.agent.full}\nthis round {row.round_weight:.4f}\n"
+            f"written (EMA) {row.weight:.4f}",
+            values=(row.round_weight, row.weight),
+        )
+        for row in rows
+    ]
+    return svg.bar_chart(bars, series=("round", "ema"), label="weight vector")
+
+
+def _failure_totals(sections: Sequence[TrackSection]) -> Counter[str]:
+    totals: Counter[str] = Counter()
+    for section in sections:
+        for row in section.ranking:
+            totals.update(row.score.failure_reasons)
+    return totals
+
+
+def render_html(result: RoundResult) -> str:
+    agents = _agents(result)
+    scores = result.card.scores if result.card is not None else {}
+    reps = {t.value: n for t, n in result.plan.reps.items()}
+    sections = [
+        _section(track, scores[track], agents, reps.get(track, 0))
+        for track in [t.value for t in result.plan.tracks if t.value in scores]
+    ]
+    weights = _weights(result, agents)
+    return _ENV.get_template("report.html.j2").render(
+        result=result,
+        plan=result.plan,
+        draw=result.plan.draw(),
+        reps=reps,
+        agents=sorted((agents[a] for a in result.agents), key=lambda a: (a.name, a.agent_hash)),
+        sections=sections,
+        weights=weights,
+        weight_chart=_weight_chart(weights),
+        failure_totals=sorted(_failure_totals(sections).items()),
+    )
+
+
+class HtmlFormat(ReportFormat):
+    name: ClassVar[str] = "html"
+    suffix: ClassVar[str] = ".html"
+
+    def render(self, result: RoundResult) -> str:
+        return render_html(result)
+
+
+def write_html(result: RoundResult, path: Path) -> None:
+    """Write the round's HTML report to `path` (the CLI's entry point)."""
+    HtmlFormat().write(result, path)

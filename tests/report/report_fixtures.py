@@ -1,0 +1,124 @@
+"""Realistic round results for the report tests, built from synthetic rep records.
+
+No sandbox runs: the records come from `benchmarks/synthetic_records.py` and go
+through the real scorecard, so the report sees exactly what a round produces.
+Some names, task ids and failure reasons are hostile on purpose.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from assay.mechanism.spec import Track, pinned
+from assay.mechanism.weights import ema
+from assay.results.records import parse_lines
+from assay.results.scorecard import scorecard
+from assay.validator.plan import Plan, PlannedTask
+from assay.validator.round import RoundResult
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE_NAME = "<script>alert(1)</script>"
+HOSTILE_REASON = '"><img src=x onerror=alert(2)>'
+HOSTILE_TASK = "skills-0001<b>bold</b>"
+LONG_NAME = "an-agent-with-a-remarkably-long-name-" * 4
+STALE_AGENT = "f" * 64  # only in the previous weight vector
+
+
+def _synthetic() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "synthetic_records", ROOT / "benchmarks" / "synthetic_records.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SYNTHETIC = _synthetic()
+
+
+def _hostile(records: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Rename one task and give some failed reps a reason written by an attacker."""
+    for i, record in enumerate(records):
+        if record["task"] == "skills-0001":
+            record = {**record, "task": HOSTILE_TASK}
+        if record["status"] == "failed" and i % 2:
+            record = {**record, "reason": HOSTILE_REASON}
+        yield record
+
+
+def _plan(records: list[dict[str, Any]], agents: list[str]) -> Plan:
+    spec = pinned()
+    tasks: dict[tuple[str, str], PlannedTask] = {}
+    for r in records:
+        tasks.setdefault(
+            (r["track"], r["task"]),
+            PlannedTask(
+                track=Track(r["track"]),
+                task_id=r["task"],
+                label=r["label"],
+                artifact_dir="/nonexistent",
+                artifact_digest="0" * 64,
+                expected_findings=tuple(r.get("expected_findings", ())),
+                planted=tuple(r.get("planted", ())),
+            ),
+        )
+    tracks = sorted({Track(r["track"]) for r in records}, key=list(Track).index)
+    return Plan(
+        round_seed="5eed" * 8,
+        validator_id="validator-<i>0</i>",
+        mechanism_version=spec.version,
+        mechanism_digest=spec.digest,
+        corpus="/corpus",
+        reps={t: SYNTHETIC.TRACK_REPS[t.value] for t in tracks},
+        tasks=tuple(tasks.values()),
+        agents=tuple(sorted(agents)),
+    )
+
+
+def build_result(
+    agents: int = 5,
+    scale: float = 0.3,
+    *,
+    tracks: tuple[str, ...] | None = None,
+    seed: int = 3,
+) -> RoundResult:
+    """A completed round over `agents` synthetic agents (the first few hostile-named)."""
+    raw = [
+        r
+        for r in _hostile(SYNTHETIC.generate(agents, seed, scale))
+        if tracks is None or r["track"] in tracks
+    ]
+    hashes = [SYNTHETIC.agent_id(f"agent-{a}") for a in range(agents)]
+    names = {h: f"agent-{i}" for i, h in enumerate(hashes)}
+    for special, h in zip((HOSTILE_NAME, LONG_NAME), hashes[1:], strict=False):
+        names[h] = special
+    card = scorecard(parse_lines(json.dumps(r) for r in raw), salt="5eed" * 8)
+    return RoundResult(
+        round_id="r-0007",
+        status="completed",
+        reason=None,
+        plan=_plan(raw, hashes),
+        agents=names,
+        card=card,
+        weights=ema(card.weights, {STALE_AGENT: 1.0}),
+        round_weights=card.weights,
+    )
+
+
+def abstained_result() -> RoundResult:
+    done = build_result(agents=3, scale=0.1)
+    return RoundResult(
+        round_id="r-0008",
+        status="abstained",
+        reason=f"InfrastructureError: sandbox unsound {HOSTILE_NAME}",
+        plan=done.plan,
+        agents=done.agents,
+        card=None,
+        weights={},
+        round_weights={},
+    )
