@@ -1,0 +1,125 @@
+"""Agent submission manifests: an author's signed claim "this code, for this track".
+
+A manifest sits beside the agent file it pins and names it by `agent_file`, a
+path relative to the manifest's folder. The author signs, over the canonical
+JSON of the signed fields, the track, the SHA-256 of the code, the entrypoint,
+the sandbox digest the author tested under, their own public key and the time
+of pinning. `agent_file` and `signature` are not signed: the file name only
+locates the code, whose identity is its hash.
+
+The sandbox digest is informative: validators differ in tool versions, so a
+different digest is reported but does not refuse the agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from assay.attest import keys
+from assay.attest.canonical import CanonicalError, canonical_bytes, parse_strict
+from assay.mechanism.spec import Track
+
+MANIFEST_FORMAT = "assay-agent-manifest/1"
+MANIFEST_SUFFIX = ".manifest.json"
+_DOMAIN = b"assay agent manifest v1\0"
+_UNSIGNED = frozenset({"agent_file", "signature"})
+
+
+class ManifestError(ValueError):
+    """A manifest is unreadable, malformed, or does not verify; the message says which."""
+
+
+class AgentManifest(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: Literal["assay-agent-manifest/1"]
+    agent_file: str
+    track: Track
+    code_sha256: str
+    entrypoint: str
+    sandbox_digest: str
+    author_key: str
+    issued_at: str
+    signature: str
+
+    def signed_fields(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude=set(_UNSIGNED))
+
+    @property
+    def slot(self) -> tuple[str, Track]:
+        """One author key holds one active agent per track."""
+        return (self.author_key, self.track)
+
+    def agent_path(self, manifest_path: Path) -> Path:
+        return manifest_path.parent / self.agent_file
+
+
+def pin(
+    agent: Path,
+    *,
+    track: Track,
+    key: Ed25519PrivateKey,
+    entrypoint: str,
+    sandbox_digest: str,
+    manifest_path: Path,
+) -> AgentManifest:
+    """Sign a manifest for `agent` that will be stored at `manifest_path`."""
+    fields: dict[str, Any] = {
+        "format": MANIFEST_FORMAT,
+        "track": track.value,
+        "code_sha256": hashlib.sha256(agent.read_bytes()).hexdigest(),
+        "entrypoint": entrypoint,
+        "sandbox_digest": sandbox_digest,
+        "author_key": keys.public_hex(key),
+        "issued_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    signature = keys.sign(key, _DOMAIN, canonical_bytes(fields))
+    relative = os.path.relpath(agent.resolve(), manifest_path.resolve().parent)
+    return AgentManifest(**fields, agent_file=Path(relative).as_posix(), signature=signature)
+
+
+def write_manifest(manifest: AgentManifest, path: Path) -> None:
+    path.write_text(manifest.model_dump_json(indent=2) + "\n")
+
+
+def read_manifest(path: Path) -> AgentManifest:
+    try:
+        data = parse_strict(path.read_bytes())
+        return AgentManifest.model_validate(data)
+    except OSError as exc:
+        raise ManifestError(f"manifest {path}: {exc.strerror}") from exc
+    except (CanonicalError, ValidationError) as exc:
+        raise ManifestError(f"manifest {path} is malformed: {exc}") from exc
+
+
+def verify_manifest(manifest: AgentManifest, code: bytes) -> None:
+    """Raise ManifestError unless the author's signature holds and `code` is the pinned code.
+
+    The signature is checked first: until it holds, the pinned hash is only a claim.
+    """
+    try:
+        keys.verify(
+            manifest.author_key,
+            manifest.signature,
+            _DOMAIN,
+            canonical_bytes(manifest.signed_fields()),
+        )
+    except (keys.SignatureError, keys.KeyFileError) as exc:
+        signed = ", ".join(sorted(manifest.signed_fields()))
+        raise ManifestError(
+            f"bad signature: {exc} (a signed field — {signed} — was changed, "
+            f"or the author key did not sign it)"
+        ) from exc
+    actual = hashlib.sha256(code).hexdigest()
+    if actual != manifest.code_sha256:
+        raise ManifestError(
+            f"hash mismatch: manifest pins code_sha256 {manifest.code_sha256[:16]}… but "
+            f"{manifest.agent_file} hashes to {actual[:16]}…"
+        )

@@ -1,0 +1,83 @@
+"""A real round (sandbox, SQLite, agent processes) from signed submission to verified SSSAs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.sandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _small_corpus(dest: Path) -> Path:
+    """Two malicious and two safe skills, copied from the bundled corpus."""
+    tasks = sorted((ROOT / "corpus" / "skills").iterdir())
+    by_label = {
+        label: [t for t in tasks if f'"{label}"' in (t / "label.json").read_text()][:2]
+        for label in ("malicious", "safe")
+    }
+    for task in by_label["malicious"] + by_label["safe"]:
+        shutil.copytree(task, dest / "skills" / task.name, symlinks=True)
+    return dest
+
+
+def test_signed_submissions_run_and_every_sssa_verifies(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
+
+    def assay(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [sys.executable, "-m", "assay", *args],
+            capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        assert result.returncode == code, result.stderr
+        return result
+
+    corpus = _small_corpus(tmp_path / "corpus")
+    # Not in the cwd itself: a keyword.py there would shadow the stdlib module.
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    shutil.copy(ROOT / "agents" / "keyword.py", submission / "keyword.py")
+    assay("keys", "new", "--out", str(tmp_path / "keys"), "--name", "alice")
+    assay("agent", "pin", str(submission / "keyword.py"), "--track", "skills",
+          "--key", str(tmp_path / "keys" / "alice.key"))  # fmt: skip
+    db = tmp_path / "round.db"
+    payload = json.loads(
+        assay(
+            "round", "run", "--tracks", "skills", "--corpus", str(corpus), "--db", str(db),
+            "--seed", "abc", "--secret-file", str(tmp_path / "secret"), "--json",
+            "--manifest", str(submission / "keyword.manifest.json"),
+            "--agent", str(ROOT / "agents" / "coin_flip.py"),
+        ).stdout
+    )  # fmt: skip
+    assert payload["status"] == "completed" and payload["refused"] == {}
+    assert len(payload["agents"]) == 2
+
+    out = tmp_path / "sssa"
+    assay("attest", "export", "--db", str(db), payload["round_id"], "--out", str(out))
+    files = sorted(out.rglob("*.json"))
+    assert len(files) == 2 * 4
+    validator_pub = tmp_path / "data" / "assay" / "validator.key"
+    assert validator_pub.stat().st_mode & 0o077 == 0
+    for path in files:
+        doc = json.loads(path.read_text())
+        assert doc["artifact"]["bundle_sha256"] and doc["artifact"]["nonce"]
+        assert doc["attestation"]["mechanism_digest"] == payload["mechanism_digest"]
+        result = assay("attest", "verify", str(path), "--json")
+        assert json.loads(result.stdout)["verified"] is True
+    keyword_docs = [json.loads(p.read_text()) for p in files]
+    author = (tmp_path / "keys" / "alice.pub").read_text().strip()
+    assert sum(d["attestation"]["author_key"] == author for d in keyword_docs) == 4
+
+    tampered = tmp_path / "tampered.json"
+    doc = json.loads(files[0].read_text())
+    doc["artifact"]["nonce"] = "0" * 64
+    tampered.write_text(json.dumps(doc))
+    failed = assay("attest", "verify", str(tampered), "--json", code=1)
+    assert "field 'artifact' does not match its signed hash" in failed.stdout
