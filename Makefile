@@ -9,7 +9,7 @@ SYSTEM_STAMP := $(VENV)/.system-tools
 .PHONY: demo test lint typecheck unit clean system-tools
 
 demo: $(STAMP)
-	$(BIN)/assay score examples/recorded-reps.jsonl --seed demo
+	$(BIN)/assay demo
 
 test: $(STAMP) lint typecheck unit
 

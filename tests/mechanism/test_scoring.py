@@ -97,4 +97,33 @@ def test_repository_task_is_the_mean_of_completed_reps() -> None:
         [(truth, [hit, miss]), (TaskTruth("r2", "safe"), [RepResult(False)] * 2)],
     )
     assert [t.f2 for t in result.tasks] == [0.5, 0.0]
-    assert result.score == 0.25
+    assert result.f2 == 0.25
+    assert result.score == 0.0  # below what reporting nothing earns on this draw
+
+
+PLANTED = ({"file": "a.py", "line": 10, "cwe": "CWE-78", "title": "command injection"},)
+
+
+def repositories(planted_tasks: int, clean_tasks: int) -> list[TaskTruth]:
+    return [TaskTruth(f"p{i}", "malicious", planted=PLANTED) for i in range(planted_tasks)] + [
+        TaskTruth(f"c{i}", "safe") for i in range(clean_tasks)
+    ]
+
+
+@given(st.integers(0, 10), st.integers(0, 10))
+def test_reporting_nothing_scores_exactly_zero(planted_tasks: int, clean_tasks: int) -> None:
+    silent = [RepResult(True)] * 2
+    tasks = [(truth, silent) for truth in repositories(planted_tasks, clean_tasks)]
+    assert score_track(Track.REPOSITORIES, tasks).score == 0.0
+
+
+def test_repository_score_is_mean_f2_above_silence() -> None:
+    perfect = [(t, [RepResult(True, vulnerabilities=t.planted)] * 2) for t in repositories(2, 2)]
+    assert score_track(Track.REPOSITORIES, perfect).score == 1.0
+    half = [
+        (t, [RepResult(True, vulnerabilities=t.planted), RepResult(True)])
+        for t in repositories(2, 2)
+    ]
+    result = score_track(Track.REPOSITORIES, half)
+    assert result.f2 == 0.75
+    assert result.score == 0.5

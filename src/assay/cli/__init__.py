@@ -21,7 +21,10 @@ def _root() -> None:
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`.
     from assay.cli import (
+        attest_cmd,  # noqa: F401
         corpus_cmd,  # noqa: F401
+        round_cmd,  # noqa: F401
+        sandbox_cmd,  # noqa: F401
         score_cmd,  # noqa: F401
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import typer
@@ -27,15 +28,19 @@ def emit_json(payload: Any) -> None:
     sys.stdout.write(json.dumps(payload, sort_keys=True, indent=2) + "\n")
 
 
-def short(agent: str) -> str:
-    return agent[:12]
+def short(agent: str, names: Mapping[str, str] | None = None) -> str:
+    """An agent as people read it: its name when known, and the hash prefix."""
+    name = (names or {}).get(agent)
+    return f"{name} {agent[:8]}" if name else agent[:12]
 
 
 def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-def _track_table(track: str, agents: dict[str, AgentTrackScore]) -> Table:
+def _track_table(
+    track: str, agents: dict[str, AgentTrackScore], names: Mapping[str, str] | None
+) -> Table:
     behavioural = track != "repositories"
     threshold = next(iter(agents.values())).threshold if agents else 0.0
     metric = "clamped MCC × findings" if behavioural else "mean F2"
@@ -49,7 +54,7 @@ def _track_table(track: str, agents: dict[str, AgentTrackScore]) -> Table:
         metrics = [s.mcc, s.clamped_mcc, s.findings] if behavioural else [s.f2]
         table.add_row(
             str(s.rank) if s.rank else "—",
-            short(agent),
+            escape(short(agent, names)),
             _num(s.score),
             *map(_num, metrics),
             str(s.failed_reps),
@@ -58,19 +63,30 @@ def _track_table(track: str, agents: dict[str, AgentTrackScore]) -> Table:
     return table
 
 
-def weights_table(weights: dict[str, float]) -> Table:
-    table = Table(title="weights", title_justify="left")
+def weights_table(
+    weights: dict[str, float], names: Mapping[str, str] | None = None, title: str = "weights"
+) -> Table:
+    table = Table(title=title, title_justify="left")
     table.add_column("agent")
     table.add_column("weight", justify="right")
     for agent, weight in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0])):
-        table.add_row(short(agent), f"{weight:.6f}")
+        table.add_row(escape(short(agent, names)), f"{weight:.6f}")
     if not weights:
         table.add_row("—", "no agent is eligible on any track")
     return table
 
 
-def print_scorecard(card: Scorecard) -> None:
+def print_scorecard(
+    card: Scorecard,
+    names: Mapping[str, str] | None = None,
+    written: dict[str, float] | None = None,
+) -> None:
+    """Per-track tables and the weights; `written` is a round's EMA-blended vector."""
     for track, agents in card.scores.items():
-        console.print(_track_table(track, agents))
-    console.print(weights_table(card.weights))
+        console.print(_track_table(track, agents, names))
+    if written is None:
+        console.print(weights_table(card.weights, names))
+        return
+    console.print(weights_table(card.weights, names, "this round's weights"))
+    console.print(weights_table(written, names, "weights written (EMA with the previous vector)"))
     console.print(f"[dim]mechanism {card.mechanism_version} sha256:{card.mechanism_digest}[/]")

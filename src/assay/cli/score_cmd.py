@@ -9,26 +9,62 @@ import typer
 
 from assay.cli import app
 from assay.cli.output import emit_json, fail, print_scorecard
-from assay.results.records import RecordError, read_records
-from assay.results.scorecard import scorecard
+from assay.mechanism.spec import pinned
+from assay.results.parallel import score_file
+from assay.results.records import RecordError
+from assay.store.sqlite import Store, StoreError
 
 
 @app.command("score")
 def score_command(
     source: Annotated[
-        Path, typer.Argument(help="JSON-lines file of rep records (see assay.results.records)")
+        str,
+        typer.Argument(
+            metavar="FILE|ROUND_ID",
+            help="a JSON-lines file of rep records, or with --db a stored round's id",
+        ),
     ],
+    db: Annotated[
+        Path | None, typer.Option("--db", help="recompute a stored round from its rep rows")
+    ] = None,
     seed: Annotated[
-        str, typer.Option("--seed", help="round seed: salts the tie-break between equal scores")
+        str, typer.Option("--seed", help="records file: the round seed that salts tie-breaks")
     ] = "",
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Recompute per-track scores and the weight vector from recorded reps."""
+    if db is not None:
+        _score_stored(db, source, as_json)
+        return
     try:
-        card = scorecard(read_records(source), salt=seed)
+        card = score_file(Path(source), salt=seed)
     except RecordError as exc:
         fail(f"{source}: {exc}")
     if as_json:
         emit_json({"status": "completed", **card.to_json_dict()})
+    else:
+        print_scorecard(card)
+
+
+def _score_stored(db: Path, round_id: str, as_json: bool) -> None:
+    from assay.validator.round import Abstained, RoundLedger
+
+    try:
+        ledger = RoundLedger(Store(db), round_id, pinned())
+        card = ledger.scorecard()
+        stored = ledger.store.round(round_id)
+    except (StoreError, Abstained, RecordError) as exc:
+        fail(str(exc))
+    if as_json:
+        emit_json(
+            {
+                "round_id": round_id,
+                "status": stored.status,
+                "reason": stored.reason,
+                "scores": card.to_json_dict()["scores"],
+                "round_weights": card.weights,
+                "weights": stored.weights or {},
+            }
+        )
     else:
         print_scorecard(card)

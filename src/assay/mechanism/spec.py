@@ -72,6 +72,7 @@ class MechanismSpec:
     line_window: int
     clean_repository_divisor: int
     max_items_per_report: int
+    copy_similarity: float  # agents at least this similar to an earlier one are copies
 
     def track(self, track: Track | str) -> TrackSpec:
         return self.tracks[Track(track)]
@@ -181,6 +182,7 @@ def parse_spec(raw: bytes) -> MechanismSpec:
         line_window=r.integer("matching.line_window", low=0),
         clean_repository_divisor=r.integer("matching.clean_repository_divisor", low=1),
         max_items_per_report=r.integer("matching.max_items_per_report", low=1),
+        copy_similarity=r.number("screening.copy_similarity", low=0.01, high=1.0),
     )
 
 

@@ -41,7 +41,11 @@ Items = tuple[dict[str, Any], ...]
 
 
 class RecordError(ValueError):
-    """A bad record; the message names the line."""
+    """A bad record; the message names the line (kept in `line` when known)."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 class RepRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -75,11 +79,11 @@ _ENCODER = msgspec.json.Encoder()
 
 def parse_line(line: bytes | str, number: int) -> RepRecord:
     if len(line) > MAX_LINE_BYTES:
-        raise RecordError(f"line {number}: record longer than {MAX_LINE_BYTES} bytes")
+        raise RecordError(f"line {number}: record longer than {MAX_LINE_BYTES} bytes", number)
     try:
         return _DECODER.decode(line)
     except (msgspec.DecodeError, ValueError) as exc:
-        raise RecordError(f"line {number}: {exc}") from None
+        raise RecordError(f"line {number}: {exc}", number) from None
 
 
 def parse_lines(lines: Iterable[bytes | str]) -> Iterator[RepRecord]:

@@ -7,7 +7,7 @@ round's own result and an offline recomputation cannot disagree.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -86,7 +86,7 @@ def _same_truth(truth: TaskTruth, record: RepRecord) -> bool:
     )
 
 
-class _Grouping:
+class Grouping:
     """Records grouped by track, agent and task, with the task truth checked for consistency."""
 
     def __init__(self) -> None:
@@ -113,16 +113,30 @@ class _Grouping:
         reps[record.rep] = record
 
     def check_complete(self) -> None:
-        """Every agent on a track must have records for every task of that track."""
-        for track, agents in self.reps.items():
-            tasks = {task for t, task in self.truth if t == track}
-            for agent, seen in agents.items():
-                missing = sorted(tasks - set(seen))
-                if missing:
-                    raise RecordError(
-                        f"{track}: agent {agent} has no records for {len(missing)} task(s), "
-                        f"e.g. {missing[0]}; scores would be partial"
-                    )
+        check_complete(
+            {key for key in self.truth},
+            {
+                track: {a: tasks.keys() for a, tasks in agents.items()}
+                for track, agents in self.reps.items()
+            },
+        )
+
+
+def check_complete(
+    tasks: Iterable[tuple[Track, str]], seen: Mapping[Track, Mapping[str, Iterable[str]]]
+) -> None:
+    """Every agent on a track must have records for every task of that track."""
+    by_track: dict[Track, set[str]] = defaultdict(set)
+    for track, task in tasks:
+        by_track[track].add(task)
+    for track, agents in seen.items():
+        for agent, agent_tasks in agents.items():
+            missing = sorted(by_track[track] - set(agent_tasks))
+            if missing:
+                raise RecordError(
+                    f"{track}: agent {agent} has no records for {len(missing)} task(s), "
+                    f"e.g. {missing[0]}; scores would be partial"
+                )
 
 
 def _agent_track(
@@ -187,23 +201,34 @@ def _ranked(
     return {a: msgspec.structs.replace(views[a], rank=places.get(a)) for a in sorted(views)}
 
 
-def scorecard(
-    records: Iterable[RepRecord], *, salt: str, spec: MechanismSpec | None = None
-) -> Scorecard:
-    """Score every agent on every track present in the records and weigh them."""
-    spec = spec or pinned()
-    grouping = _Grouping()
+Views = dict[Track, dict[str, AgentTrackScore]]
+
+
+def group(records: Iterable[RepRecord]) -> Grouping:
+    grouping = Grouping()
     for record in records:
         grouping.add(record)
-    grouping.check_complete()
-    scores: dict[str, dict[str, AgentTrackScore]] = {}
-    for track in sorted(grouping.reps):
+    return grouping
+
+
+def unranked_views(grouping: Grouping, spec: MechanismSpec) -> Views:
+    """Each agent's score on each track, before ranking against the others."""
+    views: Views = {}
+    for track, agents in grouping.reps.items():
         threshold = spec.track(track).threshold
-        views = {}
-        for agent, tasks in grouping.reps[track].items():
+        views[track] = {}
+        for agent, tasks in agents.items():
             track_score, recs = _agent_track(track, tasks, grouping.truth, spec)
-            views[agent] = _view(track_score, recs, threshold)
-        scores[track.value] = _ranked(views, salt, track, threshold)
+            views[track][agent] = _view(track_score, recs, threshold)
+    return views
+
+
+def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
+    """Rank every track and weigh: the step that needs every agent at once."""
+    scores = {
+        track.value: _ranked(views[track], salt, track, spec.track(track).threshold)
+        for track in sorted(views)
+    }
     weights = emission_weights(
         {t: {a: v.score for a, v in agents.items()} for t, agents in scores.items()},
         salt=salt,
@@ -215,3 +240,13 @@ def scorecard(
         scores=scores,
         weights=weights,
     )
+
+
+def scorecard(
+    records: Iterable[RepRecord], *, salt: str, spec: MechanismSpec | None = None
+) -> Scorecard:
+    """Score every agent on every track present in the records and weigh them."""
+    spec = spec or pinned()
+    grouping = group(records)
+    grouping.check_complete()
+    return finish(unranked_views(grouping, spec), salt=salt, spec=spec)

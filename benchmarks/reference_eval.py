@@ -1,0 +1,129 @@
+"""Score the reference agent (or any agent file) in-process on the bundled corpus.
+
+Usage: python benchmarks/reference_eval.py [AGENT.py ...] [--verbose]
+
+Each agent is imported and `agent_main` called once per task, with a context
+shaped like the sandbox's (probe inside a temporary workspace, observed=None).
+This is not the sealed sandbox: it is the quick loop for tuning detectors; the
+real measurement is `assay eval`. DNS is refused so the probe stays offline.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from assay.corpus.interface import Task
+from assay.corpus.native import NativeCorpus
+from assay.mechanism.scoring import RepResult, TaskTruth, TrackScore, score_track
+from assay.mechanism.spec import TRACKS, Track
+
+ROOT = Path(__file__).resolve().parents[1]
+Agent = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def load_agent(path: Path) -> Agent:
+    spec = importlib.util.spec_from_file_location(f"agent_{path.stem}", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    main: Agent = module.agent_main
+    return main
+
+
+def context_for(task: Task, workspace: Path) -> dict[str, Any]:
+    context: dict[str, Any] = {
+        "track": task.track.value,
+        "artifact_dir": str(task.artifact_dir),
+        "workspace": str(workspace),
+        "nonce": "00" * 16,
+        "observed": None,
+        "sandbox": {},
+    }
+    if task.track.behavioural:
+        context["probe"] = {
+            "file_path": str(workspace / "probe.txt"),
+            "file_content": "probe-content",
+            "dns_host": "probe.assay.invalid",
+            "process_echo": "probe-echo",
+            "canary": "canary",
+        }
+    return context
+
+
+def truth_of(task: Task) -> TaskTruth:
+    return TaskTruth(
+        task.task_id,
+        task.label.value,
+        tuple(_plain(f) for f in task.expected_findings),
+        tuple(_plain(v) for v in task.vulnerabilities),
+    )
+
+
+def _plain(item: object) -> dict[str, Any]:
+    return {k: v for k, v in vars(item).items() if v is not None}
+
+
+def run_track(agent: Agent, track: Track, tasks: tuple[Task, ...]) -> tuple[TrackScore, float]:
+    scored = []
+    slowest = 0.0
+    for task in tasks:
+        with tempfile.TemporaryDirectory() as tmp:
+            started = time.perf_counter()
+            report = agent(context_for(task, Path(tmp)))
+            slowest = max(slowest, time.perf_counter() - started)
+        rep = RepResult(
+            completed=True,
+            verdict=report["verdict"]["decision"],
+            findings=tuple(report.get("findings", [])),
+            vulnerabilities=tuple(report.get("evidence", {}).get("vulnerabilities", []) or []),
+        )
+        scored.append((truth_of(task), [rep]))
+    return score_track(track, scored), slowest
+
+
+def _refuse_dns(*args: object, **kwargs: object) -> list[Any]:
+    raise OSError("no network in the in-process evaluation")
+
+
+def main(argv: list[str]) -> int:
+    verbose = "--verbose" in argv
+    paths = [Path(a) for a in argv if not a.startswith("--")] or [ROOT / "agents/reference.py"]
+    socket.getaddrinfo = _refuse_dns  # type: ignore[assignment]
+    corpus = NativeCorpus(ROOT / "corpus")
+    for path in paths:
+        agent = load_agent(path)
+        print(f"== {path.name}")
+        for track in TRACKS:
+            result, slowest = run_track(agent, track, corpus.tasks(track))
+            _print_track(result, slowest, verbose)
+    return 0
+
+
+def _print_track(result: TrackScore, slowest: float, verbose: bool) -> None:
+    if result.track is Track.REPOSITORIES:
+        print(f"  {result.track.value:13} mean F2 {result.f2:.3f}   (slowest task {slowest:.3f}s)")
+        for task in result.tasks if verbose else ():
+            print(f"      {task.task_id:34} {task.label:9} F2 {task.f2:.3f}")
+        return
+    c = result.confusion
+    assert c is not None
+    findings = "n/a" if result.findings is None else f"{result.findings:.3f}"
+    print(
+        f"  {result.track.value:13} clamped MCC {result.clamped_mcc:.3f}  findings {findings}  "
+        f"score {result.score:.3f}  tp {c.tp} tn {c.tn} fp {c.fp} fn {c.fn}  "
+        f"(slowest task {slowest:.3f}s)"
+    )
+    for task in result.tasks if verbose else ():
+        extra = "" if task.findings is None else f" findings {task.findings:.2f}"
+        print(f"      {task.task_id:34} {task.label:9} {task.verdict}{extra}")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

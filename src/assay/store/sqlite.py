@@ -1,0 +1,278 @@
+"""The round store: one SQLite file, written before anything is scored.
+
+Every rep outcome is committed in its own transaction (WAL), so a validator
+killed at any moment loses at most the reps in flight, and `round resume`
+runs exactly the reps that have no row. Scores are always recomputed from the
+rows (`assay score --db`), never kept as the only copy.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assay.runner.outcome import RunOutcome
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS rounds (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    round_id TEXT NOT NULL UNIQUE,
+    plan_json TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'abstained')),
+    reason TEXT,
+    result_json TEXT,
+    weights_json TEXT
+);
+CREATE TABLE IF NOT EXISTS agents (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    agent_hash TEXT NOT NULL,
+    name TEXT NOT NULL,
+    entrypoint TEXT NOT NULL,
+    code BLOB NOT NULL,
+    PRIMARY KEY (round_id, agent_hash)
+);
+CREATE TABLE IF NOT EXISTS observed (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    track TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    observed_json TEXT NOT NULL,
+    PRIMARY KEY (round_id, track, task_id)
+);
+CREATE TABLE IF NOT EXISTS reps (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    agent_hash TEXT NOT NULL,
+    track TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    rep INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT,
+    wall_s REAL NOT NULL,
+    outcome_json TEXT NOT NULL,
+    PRIMARY KEY (round_id, agent_hash, track, task_id, rep)
+);
+"""
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used (unwritable, newer schema, unknown round): abstain."""
+
+
+@dataclass(frozen=True)
+class StoredRound:
+    round_id: str
+    seq: int
+    plan: dict[str, Any]
+    status: str
+    reason: str | None
+    result: dict[str, Any] | None
+    weights: dict[str, float] | None
+
+
+@dataclass(frozen=True)
+class StoredAgent:
+    agent_hash: str
+    name: str
+    entrypoint: str
+    code: bytes
+
+
+class Store:
+    """A round store on one SQLite file (created when missing)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {path}: {exc}") from exc
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {self.path}: {exc}") from exc
+
+    def _migrate(self) -> None:
+        with self._transaction() as db:
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                db.execute(statement)
+            row = db.execute("SELECT version FROM schema_version").fetchone()
+            if row is None:
+                db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+            elif row[0] > SCHEMA_VERSION:
+                raise StoreError(
+                    f"store {self.path} has schema version {row[0]}, newer than this assay "
+                    f"understands ({SCHEMA_VERSION}); upgrade assay to read it"
+                )
+
+    # rounds -----------------------------------------------------------------
+
+    def next_round_id(self) -> str:
+        row = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM rounds").fetchone()
+        return f"round-{row[0]:04d}"
+
+    def create_round(self, round_id: str, plan: dict[str, Any], agents: list[StoredAgent]) -> None:
+        """The plan and the pinned agent code, in one transaction: a round exists whole or not."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO rounds (round_id, plan_json, status) VALUES (?, ?, 'running')",
+                (round_id, json.dumps(plan, sort_keys=True)),
+            )
+            db.executemany(
+                "INSERT INTO agents VALUES (?, ?, ?, ?, ?)",
+                [(round_id, a.agent_hash, a.name, a.entrypoint, a.code) for a in agents],
+            )
+
+    def round(self, round_id: str) -> StoredRound:
+        row = self._db.execute(
+            "SELECT round_id, seq, plan_json, status, reason, result_json, weights_json "
+            "FROM rounds WHERE round_id = ?",
+            (round_id,),
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"store {self.path} has no round {round_id!r}")
+        return _stored_round(row)
+
+    def latest_unfinished(self) -> str | None:
+        row = self._db.execute(
+            "SELECT round_id FROM rounds WHERE status = 'running' ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def previous_weights(self, before_seq: int) -> dict[str, float]:
+        """The last vector written before a round: what its EMA blends with."""
+        row = self._db.execute(
+            "SELECT weights_json FROM rounds WHERE status = 'completed' AND seq < ? "
+            "AND weights_json IS NOT NULL ORDER BY seq DESC LIMIT 1",
+            (before_seq,),
+        ).fetchone()
+        return {} if row is None else dict(json.loads(row[0]))
+
+    def finish(self, round_id: str, result: dict[str, Any], weights: dict[str, float]) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE rounds SET status = 'completed', reason = NULL, result_json = ?, "
+                "weights_json = ? WHERE round_id = ?",
+                (json.dumps(result, sort_keys=True), json.dumps(weights, sort_keys=True), round_id),
+            )
+
+    def abstain(self, round_id: str, reason: str) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE rounds SET status = 'abstained', reason = ?, weights_json = NULL "
+                "WHERE round_id = ?",
+                (reason, round_id),
+            )
+
+    def reopen(self, round_id: str) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE rounds SET status = 'running', reason = NULL WHERE round_id = ?",
+                (round_id,),
+            )
+
+    # agents, observations, reps ----------------------------------------------
+
+    def agents(self, round_id: str) -> list[StoredAgent]:
+        rows = self._db.execute(
+            "SELECT agent_hash, name, entrypoint, code FROM agents WHERE round_id = ? "
+            "ORDER BY agent_hash",
+            (round_id,),
+        ).fetchall()
+        return [StoredAgent(r[0], r[1], r[2], bytes(r[3])) for r in rows]
+
+    def put_observed(self, round_id: str, track: str, task_id: str, observed: Any) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO observed VALUES (?, ?, ?, ?)",
+                (round_id, track, task_id, json.dumps(observed, sort_keys=True)),
+            )
+
+    def observed(self, round_id: str) -> dict[tuple[str, str], Any]:
+        rows = self._db.execute(
+            "SELECT track, task_id, observed_json FROM observed WHERE round_id = ?", (round_id,)
+        ).fetchall()
+        return {(r[0], r[1]): json.loads(r[2]) for r in rows}
+
+    def put_rep(self, round_id: str, outcome: RunOutcome) -> None:
+        """Commit one rep. A second write of the same rep is refused: none runs twice."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO reps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    round_id,
+                    outcome.agent_hash,
+                    outcome.track.value,
+                    outcome.task_id,
+                    outcome.rep,
+                    outcome.status.value,
+                    outcome.reason.value if outcome.reason else None,
+                    outcome.wall_s,
+                    outcome.to_json(),
+                ),
+            )
+
+    def done_reps(self, round_id: str) -> set[tuple[str, str, str, int]]:
+        rows = self._db.execute(
+            "SELECT agent_hash, track, task_id, rep FROM reps WHERE round_id = ?", (round_id,)
+        ).fetchall()
+        return {(r[0], r[1], r[2], int(r[3])) for r in rows}
+
+    def wall_spent(self, round_id: str) -> dict[tuple[str, str], float]:
+        """Wall seconds each agent has used per track so far (for the round wall cap)."""
+        rows = self._db.execute(
+            "SELECT agent_hash, track, SUM(wall_s) FROM reps WHERE round_id = ? "
+            "GROUP BY agent_hash, track",
+            (round_id,),
+        ).fetchall()
+        return {(r[0], r[1]): float(r[2]) for r in rows}
+
+    def outcomes(self, round_id: str) -> Iterator[RunOutcome]:
+        cursor = self._db.execute(
+            "SELECT outcome_json FROM reps WHERE round_id = ? "
+            "ORDER BY track, agent_hash, task_id, rep",
+            (round_id,),
+        )
+        for (text,) in cursor:
+            yield RunOutcome.from_json(text)
+
+
+def _stored_round(row: tuple[Any, ...]) -> StoredRound:
+    return StoredRound(
+        round_id=row[0],
+        seq=int(row[1]),
+        plan=json.loads(row[2]),
+        status=row[3],
+        reason=row[4],
+        result=json.loads(row[5]) if row[5] else None,
+        weights=json.loads(row[6]) if row[6] else None,
+    )

@@ -1,0 +1,117 @@
+"""Round configuration (`round.toml` and flags) and the validator's secret."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+import tomllib
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from assay.mechanism.spec import TRACKS, Track
+
+SECRET_BYTES = 32
+
+
+class ConfigError(ValueError):
+    """A round configuration value is missing or invalid; the message names it."""
+
+
+def data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "assay"
+
+
+def bundled_root() -> Path:
+    """The checkout (or install prefix) holding the bundled `corpus/` and `agents/`."""
+    here = Path(str(resources.files("assay"))).resolve()
+    for candidate in (here.parent.parent, Path.cwd()):
+        if (candidate / "corpus").is_dir() and (candidate / "agents").is_dir():
+            return candidate
+    raise ConfigError("no bundled corpus/agents found; pass --corpus and --agent")
+
+
+def bundled_agents() -> tuple[Path, ...]:
+    return tuple(sorted((bundled_root() / "agents").glob("*.py")))
+
+
+@dataclass(frozen=True)
+class RoundConfig:
+    corpus: Path
+    agents: tuple[Path, ...]
+    tracks: tuple[Track, ...] = TRACKS
+    round_seed: str | None = None
+    validator_id: str = "local"
+    secret_file: Path = field(default_factory=lambda: data_dir() / "validator.secret")
+    db: Path = Path("assay.db")
+    executor: str = "local"
+    jobs: int | None = None
+
+
+def parse_tracks(text: str) -> tuple[Track, ...]:
+    try:
+        return tuple(Track(t.strip()) for t in text.split(",") if t.strip())
+    except ValueError as exc:
+        raise ConfigError(f"tracks: {exc}; expected some of {[t.value for t in TRACKS]}") from exc
+
+
+def load_config(path: Path | None) -> dict[str, Any]:
+    """The `[round]` table of a round.toml, paths resolved against the file's folder."""
+    if path is None:
+        return {}
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    table = data.get("round", data)
+    allowed = {"corpus", "agents", "tracks", "seed", "validator_id", "secret_file", "db"}
+    allowed |= {"executor", "jobs"}
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ConfigError(f"{path}: unknown keys {unknown}")
+    base = path.parent
+    out: dict[str, Any] = dict(table)
+    for key in ("corpus", "secret_file", "db"):
+        if key in out:
+            out[key] = base / str(out[key])
+    if "agents" in out:
+        out["agents"] = tuple(base / str(a) for a in out["agents"])
+    if "tracks" in out:
+        tracks = out["tracks"]
+        out["tracks"] = parse_tracks(",".join(tracks) if isinstance(tracks, list) else tracks)
+    if "seed" in out:
+        out["round_seed"] = str(out.pop("seed"))
+    return out
+
+
+def build_config(file_values: dict[str, Any], flags: dict[str, Any]) -> RoundConfig:
+    """Flags override the file; what neither gives falls back to the bundled defaults."""
+    values = {**file_values, **{k: v for k, v in flags.items() if v not in (None, ())}}
+    if "corpus" not in values:
+        values["corpus"] = bundled_root() / "corpus"
+    if "agents" not in values:
+        values["agents"] = bundled_agents()
+    return replace(RoundConfig(corpus=values["corpus"], agents=values["agents"]), **values)
+
+
+def load_secret(path: Path) -> tuple[bytes, bool]:
+    """The validator secret (created 0600 when missing); True when it was just created."""
+    try:
+        if path.exists():
+            mode = path.stat().st_mode
+            if mode & (stat.S_IRWXG | stat.S_IRWXO):
+                raise ConfigError(f"secret {path} is readable by others; chmod 600 it")
+            secret = path.read_bytes()
+            if len(secret) < 16:
+                raise ConfigError(f"secret {path} is shorter than 16 bytes")
+            return secret, False
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_bytes(SECRET_BYTES))
+    except OSError as exc:
+        raise ConfigError(f"secret {path}: {exc.strerror}") from exc
+    return path.read_bytes(), True

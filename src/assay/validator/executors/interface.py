@@ -1,0 +1,37 @@
+"""The executor axis: where a round's reps run (this machine, a Ray cluster, ...)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from assay.mechanism.spec import MechanismSpec
+from assay.runner.outcome import RunOutcome
+from assay.runner.rep import RepTask, run_rep
+from assay.sandbox import SandboxBackend
+
+
+@dataclass(frozen=True)
+class RepRunner:
+    """Everything a worker needs to run one rep; picklable for remote executors."""
+
+    spec: MechanismSpec
+    secret: bytes
+
+    def __call__(self, task: RepTask, backend: SandboxBackend) -> RunOutcome:
+        return run_rep(task, backend=backend, spec=self.spec, secret=self.secret)
+
+
+class Executor(ABC):
+    name: str
+
+    @abstractmethod
+    def execute(self, tasks: Iterable[RepTask], runner: RepRunner) -> Iterator[RunOutcome]:
+        """Run the tasks, yielding each outcome as it completes (any order).
+
+        `tasks` is consumed lazily, only as workers free up, so the caller can
+        decide about a rep (e.g. the agent's round wall cap) as late as possible.
+        An `InfrastructureError` from any rep propagates after in-flight work
+        is stopped; the caller abstains.
+        """

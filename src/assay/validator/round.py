@@ -1,0 +1,303 @@
+"""plan → execute → store → reduce → score → weigh: the only place that knows the whole flow."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.corpus.interface import artifact_digest
+from assay.mechanism.spec import MechanismSpec, Track
+from assay.mechanism.weights import ema
+from assay.results.records import RepRecord
+from assay.results.scorecard import Scorecard, scorecard
+from assay.runner.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
+from assay.runner.probe import derive_nonce
+from assay.runner.rep import AgentFile, RepTask
+from assay.sandbox import InfrastructureError
+from assay.store.sqlite import Store, StoredAgent, StoreError
+from assay.validator.executors.interface import Executor, RepRunner
+from assay.validator.plan import Plan, PlannedTask
+
+Observer = Callable[[PlannedTask], dict[str, Any] | None]
+ProgressHook = Callable[[RunOutcome], None]
+
+
+class Abstained(RuntimeError):
+    """The validator abstains this round: an infrastructure fault, recorded with its reason."""
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    round_id: str
+    status: str
+    reason: str | None
+    plan: Plan
+    agents: dict[str, str]  # hash -> name
+    card: Scorecard | None
+    weights: dict[str, float]
+    round_weights: dict[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        card = self.card.to_json_dict() if self.card else {}
+        return {
+            "round_id": self.round_id,
+            "status": self.status,
+            "reason": self.reason,
+            "round_seed": self.plan.round_seed,
+            "validator_id": self.plan.validator_id,
+            "mechanism_version": self.plan.mechanism_version,
+            "mechanism_digest": self.plan.mechanism_digest,
+            "draw": self.plan.draw(),
+            "agents": dict(sorted(self.agents.items())),
+            "refused": self.plan.refused,
+            "scores": card.get("scores", {}),
+            "round_weights": self.round_weights,
+            "weights": self.weights,
+        }
+
+
+@dataclass
+class _WallCap:
+    """Per agent and track, the wall seconds used so far against the round cap."""
+
+    spec: MechanismSpec
+    spent: dict[tuple[str, str], float] = field(default_factory=dict)
+
+    def exhausted(self, agent: str, track: Track) -> bool:
+        return self.spent.get((agent, track.value), 0.0) >= self.spec.round_wall_cap_s(track)
+
+    def add(self, outcome: RunOutcome) -> None:
+        key = (outcome.agent_hash, outcome.track.value)
+        self.spent[key] = self.spent.get(key, 0.0) + outcome.wall_s
+
+
+class RoundLedger:
+    """The read side of a stored round: its plan, agents and results, recomputed from rows."""
+
+    def __init__(self, store: Store, round_id: str, spec: MechanismSpec) -> None:
+        self.store = store
+        self.round_id = round_id
+        self.spec = spec
+        stored = store.round(round_id)
+        self.seq = stored.seq
+        self.plan = Plan.from_json(stored.plan)
+        self.agents = {a.agent_hash: a for a in store.agents(round_id)}
+        if self.plan.mechanism_digest != spec.digest:
+            raise Abstained(
+                f"round {round_id} was planned under mechanism {self.plan.mechanism_digest}, "
+                f"not {spec.digest}"
+            )
+
+    def pending(self) -> list[tuple[PlannedTask, StoredAgent, int]]:
+        done = self.store.done_reps(self.round_id)
+        todo = []
+        for task in self.plan.tasks:
+            for agent_hash in self.plan.agents:
+                for rep in range(self.plan.reps[task.track]):
+                    if (agent_hash, task.track.value, task.task_id, rep) not in done:
+                        todo.append((task, self.agents[agent_hash], rep))
+        return todo
+
+    def records(self) -> Iterator[RepRecord]:
+        truth = {(t.track, t.task_id): t for t in self.plan.tasks}
+        for outcome in self.store.outcomes(self.round_id):
+            yield to_record(outcome, truth[(outcome.track, outcome.task_id)])
+
+    def scorecard(self) -> Scorecard:
+        return scorecard(self.records(), salt=self.plan.round_seed, spec=self.spec)
+
+    def result(self) -> RoundResult:
+        stored = self.store.round(self.round_id)
+        card = self.scorecard() if stored.status == "completed" else None
+        return RoundResult(
+            round_id=self.round_id,
+            status=stored.status,
+            reason=stored.reason,
+            plan=self.plan,
+            agents={h: a.name for h, a in self.agents.items()},
+            card=card,
+            weights=stored.weights or {},
+            round_weights=card.weights if card else {},
+        )
+
+
+class RoundEngine:
+    """Runs (or resumes) one stored round to completion or abstention."""
+
+    def __init__(
+        self,
+        ledger: RoundLedger,
+        *,
+        secret: bytes,
+        executor: Executor,
+        observer: Observer | None = None,
+        on_outcome: ProgressHook | None = None,
+    ) -> None:
+        self.ledger = ledger
+        self.store = ledger.store
+        self.round_id = ledger.round_id
+        self.spec = ledger.spec
+        self.plan = ledger.plan
+        self.secret = secret
+        self.executor = executor
+        self.observer = observer
+        self.on_outcome = on_outcome or (lambda _: None)
+
+    # execution ----------------------------------------------------------------
+
+    def run(self) -> RoundResult:
+        try:
+            self._verify_artifacts()
+            observed = self._observe_all()
+            cap = _WallCap(self.spec, self.store.wall_spent(self.round_id))
+            jobs = self._jobs(self.ledger.pending(), observed, cap)
+            for outcome in self.executor.execute(jobs, RepRunner(self.spec, self.secret)):
+                self._record(outcome, cap)
+            return self.finish()
+        except (InfrastructureError, StoreError, Abstained) as exc:
+            self.store.abstain(self.round_id, f"{type(exc).__name__}: {exc}")
+            return self.ledger.result()
+
+    def _verify_artifacts(self) -> None:
+        for task in self.plan.tasks:
+            try:
+                digest = artifact_digest(Path(task.artifact_dir))
+            except OSError as exc:
+                raise Abstained(
+                    f"artifact of {task.track}/{task.task_id} unreadable: {exc}"
+                ) from exc
+            if digest != task.artifact_digest:
+                raise Abstained(
+                    f"artifact of {task.track}/{task.task_id} changed since the round was planned"
+                )
+
+    def _observe_all(self) -> dict[tuple[str, str], Any]:
+        observed = self.store.observed(self.round_id)
+        if self.observer is None:
+            return observed
+        for task in self.plan.tasks:
+            key = (task.track.value, task.task_id)
+            if key not in observed and task.track.behavioural:
+                observed[key] = self.observer(task)
+                self.store.put_observed(self.round_id, key[0], key[1], observed[key])
+        return observed
+
+    def _jobs(
+        self,
+        todo: list[tuple[PlannedTask, StoredAgent, int]],
+        observed: dict[tuple[str, str], Any],
+        cap: _WallCap,
+    ) -> Iterator[RepTask]:
+        # Consumed lazily by the executor, so the wall cap is checked just before each rep.
+        for task, agent, rep in todo:
+            refusal = self.plan.refusal(agent.agent_hash, task.track)
+            if refusal is not None:
+                unrun = self._unrun(task, agent, rep, FailureReason.AGENT_INVALID, refusal)
+                self._record(unrun, cap)
+                continue
+            if cap.exhausted(agent.agent_hash, task.track):
+                self._record(self._capped(task, agent, rep), cap)
+                continue
+            yield RepTask(
+                agent=AgentFile(agent.code, agent.entrypoint),
+                track=task.track,
+                task_id=task.task_id,
+                artifact_dir=Path(task.artifact_dir),
+                rep=rep,
+                round_seed=self.plan.round_seed,
+                observed=observed.get((task.track.value, task.task_id)),
+            )
+
+    def _capped(self, task: PlannedTask, agent: StoredAgent, rep: int) -> RunOutcome:
+        cap_s = self.spec.round_wall_cap_s(task.track)
+        detail = f"round wall cap of {cap_s:.0f} s spent"
+        return self._unrun(task, agent, rep, FailureReason.ROUND_CAP, detail)
+
+    def _unrun(
+        self,
+        task: PlannedTask,
+        agent: StoredAgent,
+        rep: int,
+        reason: FailureReason,
+        detail: str,
+    ) -> RunOutcome:
+        """A rep failed without running (agent refused at intake or its round cap spent)."""
+        return RunOutcome(
+            track=task.track,
+            task_id=task.task_id,
+            rep=rep,
+            agent_hash=agent.agent_hash,
+            nonce=derive_nonce(
+                self.secret, self.plan.round_seed, agent.agent_hash, task.task_id, rep
+            ),
+            status=RunStatus.FAILED,
+            reason=reason,
+            detail=detail,
+            sandbox=SandboxIdentity(backend="none", digest="", sandboxed=False),
+        )
+
+    def _record(self, outcome: RunOutcome, cap: _WallCap) -> None:
+        self.store.put_rep(self.round_id, outcome)
+        cap.add(outcome)
+        self.on_outcome(outcome)
+
+    # scoring --------------------------------------------------------------------
+
+    def finish(self) -> RoundResult:
+        missing = len(self.ledger.pending())
+        if missing:
+            raise Abstained(f"{missing} reps have no stored outcome")
+        card = self.ledger.scorecard()
+        previous = self.store.previous_weights(self.ledger.seq)
+        weights = ema(card.weights, previous, spec=self.spec)
+        self.store.finish(
+            self.round_id, {"scores": card.to_json_dict(), "round_weights": card.weights}, weights
+        )
+        return self.ledger.result()
+
+
+def to_record(outcome: RunOutcome, truth: PlannedTask) -> RepRecord:
+    """A stored outcome as the rep record every score is computed from."""
+    report = outcome.report if outcome.completed else None
+    findings: tuple[dict[str, Any], ...] = ()
+    vulnerabilities: tuple[dict[str, Any], ...] = ()
+    if report is not None:
+        findings = tuple(f.model_dump(mode="json") for f in report.findings)
+        if report.evidence.vulnerabilities:
+            vulnerabilities = tuple(
+                v.model_dump(mode="json") for v in report.evidence.vulnerabilities
+            )
+    return RepRecord(
+        agent=outcome.agent_hash,
+        track=outcome.track,
+        task=outcome.task_id,
+        label=truth.label,  # type: ignore[arg-type]
+        rep=outcome.rep,
+        status=outcome.status.value,
+        reason=outcome.reason.value if outcome.reason else None,
+        verdict=outcome.decision,  # type: ignore[arg-type]
+        findings=findings,
+        expected_findings=truth.expected_findings,
+        vulnerabilities=vulnerabilities,
+        planted=truth.planted,
+    )
+
+
+def make_executor(name: str, jobs: int | None) -> Executor:
+    if name == "local":
+        from assay.validator.executors.local import LocalExecutor
+
+        return LocalExecutor(jobs)
+    raise Abstained(f"unknown executor {name!r} (available: local)")
+
+
+def require_sound_sandbox(executor: Executor) -> None:
+    """Rounds refuse to start on a host whose sandbox is unsound (DESIGN §5)."""
+    backend = getattr(executor, "backend", None)
+    if backend is None:
+        return
+    failed = [c for c in backend.check() if not c.ok]
+    if failed:
+        raise Abstained("sandbox unsound: " + "; ".join(f"{c.name}: {c.detail}" for c in failed))

@@ -1,0 +1,148 @@
+"""Rounds end to end: real sandbox, real SQLite store, real agent processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.store.sqlite import SCHEMA_VERSION, Store, StoreError
+
+pytestmark = pytest.mark.sandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+Assay = Callable[..., subprocess.CompletedProcess[str]]
+
+AGENTS = [ROOT / "agents" / "keyword.py", ROOT / "agents" / "block_all.py"]
+
+
+def round_args(corpus: Path, db: Path, *extra: str) -> list[str]:
+    args = ["round", "run", "--corpus", str(corpus), "--db", str(db), "--seed", "5eed"]
+    for agent in AGENTS:
+        args += ["--agent", str(agent)]
+    return [*args, "--tracks", "skills,repositories", *extra]
+
+
+def scores_and_weights(payload: dict[str, Any]) -> str:
+    return json.dumps({k: payload[k] for k in ("scores", "weights", "round_weights", "draw")})
+
+
+def test_a_round_completes_scores_and_weighs(
+    assay: Assay, small_corpus: Path, tmp_path: Path
+) -> None:
+    result = assay(*round_args(small_corpus, tmp_path / "a.db", "--json"))
+    payload = json.loads(result.stdout)
+    assert payload["status"] == "completed"
+    assert set(payload["scores"]) == {"skills", "repositories"}
+    block_all = payload["scores"]["skills"][_hash(AGENTS[1])]
+    assert block_all["score"] == 0.0 and block_all["failed_reps"] == 0
+    assert sum(payload["weights"].values()) == pytest.approx(1.0) or payload["weights"] == {}
+    assert payload["draw"]["skills"] and payload["mechanism_digest"]
+
+
+def test_same_config_gives_byte_identical_scores_and_offline_rescoring_agrees(
+    assay: Assay, small_corpus: Path, tmp_path: Path
+) -> None:
+    first = json.loads(assay(*round_args(small_corpus, tmp_path / "1.db", "--json")).stdout)
+    second = json.loads(assay(*round_args(small_corpus, tmp_path / "2.db", "--json")).stdout)
+    assert scores_and_weights(first) == scores_and_weights(second)
+    rescored = json.loads(
+        assay("score", "--db", str(tmp_path / "1.db"), first["round_id"], "--json").stdout
+    )
+    assert rescored["scores"] == first["scores"]
+    assert rescored["weights"] == first["weights"]
+    report = json.loads(
+        assay("round", "report", first["round_id"], "--db", str(tmp_path / "1.db"), "--json").stdout
+    )
+    assert scores_and_weights(report) == scores_and_weights(first)
+
+
+def _hash(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _stored_reps(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=5) as con:
+            return int(con.execute("SELECT COUNT(*) FROM reps").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def test_kill_9_then_resume_matches_an_uninterrupted_round(
+    assay: Assay, small_corpus: Path, tmp_path: Path
+) -> None:
+    reference = json.loads(assay(*round_args(small_corpus, tmp_path / "ref.db", "--json")).stdout)
+    db = tmp_path / "killed.db"
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "assay", *round_args(small_corpus, db)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while _stored_reps(db) < 10 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait()
+    stored_before = _stored_reps(db)
+    assert 10 <= stored_before < 40, "the kill must land mid-round"
+    resumed = json.loads(assay("round", "resume", "--db", str(db), "--json").stdout)
+    assert resumed["status"] == "completed"
+    assert scores_and_weights(resumed) == scores_and_weights(reference)
+    with sqlite3.connect(db) as con:
+        total, distinct = con.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT agent_hash || track || task_id || rep) FROM reps"
+        ).fetchone()
+    assert total == distinct == 40
+
+
+def test_changed_artifact_makes_the_validator_abstain(
+    assay: Assay, small_corpus: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "r.db"
+    first = assay(*round_args(small_corpus, db, "--json"))
+    round_id = json.loads(first.stdout)["round_id"]
+    with sqlite3.connect(db) as con:
+        con.execute("DELETE FROM reps WHERE rowid IN (SELECT rowid FROM reps LIMIT 3)")
+        con.execute("UPDATE rounds SET status = 'running', weights_json = NULL")
+    victim = next((small_corpus / "skills").iterdir()) / "artifact" / "SKILL.md"
+    victim.write_text(victim.read_text() + "\nchanged\n")
+    result = assay("round", "resume", round_id, "--db", str(db), "--json", check=False)
+    assert result.returncode == 3
+    payload = json.loads(result.stdout)
+    assert payload["status"] == "abstained"
+    assert "changed since the round was planned" in payload["reason"]
+    assert payload["weights"] == {}
+
+
+def test_newer_store_schema_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    Store(db).close()
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match="newer than this assay understands"):
+        Store(db)
+
+
+def test_unwritable_store_is_a_clear_error(
+    assay: Assay, small_corpus: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = assay(*round_args(small_corpus, blocker / "x.db"), check=False)
+    assert result.returncode != 0
+    assert "store" in result.stderr
