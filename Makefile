@@ -34,7 +34,7 @@ $(SYSTEM_STAMP):
 $(STAMP): pyproject.toml $(SYSTEM_STAMP)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,ray]'
 	@touch $@
 
 clean:

@@ -409,10 +409,6 @@ EGRESS_HTTP = re.compile(
     r"XMLHttpRequest|smtplib\.SMTP|ftplib\.FTP"
 )
 EGRESS_SHELL = re.compile(r"\b(?:curl|wget)\s|\bnc\s+-|/dev/tcp/|Invoke-(?:WebRequest|RestMethod)")
-POST_HINT = re.compile(
-    r"data\s*=|method\s*[=:]\s*[\"']POST|requests\.post|\.post\(|--data|\s-d\s|\s-T\s|"
-    r"--upload-file|\s-F\s|sendall|\.send\(|\.end\(|\.write\("
-)
 REMOTE_EXEC = re.compile(
     r"\b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|bash\s+<\(\s*(?:curl|wget)|"
     r"\b(?:exec|eval)\(\s*(?:urlopen|urllib\.request\.urlopen|requests\.get)\("
@@ -2441,7 +2437,7 @@ def _context_signals(files: list[Source], tool_file_lines: set) -> list:
 # Code analysed per task, so the CPU budget holds on huge artifacts (about 1 s per MB).
 CONTEXT_BYTES = 8 << 20
 BEHAVIOURAL_CODE_BYTES = 4 << 20
-REPOSITORY_CODE_BYTES = 32 << 20
+REPOSITORY_CODE_BYTES = 16 << 20
 
 
 def _within_budget(files: list[Source], budget: int) -> list[Source]:

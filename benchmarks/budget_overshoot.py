@@ -42,16 +42,17 @@ def main() -> None:
     backend = BwrapBackend()
     backend.sweep_stale()
     spec = one_second_spec()
-    artifact = Path(tempfile.mkdtemp())
     worst = 0.0
-    for n in range(ROUNDS):
-        for processes in (1, 8):
-            task = RepTask(AgentFile(burner(processes)), Track.SKILLS, "b", artifact, n, "seed")
-            outcome = run_rep(task, backend=backend, spec=spec, secret=b"bench")
-            assert outcome.reason is FailureReason.CPU_BUDGET, outcome.reason
-            over = outcome.cpu_s - BUDGET_S
-            worst = max(worst, over)
-            print(f"processes={processes} round={n} cpu_s={outcome.cpu_s:.4f} over={over:.4f}")
+    with tempfile.TemporaryDirectory() as artifact:
+        for n in range(ROUNDS):
+            for processes in (1, 8):
+                agent = AgentFile(burner(processes))
+                task = RepTask(agent, Track.SKILLS, "b", Path(artifact), n, "seed")
+                outcome = run_rep(task, backend=backend, spec=spec, secret=b"bench")
+                assert outcome.reason is FailureReason.CPU_BUDGET, outcome.reason
+                over = outcome.cpu_s - BUDGET_S
+                worst = max(worst, over)
+                print(f"processes={processes} round={n} cpu_s={outcome.cpu_s:.4f} over={over:.4f}")
     print(f"overshoot={worst:.4f}")
 
 

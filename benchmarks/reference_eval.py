@@ -108,7 +108,10 @@ def main(argv: list[str]) -> int:
 
 def _print_track(result: TrackScore, slowest: float, verbose: bool) -> None:
     if result.track is Track.REPOSITORIES:
-        print(f"  {result.track.value:13} mean F2 {result.f2:.3f}   (slowest task {slowest:.3f}s)")
+        print(
+            f"  {result.track.value:13} mean F2 {result.f2:.3f}  "
+            f"chance-corrected score {result.score:.3f}   (slowest task {slowest:.3f}s)"
+        )
         for task in result.tasks if verbose else ():
             print(f"      {task.task_id:34} {task.label:9} F2 {task.f2:.3f}")
         return

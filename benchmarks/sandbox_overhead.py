@@ -23,6 +23,7 @@ it gives the cold ratio.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from assay.mechanism.spec import Track, pinned
@@ -62,16 +64,21 @@ def agent_main(context):
 """
 
 
-def private_loopback_resolver() -> None:
+@contextlib.contextmanager
+def private_loopback_resolver(scratch: Path) -> Iterator[None]:
     libc = ctypes.CDLL(None, use_errno=True)
-    ms_rec, ms_private, ms_bind = 16384, 1 << 18, 4096
+    ms_rec, ms_private, ms_bind, mnt_detach = 16384, 1 << 18, 4096, 2
     if libc.unshare(0x00020000) != 0:  # CLONE_NEWNS
         raise SystemExit("needs root (a private mount namespace)")
     libc.mount(None, b"/", None, ms_rec | ms_private, None)
-    resolv = Path(tempfile.mkdtemp()) / "resolv.conf"
+    resolv = scratch / "resolv.conf"
     resolv.write_text("nameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
     if libc.mount(bytes(resolv), b"/etc/resolv.conf", None, ms_bind, None) != 0:
         raise SystemExit("cannot bind resolv.conf")
+    try:
+        yield
+    finally:
+        libc.umount2(b"/etc/resolv.conf", mnt_detach)
 
 
 def sealed_rep(backend: BwrapBackend, task: RepTask) -> float:
@@ -120,10 +127,14 @@ def bare_rep(backend: BwrapBackend, task: RepTask, python: str) -> float:
 
 
 def main() -> None:
-    private_loopback_resolver()
+    with tempfile.TemporaryDirectory() as scratch, private_loopback_resolver(Path(scratch)):
+        compare(Path(scratch))
+
+
+def compare(scratch: Path) -> None:
     warm, cold = BwrapBackend(), BwrapBackend(prestart=False)
     warm.sweep_stale()
-    task = RepTask(AgentFile(AGENT), Track.SKILLS, "bench", Path(tempfile.mkdtemp()), 0, "seed")
+    task = RepTask(AgentFile(AGENT), Track.SKILLS, "bench", scratch, 0, "seed")
     series: dict[str, list[float]] = {"sealed": [], "sealed_cold": [], "bare": []}
     measure = {
         "sealed": lambda: sealed_rep(warm, task),

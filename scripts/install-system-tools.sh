@@ -11,6 +11,10 @@ command -v strace >/dev/null || want+=(strace)
 ldconfig -p | grep -q 'libseccomp\.so\.2' || want+=(libseccomp2)
 command -v setpriv >/dev/null || want+=(util-linux)
 command -v node >/dev/null || want+=(nodejs)
+# Detonation (assay.detonate): setuptools runs package install hooks inside the
+# sandbox, and libfaketime shifts the clock to wake time-bombed code.
+/usr/bin/python3 -c 'import setuptools' 2>/dev/null || want+=(python3-setuptools)
+compgen -G '/usr/lib/*/faketime/libfaketime.so.1' >/dev/null || want+=(libfaketime)
 command -v chromium >/dev/null || want+=(chromium)
 command -v chromedriver >/dev/null || want+=(chromium-driver)
 if ((${#want[@]})); then

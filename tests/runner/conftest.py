@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -98,7 +98,9 @@ def host_untouched(backend: BwrapBackend) -> Iterator[None]:
 
 
 @pytest.fixture
-def run_agent(backend: BwrapBackend, spec: MechanismSpec, artifact: Path):  # type: ignore[no-untyped-def]
+def run_agent(
+    backend: BwrapBackend, spec: MechanismSpec, artifact: Path
+) -> Callable[..., RunOutcome]:
     def run(
         body: str | bytes, track: Track = Track.SKILLS, entrypoint: str = "agent_main"
     ) -> RunOutcome:

@@ -226,7 +226,8 @@ def test_host_loopback_server_sees_no_connection(
     )
     expect(outcome, None)
     assert accepted == []
-    assert (outcome.report.model_extra or {})["result"] != "connected"  # type: ignore[union-attr]
+    assert outcome.report is not None
+    assert (outcome.report.model_extra or {})["result"] != "connected"
     assert any(p.port == port for p in outcome.trace.connects)
 
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -54,10 +54,10 @@ def backend(runtime: Path) -> Iterator[BwrapBackend]:
     assert mounts_under(runtime) == [] and list(runtime.iterdir()) == []
 
 
-def wait_for(condition: object, what: str) -> None:
+def wait_for(condition: Callable[[], object], what: str) -> None:
     """Poll a condition (not a timing assertion: the bound only stops a hung test)."""
     deadline = time.monotonic() + 30
-    while not condition():  # type: ignore[operator]
+    while not condition():
         assert time.monotonic() < deadline, f"gave up waiting for {what}"
         time.sleep(0.05)
 

@@ -146,3 +146,43 @@ def test_unwritable_store_is_a_clear_error(
     result = assay(*round_args(small_corpus, blocker / "x.db"), check=False)
     assert result.returncode != 0
     assert "store" in result.stderr
+
+
+SLEEPER = """
+import time
+
+def agent_main(context):
+    time.sleep(1000)
+"""
+
+
+def test_ctrl_c_kills_reps_in_flight_and_the_round_resumes(
+    small_corpus: Path, tmp_path: Path, assay: Assay
+) -> None:
+    sleeper = tmp_path / "sleeper.py"
+    sleeper.write_text(SLEEPER)
+    db = tmp_path / "c.db"
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
+    args = ["round", "run", "--corpus", str(small_corpus), "--db", str(db), "--seed", "5eed"]
+    args += ["--agent", str(sleeper), "--agent", str(AGENTS[0]), "--tracks", "skills"]
+    validator = subprocess.Popen(
+        [sys.executable, "-m", "assay", *args], env=env, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    while (
+        not list((tmp_path / "data").glob("assay/validator.secret")) and time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
+    time.sleep(2)  # both slots now hold sleepers or keyword reps
+    validator.send_signal(signal.SIGINT)
+    # The sleepers would hold the validator for the 24 s wall backstop if they were not killed.
+    _, stderr = validator.communicate(timeout=15)
+    assert validator.returncode == 130
+    assert "assay round resume" in stderr
+    with sqlite3.connect(db) as con:
+        status = con.execute("SELECT status FROM rounds").fetchone()[0]
+        sleeper_reps = con.execute(
+            "SELECT COUNT(*) FROM reps WHERE agent_hash = ?", (_hash(sleeper),)
+        ).fetchone()[0]
+    assert status == "running"
+    assert sleeper_reps == 0, "a killed rep must never be recorded as the agent's failure"

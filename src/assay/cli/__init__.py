@@ -23,6 +23,7 @@ def _register() -> None:
     from assay.cli import (
         attest_cmd,  # noqa: F401
         corpus_cmd,  # noqa: F401
+        detonate_cmd,  # noqa: F401
         round_cmd,  # noqa: F401
         sandbox_cmd,  # noqa: F401
         score_cmd,  # noqa: F401

@@ -19,8 +19,10 @@ from assay.attest.sssa import SssaError, export_round, verify_file
 from assay.cli import app
 from assay.cli.output import console, emit_json, errors, fail, print_scorecard, short
 from assay.corpus.interface import CorpusError
+from assay.detonate.observer import DetonationObserver
 from assay.mechanism.spec import Track, pinned
 from assay.runner.outcome import RunOutcome
+from assay.sandbox import default_backend
 from assay.store.sqlite import Store, StoreError
 from assay.validator.config import (
     ConfigError,
@@ -81,12 +83,19 @@ class _Reporter:
 
 
 def _engine(
-    store: Store, round_id: str, executor_name: str, jobs: int | None, secret: bytes
+    store: Store,
+    round_id: str,
+    executor_name: str,
+    jobs: int | None,
+    secret: bytes,
+    address: str | None = None,
 ) -> RoundEngine:
-    executor = make_executor(executor_name, jobs)
+    executor = make_executor(executor_name, jobs, address)
     require_sound_sandbox(executor)
     ledger = RoundLedger(store, round_id, pinned())
-    return RoundEngine(ledger, secret=secret, executor=executor)
+    # Behavioural tasks are detonated once each (DESIGN §8) before any rep runs.
+    observer = DetonationObserver(getattr(executor, "backend", None) or default_backend())
+    return RoundEngine(ledger, secret=secret, executor=executor, observer=observer)
 
 
 def _drive(engine: RoundEngine) -> RoundResult:
@@ -153,7 +162,7 @@ def _start(
     )
     plan = replace(plan, refused=admission.refused, manifests=admission.manifests)
     store.create_round(round_id, plan.to_json(), agents)
-    return _engine(store, round_id, config.executor, config.jobs, secret)
+    return _engine(store, round_id, config.executor, config.jobs, secret, config.address)
 
 
 @contextmanager
@@ -188,6 +197,9 @@ def run_command(
     jobs: Annotated[
         int | None, typer.Option("--jobs", help="parallel reps (default: cores)")
     ] = None,
+    address: Annotated[
+        str | None, typer.Option("--address", help="Ray cluster (ray executor; default: start one)")
+    ] = None,
     validator_id: Annotated[str | None, typer.Option("--validator-id")] = None,
     secret_file: Annotated[Path | None, typer.Option("--secret-file")] = None,
     as_json: JsonOption = False,
@@ -203,6 +215,7 @@ def run_command(
             "db": db,
             "executor": executor,
             "jobs": jobs,
+            "address": address,
             "validator_id": validator_id,
             "secret_file": secret_file,
         }
@@ -222,6 +235,9 @@ def resume_command(
     db: DbOption = Path("assay.db"),
     executor: Annotated[str, typer.Option("--executor")] = "local",
     jobs: Annotated[int | None, typer.Option("--jobs")] = None,
+    address: Annotated[
+        str | None, typer.Option("--address", help="Ray cluster (ray executor; default: start one)")
+    ] = None,
     secret_file: Annotated[Path | None, typer.Option("--secret-file")] = None,
     as_json: JsonOption = False,
     html: HtmlOption = None,
@@ -238,7 +254,7 @@ def resume_command(
         store.reopen(round_id)
         default = RoundConfig(corpus=Path(), agents=())
         secret, _ = load_secret(secret_file or default.secret_file)
-        result = _drive(_engine(store, round_id, executor, jobs, secret))
+        result = _drive(_engine(store, round_id, executor, jobs, secret, address))
         _show(result, as_json, html)
     if result.status != "completed":
         raise typer.Exit(3)

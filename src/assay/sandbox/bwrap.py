@@ -144,7 +144,7 @@ class _Shape:
         return cls(request.argv, limits.memory_bytes, limits.pids, limits.workspace_bytes)
 
 
-@dataclass
+@dataclass(eq=False)  # identity: runs in flight are kept in a set
 class _Run:
     """One sandbox: started up to bubblewrap's --block-fd, then claimed by one request.
 
@@ -204,6 +204,7 @@ class BwrapBackend(SandboxBackend):
         self._lock = threading.Lock()
         self._janitor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-sandbox")
         self._pending: list[Future[None]] = []
+        self._in_flight: set[_Run] = set()
         atexit.register(self.release)
 
     @property
@@ -253,7 +254,7 @@ class BwrapBackend(SandboxBackend):
             self._settle()
             run = self._take_warm(shape) or self._start(shape)
             try:
-                observation = self._claim(run, request)
+                observation = self._claim_tracked(run, request)
             except BaseException:
                 _cleanup(run)
                 raise
@@ -262,6 +263,23 @@ class BwrapBackend(SandboxBackend):
         with self._lock:
             self._pending.append(recycling)
         return observation
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            in_flight = list(self._in_flight)
+        for run in in_flight:
+            if run.cgroup is not None:
+                with contextlib.suppress(OSError, InfrastructureError):
+                    run.cgroup.kill_all()
+
+    def _claim_tracked(self, run: _Run, request: SealedRequest) -> Observation:
+        with self._lock:
+            self._in_flight.add(run)
+        try:
+            return self._claim(run, request)
+        finally:
+            with self._lock:
+                self._in_flight.discard(run)
 
     def release(self) -> None:
         """Stop the started sandbox and remove this validator's directory and cgroups.

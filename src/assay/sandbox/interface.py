@@ -169,3 +169,11 @@ class SandboxBackend(ABC):
     @abstractmethod
     def check(self) -> tuple[CheckResult, ...]:
         """Prove the backend is sound on this host."""
+
+    @abstractmethod
+    def cancel_all(self) -> None:
+        """Kill every run in flight (its caller is stopping early).
+
+        Those runs return promptly with whatever was observed, which must not
+        be recorded as the agent's doing.
+        """

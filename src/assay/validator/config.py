@@ -49,6 +49,7 @@ class RoundConfig:
     db: Path = Path("assay.db")
     executor: str = "local"
     jobs: int | None = None
+    address: str | None = None  # a Ray cluster, for executor = "ray"
 
 
 def parse_tracks(text: str) -> tuple[Track, ...]:
@@ -68,7 +69,7 @@ def load_config(path: Path | None) -> dict[str, Any]:
         raise ConfigError(f"{path}: {exc}") from exc
     table = data.get("round", data)
     allowed = {"corpus", "agents", "tracks", "seed", "validator_id", "secret_file", "db"}
-    allowed |= {"executor", "jobs"}
+    allowed |= {"executor", "jobs", "address"}
     unknown = sorted(set(table) - allowed)
     if unknown:
         raise ConfigError(f"{path}: unknown keys {unknown}")

@@ -153,12 +153,17 @@ class RoundEngine:
             observed = self._observe_all()
             cap = _WallCap(self.spec, self.store.wall_spent(self.round_id))
             jobs = self._jobs(self.ledger.pending(), observed, cap)
-            for outcome in self.executor.execute(jobs, RepRunner(self.spec, self.secret)):
-                self._record(outcome, cap)
+            self._execute(jobs, cap)
             return self.finish()
         except (InfrastructureError, StoreError, Abstained) as exc:
             self.store.abstain(self.round_id, f"{type(exc).__name__}: {exc}")
             return self.ledger.result()
+
+    def _execute(self, jobs: Iterator[RepTask], cap: _WallCap) -> None:
+        # On Ctrl-C the executor kills the reps in flight and yields nothing more:
+        # every stored rep is whole, and `round resume` runs exactly the others.
+        for outcome in self.executor.execute(jobs, RepRunner(self.spec, self.secret)):
+            self._record(outcome, cap)
 
     def _verify_artifacts(self) -> None:
         for task in self.plan.tasks:
@@ -285,12 +290,19 @@ def to_record(outcome: RunOutcome, truth: PlannedTask) -> RepRecord:
     )
 
 
-def make_executor(name: str, jobs: int | None) -> Executor:
+def make_executor(name: str, jobs: int | None, address: str | None = None) -> Executor:
+    """`address` (a Ray cluster) only means something to the ray executor."""
     if name == "local":
         from assay.validator.executors.local import LocalExecutor
 
         return LocalExecutor(jobs)
-    raise Abstained(f"unknown executor {name!r} (available: local)")
+    if name == "ray":
+        try:
+            from assay.validator.executors.ray import RayExecutor
+        except ImportError as exc:
+            raise Abstained(f"the ray executor needs `pip install 'assay[ray]'` ({exc})") from exc
+        return RayExecutor(address, jobs)
+    raise Abstained(f"unknown executor {name!r} (available: local, ray)")
 
 
 def require_sound_sandbox(executor: Executor) -> None:

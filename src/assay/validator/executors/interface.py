@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 
 from assay.mechanism.spec import MechanismSpec
@@ -27,11 +27,15 @@ class Executor(ABC):
     name: str
 
     @abstractmethod
-    def execute(self, tasks: Iterable[RepTask], runner: RepRunner) -> Iterator[RunOutcome]:
+    def execute(
+        self, tasks: Iterable[RepTask], runner: RepRunner
+    ) -> Generator[RunOutcome, None, None]:
         """Run the tasks, yielding each outcome as it completes (any order).
 
         `tasks` is consumed lazily, only as workers free up, so the caller can
         decide about a rep (e.g. the agent's round wall cap) as late as possible.
         An `InfrastructureError` from any rep propagates after in-flight work
-        is stopped; the caller abstains.
+        is stopped; the caller abstains. When the caller stops early (Ctrl-C,
+        or the generator is closed), reps in flight are killed and their
+        outcomes are never yielded: a resumed round runs them again.
         """

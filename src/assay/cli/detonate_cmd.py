@@ -1,0 +1,76 @@
+"""`assay detonate DIR --track T`: what the artifact does in the sandbox, by capability."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from assay.cli import app
+from assay.cli.output import console, emit_json, fail
+from assay.detonate import Detonation, detonate
+from assay.mechanism.spec import Track
+from assay.sandbox import InfrastructureError, default_backend
+
+_STYLE = {"normal": "green", "dangerous": "yellow", "system": "bold magenta", "redact": "bold red"}
+
+
+@app.command("detonate")
+def detonate_command(
+    directory: Annotated[Path, typer.Argument(help="the unpacked artifact")],
+    track: Annotated[str, typer.Option("--track", help="skills, mcp_servers or packages")],
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Detonate an artifact under the validator's tracer and map what it did to capabilities."""
+    try:
+        chosen = Track(track)
+    except ValueError:
+        fail(f"unknown track {track!r}")
+    if not chosen.behavioural:
+        fail(f"the {chosen.value} track is audited statically, not detonated")
+    if not directory.is_dir():
+        fail(f"{directory} is not a directory")
+    try:
+        result = detonate(directory.resolve(), chosen, backend=default_backend())
+    except InfrastructureError as exc:
+        fail(f"sandbox unavailable: {exc}", code=1)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        _print(result, directory)
+
+
+def _print(result: Detonation, directory: Path) -> None:
+    table = Table(title=f"detonation of {escape(str(directory))} ({result.track.value})")
+    for column in ("capability", "protection", "profiles", "evidence"):
+        table.add_column(column, overflow="fold")
+    for observed in result.capabilities:
+        style = _STYLE.get(observed.protection, "")
+        evidence = observed.to_json()["evidence"]
+        lines = [_evidence_line(e) for e in evidence[:3]]
+        if len(evidence) > 3:
+            lines.append(f"… {len(evidence) - 3} more")
+        table.add_row(
+            f"[{style}]{observed.capability}[/]",
+            observed.protection,
+            ", ".join(observed.profiles),
+            escape("\n".join(lines)),
+        )
+    console.print(table)
+    if not result.capabilities:
+        console.print("[green]no capability observed[/]")
+    for name, profiles in sorted(result.gated().items()):
+        console.print(f"[bold]gated:[/] {name} only under {', '.join(profiles)}")
+    runs = ", ".join(f"{p.name} {p.status} ({p.wall_s:.1f}s)" for p in result.profiles)
+    console.print(f"profiles: {runs}", highlight=False)
+    for note in result.notes:
+        console.print(f"note: {escape(note)}")
+
+
+def _evidence_line(evidence: dict[str, object]) -> str:
+    what = evidence.get("path") or evidence.get("peer") or " ".join(evidence.get("argv") or [])  # type: ignore[arg-type]
+    detail = f" — {evidence['detail']}" if evidence.get("detail") else ""
+    return f"{evidence['event']}: {what}{detail}"

@@ -1,0 +1,6 @@
+"""Validator-side detonation of artifacts → observed capabilities (DESIGN §8)."""
+
+from assay.detonate.core import Budget, detonate
+from assay.detonate.model import Detonation, Evidence, ObservedCapability, ProfileRun
+
+__all__ = ["Budget", "Detonation", "Evidence", "ObservedCapability", "ProfileRun", "detonate"]

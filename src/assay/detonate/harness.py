@@ -1,0 +1,686 @@
+"""Validator-owned detonation harness that runs inside the sandbox (stdlib only).
+
+It reads its plan from /task/input/plan.json, lays out a fake home full of
+canary secrets, runs each planned step as a child process (scripts, install
+hooks, imports, an MCP session) with a bounded budget, scans the writable
+areas for canary values after every step, and writes a JSON log to the result
+channel.
+
+What the validator trusts is its own trace; this log only adds what a syscall
+trace cannot show (which files ended up holding canary values, what an MCP
+server declared and answered). The harness keeps itself out of that trace:
+canary files are written under a random staging prefix and hard-linked into the
+home (links are not traced), and canary scans open files through
+/proc/self/fd/... (paths the tracer treats as the runtime's own).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import ctypes
+import json
+import os
+import select
+import selectors
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+PLAN_PATH = "/task/input/plan.json"
+_TAIL = 2048  # bytes of each child's stderr kept for the log
+_SCAN_FILE_CAP = 1 << 20  # larger files are not scanned for canaries
+_SCAN_FILES_MAX = 2000
+_MCP_LINE_CAP = 1 << 20
+_MCP_TOTAL_CAP = 8 << 20
+_PR_SET_DUMPABLE = 4
+
+
+def _undumpable() -> None:
+    """Make /proc/<harness>/fd unreachable for the artifact (it runs as the same user)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+# --- fake home ---------------------------------------------------------------------------
+
+
+def lay_out_home(plan: dict[str, Any]) -> None:
+    """Write every planned file under the staging prefix, then hard-link it into place."""
+    stage = plan["stage"]
+    os.makedirs(stage, mode=0o700, exist_ok=True)
+    for n, item in enumerate(plan["files"]):
+        staged = os.path.join(stage, f"f{n}")
+        with open(staged, "wb") as handle:
+            handle.write(base64.b64decode(item["data"]))
+        os.chmod(staged, item["mode"])
+        os.makedirs(os.path.dirname(item["path"]), mode=0o700, exist_ok=True)
+        os.link(staged, item["path"])
+    for directory in plan["dirs"]:
+        os.makedirs(directory, mode=0o755, exist_ok=True)
+    # Inputs named by documented invocations live in the workspace (another filesystem,
+    # so no link): written directly, and the validator discounts exactly these paths.
+    for path, text in plan["placeholders"].items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def copy_artifact(plan: dict[str, Any]) -> None:
+    """Copy the read-only artifact where install steps need a writable tree."""
+    for destination in plan["copies"]:
+        os.makedirs(os.path.dirname(destination), exist_ok=True)
+        shutil.copytree("/task/artifact", destination, symlinks=True)
+
+
+# --- canary scanning ---------------------------------------------------------------------
+
+
+class Scanner:
+    """Finds canary values in files of the writable areas, without tracing as reads."""
+
+    def __init__(self, plan: dict[str, Any]) -> None:
+        self.roots = plan["scan_roots"]
+        self.skip_prefixes = tuple(plan["scan_skip"])
+        self.needles = {
+            name: [n.encode() for n in forms] for name, forms in plan["needles"].items()
+        }
+        self.canary_inodes = {self._inode(item["path"]) for item in plan["files"]}
+        self.seen: set[tuple[str, str]] = set()
+
+    @staticmethod
+    def _inode(path: str) -> tuple[int, int]:
+        st = os.lstat(path)
+        return (st.st_dev, st.st_ino)
+
+    def scan(self) -> list[dict[str, str]]:
+        hits: list[dict[str, str]] = []
+        budget = [_SCAN_FILES_MAX]
+        for root in self.roots:
+            try:
+                fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                continue
+            try:
+                self._walk(fd, root, hits, budget)
+            finally:
+                os.close(fd)
+        return hits
+
+    def _walk(self, dir_fd: int, path: str, hits: list[dict[str, str]], budget: list[int]) -> None:
+        try:
+            entries = sorted(os.listdir(dir_fd))
+        except OSError:
+            return
+        for name in entries:
+            full = os.path.join(path, name)
+            if full.startswith(self.skip_prefixes) or budget[0] <= 0:
+                continue
+            via = f"/proc/self/fd/{dir_fd}/{name}"
+            try:
+                st = os.lstat(via)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                try:
+                    sub = os.open(via, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+                except OSError:
+                    continue
+                try:
+                    self._walk(sub, full, hits, budget)
+                finally:
+                    os.close(sub)
+            elif stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in self.canary_inodes:
+                budget[0] -= 1
+                self._check_file(via, full, st.st_size, hits)
+
+    def _check_file(self, via: str, full: str, size: int, hits: list[dict[str, str]]) -> None:
+        if size > _SCAN_FILE_CAP:
+            return
+        try:
+            with open(via, "rb") as handle:
+                data = handle.read(_SCAN_FILE_CAP)
+        except OSError:
+            return
+        for name, forms in self.needles.items():
+            if (name, full) not in self.seen and any(form in data for form in forms):
+                self.seen.add((name, full))
+                hits.append({"canary": name, "path": full})
+
+
+# --- egress sink -------------------------------------------------------------------------
+
+# Imported by every Python child (through PYTHONPATH): a connect to a non-loopback
+# IPv4 peer is first really attempted (so the validator's tracer records it; the
+# sandbox has no route, so it fails), then handed to the harness's loopback sink with
+# a one-line preamble naming the intended peer, so what the artifact meant to send
+# can be seen. Nothing reaches any network either way.
+_EGRESS_HOOK = """
+import socket as _socket
+
+def _assay_egress(sink=("127.0.0.1", {port})):
+    real = _socket.socket.connect
+
+    def connect(self, address):
+        external = (
+            self.family == _socket.AF_INET
+            and isinstance(address, tuple)
+            and not str(address[0]).startswith("127.")
+        )
+        if not external:
+            return real(self, address)
+        try:
+            return real(self, address)
+        except OSError:
+            pass
+        real(self, sink)
+        self.sendall(("ASSAY-EGRESS %s %s\\n" % (address[0], address[1])).encode())
+
+    _socket.socket.connect = connect
+
+_assay_egress()
+del _assay_egress
+"""
+# The same for Node children (through NODE_OPTIONS=--require): a throwaway socket
+# makes the real, traced attempt; the artifact's own socket goes to the sink.
+_EGRESS_HOOK_JS = """
+const net = require("net");
+const realConnect = net.Socket.prototype.connect;
+net.Socket.prototype.connect = function (...args) {
+  // net.connect() passes arguments it has already normalised (an array).
+  const [options, callback] = Array.isArray(args[0]) ? args[0] : net._normalizeArgs(args);
+  const host = options.host || "localhost";
+  const external = !options.path && net.isIPv4(host) && !host.startsWith("127.");
+  if (!external) return realConnect.apply(this, args);
+  const probe = new net.Socket();
+  probe.on("error", () => {});
+  realConnect.call(probe, { host, port: options.port });
+  const socket = realConnect.call(this, { host: "127.0.0.1", port: {port} }, callback);
+  socket.write("ASSAY-EGRESS " + host + " " + options.port + "\\n");
+  return socket;
+};
+"""
+_EGRESS_CAP = 64 * 1024
+_EGRESS_CONNECTIONS = 64
+_HTTP_METHODS = (b"GET ", b"POST ", b"PUT ", b"PATCH ", b"DELETE ", b"HEAD ")
+
+
+class EgressSink:
+    """Loopback listener that records what redirected connections carry."""
+
+    def __init__(self, needles: dict[str, list[bytes]]) -> None:
+        self.needles = needles
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.2)
+        self.port = self.listener.getsockname()[1]
+        self.events: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.accepted = 0
+        self.busy = threading.Event()  # set while a connection is being read
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def hook_env(self, directory: str) -> dict[str, str]:
+        """Write the hooks under `directory` (the harness's own); the child env using them."""
+        os.makedirs(directory, exist_ok=True)
+        python_hook = os.path.join(directory, "sitecustomize.py")
+        node_hook = os.path.join(directory, "egress.js")
+        with open(python_hook, "w", encoding="utf-8") as handle:
+            handle.write(_EGRESS_HOOK.format(port=self.port))
+        with open(node_hook, "w", encoding="utf-8") as handle:
+            handle.write(_EGRESS_HOOK_JS.replace("{port}", str(self.port)))
+        return {"PYTHONPATH": directory, "NODE_OPTIONS": f"--require {node_hook}"}
+
+    def drain(self) -> list[dict[str, Any]]:
+        """Events so far, once connections already made have been read (a step's child
+        may exit before the sink has accepted or finished reading its connection)."""
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and (self.busy.is_set() or self._pending()):
+            time.sleep(0.02)
+        with self.lock:
+            events, self.events = self.events, []
+        return events
+
+    def _pending(self) -> bool:
+        if self.accepted >= _EGRESS_CONNECTIONS:
+            return False  # the sink has stopped serving; nothing more will be read
+        readable, _, _ = select.select([self.listener], [], [], 0)
+        return bool(readable)
+
+    def _serve(self) -> None:
+        while self.accepted < _EGRESS_CONNECTIONS:
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.accepted += 1
+            self.busy.set()
+            with conn:
+                self._record(conn)
+            self.busy.clear()
+
+    def _record(self, conn: socket.socket) -> None:
+        data = _read_for(conn, deadline=time.monotonic() + 1.5)
+        head, _, body = data.partition(b"\n")
+        if not head.startswith(b"ASSAY-EGRESS "):
+            return
+        words = head.decode("ascii", "replace").split()
+        method = next((m.strip().decode() for m in _HTTP_METHODS if body.startswith(m)), "")
+        if method:
+            with contextlib.suppress(OSError):
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        canaries = sorted(n for n, forms in self.needles.items() if any(f in body for f in forms))
+        event = {
+            "peer": ":".join(words[1:3]),
+            "bytes": len(body),
+            "http_method": method,
+            "request_line": body.split(b"\r\n", 1)[0][:200].decode("latin-1") if method else "",
+            "canaries": canaries,
+        }
+        with self.lock:
+            self.events.append(event)
+
+
+def _read_for(conn: socket.socket, deadline: float) -> bytes:
+    """What the peer sends until it goes quiet, closes, or the cap or deadline is hit."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < _EGRESS_CAP and time.monotonic() < deadline:
+        conn.settimeout(0.3)
+        try:
+            chunk = conn.recv(_EGRESS_CAP - size)
+        except (TimeoutError, OSError):
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+# --- child processes ---------------------------------------------------------------------
+
+
+class Child:
+    """One child process with capped output capture and a hard wall-clock timeout."""
+
+    def __init__(self, argv: list[str], cwd: str, env: dict[str, str], stdin: bytes) -> None:
+        self.stdin = stdin
+        self.process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # one process group to kill on timeout
+        )
+
+    def wait(self, timeout_s: float) -> dict[str, Any]:
+        process = self.process
+        assert process.stdin is not None and process.stdout is not None
+        assert process.stderr is not None
+        try:
+            process.stdin.write(self.stdin)
+            process.stdin.close()
+        except OSError:
+            pass
+        counts = {process.stdout.fileno(): 0, process.stderr.fileno(): 0}
+        tail = b""
+        deadline = time.monotonic() + timeout_s
+        timed_out = False
+        with selectors.DefaultSelector() as selector:
+            for stream in (process.stdout, process.stderr):
+                selector.register(stream.fileno(), selectors.EVENT_READ)
+            while selector.get_map():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                for key, _ in selector.select(min(remaining, 0.25)):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        selector.unregister(key.fd)
+                        continue
+                    counts[key.fd] += len(chunk)
+                    if key.fd == process.stderr.fileno():
+                        tail = (tail + chunk)[-_TAIL:]
+        exit_code = self._finish(deadline, timed_out)
+        process.stdout.close()
+        process.stderr.close()
+        return {
+            "exit": exit_code,
+            "timed_out": exit_code is None,
+            "output_bytes": sum(counts.values()),
+            "stderr_tail": tail.decode("utf-8", "replace"),
+        }
+
+    def _finish(self, deadline: float, timed_out: bool) -> int | None:
+        """Exit code, or None once the child outlived its deadline (its group is killed)."""
+        if not timed_out:
+            try:
+                return self.process.wait(max(0.05, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        kill_group(self.process)
+        return None
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(1.0)
+
+
+# --- MCP over stdio ----------------------------------------------------------------------
+
+
+class McpSession:
+    """A bounded newline-delimited JSON-RPC 2.0 client for one stdio MCP server.
+
+    Survives servers that hang (per-request timeouts), crash (EOF), flood stdout
+    (line and total caps) or answer with garbage (non-matching lines are counted).
+    """
+
+    def __init__(self, argv: list[str], cwd: str, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        assert self.process.stdout is not None
+        self.fd = self.process.stdout.fileno()
+        os.set_blocking(self.fd, False)
+        self.buffer = b""
+        self.total = 0
+        self.next_id = 0
+        self.malformed = 0
+        self.flooded = False
+        self.closed = False
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """The response object, or {"failure": ...} (timeout, closed, flood, unwritable)."""
+        self.next_id += 1
+        wanted = self.next_id
+        if not self._send({"jsonrpc": "2.0", "id": wanted, "method": method, "params": params}):
+            return {"failure": "closed"}
+        deadline = time.monotonic() + timeout_s
+        while True:
+            for line in self._lines():
+                message = self._parse(line)
+                if message is not None and message.get("id") == wanted:
+                    return message
+            if self.flooded:
+                return {"failure": "flood"}
+            if self.closed:
+                return {"failure": "closed"}
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return {"failure": "timeout"}
+            self._fill(remaining)
+
+    def _send(self, message: dict[str, Any]) -> bool:
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(json.dumps(message).encode() + b"\n")
+            stdin.flush()
+        except (OSError, ValueError):
+            self.closed = True
+            return False
+        return True
+
+    def _fill(self, timeout_s: float) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.fd, selectors.EVENT_READ)
+            if not selector.select(min(timeout_s, 0.25)):
+                return
+        try:
+            chunk = os.read(self.fd, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.closed = True
+            return
+        self.total += len(chunk)
+        if self.total > _MCP_TOTAL_CAP:
+            self.flooded = True
+        self.buffer += chunk
+        if b"\n" not in self.buffer and len(self.buffer) > _MCP_LINE_CAP:
+            self.buffer = b""  # one endless line: drop it, count it
+            self.malformed += 1
+
+    def _lines(self) -> list[bytes]:
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [line for line in lines if line.strip()]
+
+    def _parse(self, line: bytes) -> dict[str, Any] | None:
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            self.malformed += 1
+            return None
+        if not isinstance(message, dict):
+            self.malformed += 1
+            return None
+        return message
+
+    def close(self) -> dict[str, Any]:
+        """End the session: EOF on stdin (a polite server exits), then kill what is left."""
+        died_early = self.process.poll() not in (0, None)
+        with contextlib.suppress(OSError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(0.5)
+        kill_group(self.process)
+        return {
+            "crashed": died_early,
+            "exit": self.process.returncode,
+            "malformed_lines": self.malformed,
+            "flooded": self.flooded,
+            "stdout_bytes": self.total,
+        }
+
+
+def canary_arguments(schema: object, canary: str) -> dict[str, Any]:
+    """Plausible arguments for a tool's input schema, strings carrying the canary."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return {}
+    return {str(name): _value_for(str(name), spec, canary) for name, spec in properties.items()}
+
+
+def _value_for(name: str, spec: object, canary: str) -> Any:
+    spec = spec if isinstance(spec, dict) else {}
+    enum = spec.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[0]
+    kind = spec.get("type")
+    if kind in ("number", "integer"):
+        return 1
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return []
+    if kind == "object":
+        return {}
+    lowered = name.lower()
+    if "url" in lowered or "uri" in lowered:
+        return f"https://example.com/{canary}"
+    if "path" in lowered or "file" in lowered:
+        return "notes.md"
+    return canary
+
+
+def run_mcp(
+    step: dict[str, Any],
+    env: dict[str, str],
+    scanner: Scanner,
+    sink: EgressSink,
+    deadline: float,
+) -> dict[str, Any]:
+    limits = step["mcp"]
+    session = McpSession(step["argv"], step["cwd"], env)
+    out: dict[str, Any] = {"tools": [], "calls": []}
+    try:
+        init = session.request(
+            "initialize",
+            {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": {"name": "assay-detonate", "version": "1"},
+            },
+            limits["request_timeout_s"],
+        )
+        out["initialize"] = _outcome(init)
+        if "failure" in init:
+            return out
+        session.notify("notifications/initialized", {})
+        tools = _list_tools(session, limits["request_timeout_s"])
+        out["tools"] = tools[: limits["max_tools"]]
+        for tool in out["tools"]:
+            if time.monotonic() > deadline:
+                out["calls"].append({"tool": tool["name"], "outcome": "skipped: deadline"})
+                continue
+            reply = session.request(
+                "tools/call",
+                {
+                    "name": tool["name"],
+                    "arguments": canary_arguments(tool["inputSchema"], step["canary"]),
+                },
+                limits["call_timeout_s"],
+            )
+            out["calls"].append(
+                {
+                    "tool": tool["name"],
+                    "outcome": _outcome(reply),
+                    "canary_hits": scanner.scan(),
+                    "egress": sink.drain(),
+                }
+            )
+    finally:
+        out["session"] = session.close()
+    return out
+
+
+def _list_tools(session: McpSession, timeout_s: float) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = []
+    cursor: object = None
+    for _ in range(3):  # pages
+        reply = session.request("tools/list", {"cursor": cursor} if cursor else {}, timeout_s)
+        result = reply.get("result")
+        if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            break
+        for tool in result["tools"]:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                tools.append(
+                    {
+                        "name": tool["name"][:200],
+                        "description": str(tool.get("description", ""))[:4000],
+                        "inputSchema": tool.get("inputSchema")
+                        if isinstance(tool.get("inputSchema"), dict)
+                        else {},
+                    }
+                )
+        cursor = result.get("nextCursor")
+        if not cursor:
+            break
+    return tools
+
+
+def _outcome(reply: dict[str, Any]) -> str:
+    if "failure" in reply:
+        return str(reply["failure"])
+    if "error" in reply:
+        return "error"
+    result = reply.get("result")
+    if isinstance(result, dict) and result.get("isError"):
+        return "tool_error"
+    return "ok" if "result" in reply else "malformed"
+
+
+# --- the plan ----------------------------------------------------------------------------
+
+
+def step_env(plan: dict[str, Any], step: dict[str, Any]) -> dict[str, str]:
+    env = dict(plan["env"])
+    env.update(step.get("env", {}))
+    return env
+
+
+def run_step(
+    plan: dict[str, Any],
+    step: dict[str, Any],
+    scanner: Scanner,
+    sink: EgressSink,
+    deadline: float,
+) -> dict[str, Any]:
+    env = step_env(plan, step)
+    record: dict[str, Any] = {"name": step["name"]}
+    timeout = min(step["timeout_s"], max(0.1, deadline - time.monotonic()))
+    try:
+        if step["kind"] == "mcp":
+            record["mcp"] = run_mcp(step, env, scanner, sink, time.monotonic() + timeout)
+        else:
+            child = Child(step["argv"], step["cwd"], env, step.get("stdin", "").encode())
+            record.update(child.wait(timeout))
+    except OSError as exc:
+        record["error"] = f"{type(exc).__name__}: {exc}"
+    record["canary_hits"] = scanner.scan()
+    record["egress"] = sink.drain()
+    return record
+
+
+def main() -> None:
+    result_fd = int(os.environ.pop("ASSAY_RESULT_FD"))
+    os.set_inheritable(result_fd, False)  # no child inherits the result channel
+    _undumpable()
+    with open(PLAN_PATH, "rb") as handle:
+        plan = json.loads(handle.read())
+    started = time.monotonic()
+    deadline = started + plan["deadline_s"]
+    log: dict[str, Any] = {"steps": [], "skipped": []}
+    lay_out_home(plan)
+    copy_artifact(plan)
+    scanner = Scanner(plan)
+    sink = EgressSink(scanner.needles)
+    plan["env"].update(sink.hook_env(os.path.join(plan["stage"], "hooks")))
+    for step in plan["steps"]:
+        if time.monotonic() >= deadline:
+            log["skipped"].append(step["name"])
+            continue
+        log["steps"].append(run_step(plan, step, scanner, sink, deadline))
+    log["elapsed_s"] = round(time.monotonic() - started, 3)
+    log["sink_port"] = sink.port
+    data = json.dumps(log).encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(result_fd, view) :]
+    os.close(result_fd)
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

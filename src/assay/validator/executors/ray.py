@@ -1,0 +1,199 @@
+"""Runs reps as Ray tasks, on this machine or across a cluster.
+
+Each rep is one Ray task asking for 1 CPU and the sandbox's memory. The worker
+builds its own sandbox backend, so bubblewrap runs on the node that runs the rep.
+Artifacts travel through Ray's object store (a tar, put once per artifact and
+verified against its digest after unpacking), so nodes need no shared storage.
+Outcomes stream back to the driver, which alone writes the store.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import logging
+import os
+import sys
+import tarfile
+import tempfile
+from collections.abc import Generator, Iterable, Iterator
+from contextlib import contextmanager, redirect_stdout
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.exceptions import RayError, RayTaskError
+
+from assay.corpus.interface import artifact_digest
+from assay.runner.outcome import RunOutcome
+from assay.runner.rep import RepTask
+from assay.sandbox import InfrastructureError, SandboxBackend
+from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.check import require_sound
+from assay.validator.executors.flight import Flight, stream
+from assay.validator.executors.interface import Executor, RepRunner
+
+# Re-runs of a rep whose worker process or node died under it. Ray retries only
+# such system failures (never an exception raised by the rep), so an agent's own
+# crash is judged once, like everywhere else.
+WORKER_RETRIES = 3
+QUEUED_PER_CPU = 2
+# Artifacts are small and put once each; the rest of a node's memory is for sandboxes.
+OBJECT_STORE_BYTES = 256 << 20
+
+ObjectRef = Any  # ray.ObjectRef, untyped for mypy
+
+
+class RayExecutor(Executor):
+    """Reps as Ray tasks. `address=None` starts a local Ray instance for the run."""
+
+    name = "ray"
+
+    def __init__(
+        self, address: str | None = None, jobs: int | None = None, *, retries: int = WORKER_RETRIES
+    ) -> None:
+        self.address = address
+        self.jobs = jobs
+        self.retries = retries
+
+    def execute(
+        self, tasks: Iterable[RepTask], runner: RepRunner
+    ) -> Generator[RunOutcome, None, None]:
+        # Stopping early (Ctrl-C, a fault, the consumer closed us) cancels the reps in
+        # flight, inside `stream`, while still connected.
+        with self._connected():
+            yield from stream(tasks, self._slots(), _RayFlight(runner, self.retries))
+
+    def _slots(self) -> int:
+        """In flight: two reps per CPU of the cluster (or per `jobs`), so a worker that
+        ends a rep finds the next one already queued instead of waiting a round trip
+        to the driver. More would decide the wall cap of reps far from starting."""
+        cpus = self.jobs or int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
+        return max(1, QUEUED_PER_CPU * cpus)
+
+    @contextmanager
+    def _connected(self) -> Iterator[None]:
+        # A validator does not report usage to third parties unless its operator says so.
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
+        try:
+            if self.address is None:
+                ray.init(
+                    address="local",  # never join a cluster Ray happens to find on this host
+                    num_cpus=self.jobs or os.cpu_count() or 1,
+                    include_dashboard=False,
+                    object_store_memory=OBJECT_STORE_BYTES,
+                    **quiet,
+                )
+            else:
+                ray.init(address=self.address, **quiet)
+        except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+            where = self.address or "a local instance"
+            raise InfrastructureError(f"cannot start or reach Ray ({where}): {exc}") from exc
+        try:
+            # Ray's driver prints cluster events (a dead worker, its rep retried) to
+            # stdout, which belongs to the caller (`--json`): send them to stderr.
+            with redirect_stdout(sys.stderr):
+                yield
+        finally:
+            ray.shutdown()
+
+
+@dataclass(frozen=True)
+class ShippedArtifact:
+    """An artifact tree in Ray's object store, with the digest it must unpack to."""
+
+    tar: ObjectRef
+    digest: str
+
+
+class _RayFlight(Flight[ObjectRef]):
+    def __init__(self, runner: RepRunner, retries: int) -> None:
+        self.runner_ref = ray.put(runner)  # the spec and secret travel once, not per rep
+        self.remote = _run_shipped.options(
+            num_cpus=1,
+            memory=runner.spec.sandbox.memory_bytes,
+            max_retries=retries,
+            retry_exceptions=False,
+        )
+        self.retries = retries
+        self.shipped: dict[Path, ShippedArtifact] = {}
+        self.in_flight: dict[ObjectRef, RepTask] = {}
+
+    def submit(self, task: RepTask) -> ObjectRef:
+        artifact = self._ship(task.artifact_dir)
+        ref = self.remote.remote(task, self.runner_ref, artifact.tar, artifact.digest)
+        self.in_flight[ref] = task
+        return ref
+
+    def wait_any(self, running: set[ObjectRef]) -> tuple[set[ObjectRef], set[ObjectRef]]:
+        done, rest = ray.wait(list(running), num_returns=1)
+        return set(done), set(rest)
+
+    def result(self, handle: ObjectRef) -> RunOutcome:
+        task = self.in_flight.pop(handle)
+        try:
+            outcome = ray.get(handle)
+        except RayTaskError as exc:
+            # The rep itself raised (e.g. an unsound sandbox on that node): re-raise
+            # the original so the round abstains on it, as with the local executor.
+            raise exc.cause if exc.cause is not None else InfrastructureError(str(exc)) from exc
+        except RayError as exc:
+            raise InfrastructureError(
+                f"{_describe(task)} lost its worker {self.retries + 1} times: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        assert isinstance(outcome, RunOutcome)
+        return outcome
+
+    def cancel(self, handles: set[ObjectRef]) -> None:
+        for handle in handles:
+            self.in_flight.pop(handle, None)
+            ray.cancel(handle, force=True)  # kills the worker, and its sandbox with it
+
+    def _ship(self, root: Path) -> ShippedArtifact:
+        if root not in self.shipped:
+            self.shipped[root] = ShippedArtifact(ray.put(pack(root)), artifact_digest(root))
+        return self.shipped[root]
+
+
+def _describe(task: RepTask) -> str:
+    return f"rep {task.rep} of {task.agent.sha256[:12]} on {task.track.value}/{task.task_id}"
+
+
+def pack(root: Path) -> bytes:
+    """The artifact tree as an uncompressed tar (symlinks kept as links, never followed)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(root, arcname=".", recursive=True)
+    return buffer.getvalue()
+
+
+def unpack(data: bytes, into: Path, digest: str) -> Path:
+    """Unpack a shipped artifact under `into`; a tree that does not hash to `digest`
+    is an infrastructure fault (the validator abstains), never the agent's."""
+    root = into / "artifact"
+    root.mkdir()
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
+        tar.extractall(root, filter="tar")  # refuses members outside `root`
+    if artifact_digest(root) != digest:
+        raise InfrastructureError("shipped artifact does not match its planned digest")
+    return root
+
+
+@functools.cache
+def _worker_backend() -> SandboxBackend:
+    """This worker process's sandbox, checked sound once: an unsound node makes the
+    round abstain. Ray ends idle workers without running their exit hooks, so a
+    sandbox started ahead of the next rep would be left behind: start none."""
+    backend = BwrapBackend(prestart=False)
+    require_sound(backend)
+    return backend
+
+
+@ray.remote
+def _run_shipped(task: RepTask, runner: RepRunner, tar: bytes, digest: str) -> RunOutcome:
+    with tempfile.TemporaryDirectory(prefix="assay-artifact-") as tmp:
+        artifact = unpack(tar, Path(tmp), digest)
+        return runner(replace(task, artifact_dir=artifact), _worker_backend())

@@ -1,0 +1,41 @@
+"""Fixtures for detonating artifacts in the real sandbox."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from assay.detonate import Detonation, detonate
+from assay.mechanism.spec import Track
+from assay.sandbox.bwrap import BwrapBackend
+
+
+@pytest.fixture(scope="session")
+def backend() -> BwrapBackend:
+    b = BwrapBackend()
+    b.sweep_stale()
+    return b
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    return root
+
+
+@pytest.fixture
+def detonate_tree(backend: BwrapBackend, tmp_path: Path) -> Callable[..., Detonation]:
+    """Detonate an artifact written from {relative path: text}, under chosen profiles."""
+
+    def run(
+        files: dict[str, str], track: Track, only: tuple[str, ...] = ("baseline",)
+    ) -> Detonation:
+        artifact = write_tree(tmp_path / "artifact", files)
+        return detonate(artifact, track, backend=backend, only=only)
+
+    return run

@@ -1,0 +1,75 @@
+"""`assay detonate` and the round observer, end to end through the real sandbox."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.corpus.interface import artifact_digest
+from assay.detonate.observer import DetonationObserver
+from assay.mechanism.spec import Track
+from assay.sandbox.bwrap import BwrapBackend
+from assay.validator.plan import PlannedTask
+
+pytestmark = pytest.mark.sandbox
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+TIMEBOMB = CORPUS / "skills" / "log-rotate-timebomb" / "artifact"
+
+
+def assay(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "assay", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_json_output_is_the_observed_context() -> None:
+    result = assay("detonate", str(TIMEBOMB), "--track", "skills", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["track"] == "skills"
+    (capability,) = data["capabilities"]
+    assert capability["capability"] == "WRITE_SHELL_PROFILE"
+    assert capability["protection"] == "system"
+    assert capability["evidence"][0]["path"] == "~/.bashrc"
+    assert "baseline" not in capability["profiles"]
+    assert {p["name"] for p in data["profiles"]} >= {"baseline", "ci", "clock_plus_13mo"}
+
+
+def test_table_output_names_the_gated_capability() -> None:
+    result = assay("detonate", str(TIMEBOMB), "--track", "skills")
+    assert result.returncode == 0, result.stderr
+    assert "WRITE_SHELL_PROFILE" in result.stdout
+    assert "gated" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--track", "repositories"), "not detonated"),
+        (("--track", "nonsense"), "unknown track"),
+    ],
+)
+def test_refuses_what_it_cannot_detonate(args: tuple[str, ...], message: str) -> None:
+    result = assay("detonate", str(TIMEBOMB), *args)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def test_observer_detonates_each_artifact_once(backend: BwrapBackend) -> None:
+    observer = DetonationObserver(backend)
+
+    def planned(task_id: str, track: Track) -> PlannedTask:
+        return PlannedTask(
+            track, task_id, "malicious", str(TIMEBOMB), artifact_digest(TIMEBOMB), (), ()
+        )
+
+    first = observer(planned("a", Track.SKILLS))
+    again = observer(planned("copy-of-a", Track.SKILLS))
+    assert first is not None and again is first  # same digest: not detonated twice
+    assert observer(planned("r", Track.REPOSITORIES)) is None
+    json.dumps(first)  # stored with the round as JSON

@@ -1,0 +1,158 @@
+"""Detonating the bundled corpus: labels' capabilities seen, benign samples quiet,
+evasive samples caught under the profile that triggers them, the host untouched."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from assay.corpus.interface import Task
+from assay.corpus.native import NativeCorpus
+from assay.detonate import Detonation, detonate
+from assay.mechanism.spec import BEHAVIOURAL_TRACKS
+from assay.sandbox.bwrap import BwrapBackend
+
+pytestmark = pytest.mark.sandbox
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+TASKS: list[Task] = [t for track in BEHAVIOURAL_TRACKS for t in NativeCorpus(CORPUS).tasks(track)]
+_REAL_HOME_PATHS = (".ssh", ".aws", ".bashrc", ".profile", ".cache", ".config/systemd", ".netrc")
+
+
+def _fingerprint(home: Path) -> dict[str, str]:
+    """Content hashes of everything under the real home's sensitive paths."""
+    out: dict[str, str] = {}
+    for name in _REAL_HOME_PATHS:
+        root = home / name
+        paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in paths:
+            out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture(scope="module")
+def detonations(backend: BwrapBackend) -> Iterator[dict[str, Detonation]]:
+    """Every behavioural task detonated once; the real home must be unchanged after."""
+    home = Path.home()
+    before = _fingerprint(home)
+    results = {
+        f"{t.track.value}/{t.task_id}": detonate(t.artifact_dir, t.track, backend=backend)
+        for t in TASKS
+    }
+    yield results
+    assert _fingerprint(home) == before
+
+
+def _id(task: Task) -> str:
+    return f"{task.track.value}/{task.task_id}"
+
+
+@pytest.mark.parametrize("task", [t for t in TASKS if t.malicious], ids=_id)
+def test_malicious_sample_shows_its_labelled_capabilities(
+    task: Task, detonations: dict[str, Detonation]
+) -> None:
+    result = detonations[_id(task)]
+    assert set(task.expected_capabilities) <= result.names, result.to_json()["profiles"]
+
+
+@pytest.mark.parametrize("task", [t for t in TASKS if not t.malicious], ids=_id)
+def test_benign_sample_shows_nothing_system_or_redact(
+    task: Task, detonations: dict[str, Detonation]
+) -> None:
+    result = detonations[_id(task)]
+    severe = {c.capability for c in result.capabilities if c.protection in ("system", "redact")}
+    assert severe == set(), result.to_json()["capabilities"]
+
+
+# Environment-keyed samples: what fires, and only under which profile.
+ENV_KEYED = {
+    "skills/test-runner-ci-keyed": "READ_ENV_SECRET",
+    "mcp_servers/ci-status-env-keyed": "READ_ENV_SECRET",
+    "packages/npm-internal-utils-ci-keyed": "READ_ENV_SECRET",
+}
+# Time bombs: what fires from which date. Which profiles reach the date depends on
+# the real clock, so the expectation is computed from it.
+TIME_BOMBS = {
+    "skills/log-rotate-timebomb": ("WRITE_SHELL_PROFILE", datetime.date(2026, 12, 15)),
+    "packages/pip-fastjsonify-timebomb": ("WRITE_SHELL_PROFILE", datetime.date(2026, 12, 20)),
+    "mcp_servers/s3-browser-timebomb": ("READ_CLOUD_CREDENTIALS", datetime.date(2027, 1, 1)),
+}
+CLOCK_PROFILES = {"baseline": 0, "clock_plus_5w": 35, "clock_plus_13mo": 400}
+
+
+def _profiles_showing(result: Detonation, capability: str) -> set[str]:
+    return next((set(c.profiles) for c in result.capabilities if c.capability == capability), set())
+
+
+@pytest.mark.parametrize("task_id", sorted(ENV_KEYED))
+def test_environment_keyed_sample_fires_only_under_ci(
+    task_id: str, detonations: dict[str, Detonation]
+) -> None:
+    result = detonations[task_id]
+    assert _profiles_showing(result, ENV_KEYED[task_id]) == {"ci"}
+    assert result.gated()[ENV_KEYED[task_id]] == ["ci"]
+
+
+@pytest.mark.parametrize("task_id", sorted(TIME_BOMBS))
+def test_time_bomb_fires_under_the_shifted_clocks_that_reach_its_date(
+    task_id: str, detonations: dict[str, Detonation]
+) -> None:
+    capability, armed = TIME_BOMBS[task_id]
+    today = datetime.date.today()
+    reached = {p for p, days in CLOCK_PROFILES.items() if today + datetime.timedelta(days) >= armed}
+    seen = _profiles_showing(detonations[task_id], capability) & set(CLOCK_PROFILES)
+    assert seen == reached
+
+
+def test_trigger_flag_is_attributed_to_the_invocation_that_carries_it(
+    detonations: dict[str, Detonation],
+) -> None:
+    result = detonations["skills/pdf-tools-trigger-gated"]
+    baseline = next(p for p in result.profiles if p.name == "baseline")
+    assert any("--fast" in step.argv for step in baseline.steps)
+    assert "READ_CLOUD_CREDENTIALS" in baseline.capabilities
+
+
+def test_home_keyed_sample_reads_the_planted_key(detonations: dict[str, Detonation]) -> None:
+    result = detonations["skills/kube-helper-home-keyed"]
+    ssh = next(c for c in result.capabilities if c.capability == "READ_SSH_KEY")
+    assert any(e.path == "~/.ssh/id_rsa" for e in ssh.evidence)
+    schedule = next(c for c in result.capabilities if c.capability == "SCHEDULE_JOB")
+    assert any(e.path.startswith("~/.config/systemd/user/") for e in schedule.evidence)
+
+
+def test_output_is_json_bounded_and_sorted(detonations: dict[str, Detonation]) -> None:
+    for result in detonations.values():
+        data = result.to_json()
+        text = json.dumps(data)
+        assert len(text) < 96 * 1024
+        names = [c["capability"] for c in data["capabilities"]]
+        assert names == sorted(names)
+        for kind, events in data["events"].items():
+            assert events == sorted(events), kind
+        for capability in data["capabilities"]:
+            assert capability["protection"] in ("normal", "dangerous", "system", "redact")
+            assert capability["evidence"]
+
+
+def test_canary_values_never_reach_the_output(detonations: dict[str, Detonation]) -> None:
+    # The values are per-detonation secrets; agents see names and paths, never values.
+    result = detonations["skills/test-runner-ci-keyed"]
+    assert "ghp_" not in json.dumps(result.to_json()["capabilities"])
+
+
+def test_mcp_calls_carry_what_each_tool_was_seen_doing(
+    detonations: dict[str, Detonation],
+) -> None:
+    result = detonations["mcp_servers/link-preview-git-credentials"]
+    assert result.mcp is not None
+    (tool,) = result.mcp["tools"]
+    assert tool["name"] == "preview" and tool["parameters"] == ["url"]
+    (call,) = result.mcp["calls"]["baseline"]
+    assert call["outcome"] == "ok"
+    assert {"EXFILTRATE_DATA", "READ_SECRET"} <= set(call["observed"])

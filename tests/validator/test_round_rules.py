@@ -1,0 +1,142 @@
+"""Round rules that need more than one round or a short spec: EMA, wall cap, eval, config."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from assay.mechanism.spec import Track, parse_spec, pinned_bytes
+from assay.mechanism.weights import ema
+from assay.runner.outcome import FailureReason
+from assay.store.sqlite import Store
+from assay.validator.config import build_config, load_config, load_secret
+from assay.validator.executors.local import LocalExecutor
+from assay.validator.plan import load_agent, make_plan
+from assay.validator.round import RoundEngine, RoundLedger
+
+ROOT = Path(__file__).resolve().parents[2]
+KEYWORD = ROOT / "agents" / "keyword.py"
+ALLOW_ALL = ROOT / "agents" / "allow_all.py"
+Assay = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.mark.sandbox
+def test_the_second_round_blends_with_the_last_written_vector(
+    assay: Assay, small_corpus: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "ema.db"
+    common = ["round", "run", "--corpus", str(small_corpus), "--db", str(db), "--json"]
+    common += ["--agent", str(KEYWORD), "--agent", str(ALLOW_ALL), "--tracks", "skills"]
+    first = json.loads(assay(*common, "--seed", "aa").stdout)
+    second = json.loads(assay(*common, "--seed", "bb").stdout)
+    assert first["weights"] == first["round_weights"]  # nothing earlier to blend with
+    assert second["weights"] == ema(second["round_weights"], first["weights"])
+
+
+@pytest.mark.sandbox
+def test_an_agent_whose_round_wall_cap_is_spent_fails_its_remaining_reps(
+    small_corpus: Path, tmp_path: Path
+) -> None:
+    sleeper = tmp_path / "sleeper.py"
+    sleeper.write_text("import time\n\ndef agent_main(context):\n    time.sleep(30)\n")
+    raw = pinned_bytes().decode()
+    raw = raw.replace(
+        "tasks = 50\nreps = 3\ncpu_budget_s = 8.0", "tasks = 1\nreps = 3\ncpu_budget_s = 0.2"
+    )
+    spec = parse_spec(raw.encode())  # skills cap: 2 x 1 task x 3 reps x 0.2 s = 1.2 s of wall
+    agent = load_agent(sleeper, spec)
+    plan = make_plan(
+        corpus=small_corpus,
+        agents=[agent],
+        tracks=[Track.SKILLS],
+        round_seed="cap",
+        validator_id="test",
+        spec=spec,
+        draw_all=True,
+    )
+    store = Store(tmp_path / "cap.db")
+    store.create_round("cap", plan.to_json(), [agent])
+    engine = RoundEngine(
+        RoundLedger(store, "cap", spec), secret=b"s" * 32, executor=LocalExecutor(1)
+    )
+    result = engine.run()
+    assert result.status == "completed"
+    reasons = [o.reason for o in store.outcomes("cap")]
+    assert reasons.count(FailureReason.WALL_BACKSTOP) >= 1
+    assert reasons.count(FailureReason.ROUND_CAP) >= len(reasons) - 3
+    assert all(r is not None for r in reasons)
+
+
+@pytest.mark.sandbox
+def test_eval_prints_the_metric_fields(assay: Assay, small_corpus: Path) -> None:
+    result = assay(
+        "eval", str(KEYWORD), "--track", "skills", "--corpus", str(small_corpus), "--json"
+    )
+    payload = json.loads(result.stdout)
+    assert payload["track"] == "skills" and payload["tasks"] == 4
+    assert set(payload["confusion"]) == {"tp", "tn", "fp", "fn"}
+    assert {"mcc", "score", "threshold", "eligible", "task_results"} <= set(payload)
+    first = payload["task_results"][0]
+    assert {"task", "label", "verdict", "reps"} <= set(first)
+    assert {"status", "reason"} <= set(first["reps"][0])
+    repos = json.loads(
+        assay(
+            "eval", str(KEYWORD), "--track", "repositories", "--corpus", str(small_corpus), "--json"
+        ).stdout
+    )
+    assert all("f2" in t for t in repos["task_results"])
+
+
+def test_a_new_secret_is_private_and_a_readable_one_refused(tmp_path: Path) -> None:
+    path = tmp_path / "data" / "validator.secret"
+    secret, created = load_secret(path)
+    assert created and len(secret) == 32
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert load_secret(path) == (secret, False)
+    os.chmod(path, 0o644)
+    with pytest.raises(ValueError, match="readable by others"):
+        load_secret(path)
+
+
+def test_round_toml_is_read_and_flags_win(tmp_path: Path) -> None:
+    config_file = tmp_path / "round.toml"
+    config_file.write_text(
+        '[round]\ncorpus = "c"\nagents = ["a.py", "b.py"]\ntracks = ["skills"]\n'
+        'seed = "abc"\njobs = 3\n'
+    )
+    config = build_config(load_config(config_file), {"jobs": 1, "db": tmp_path / "x.db"})
+    assert config.corpus == tmp_path / "c"
+    assert config.agents == (tmp_path / "a.py", tmp_path / "b.py")
+    assert config.tracks == (Track.SKILLS,) and config.round_seed == "abc"
+    assert config.jobs == 1 and config.db == tmp_path / "x.db"
+    config_file.write_text("[round]\nbogus = 1\n")
+    with pytest.raises(ValueError, match="unknown keys"):
+        load_config(config_file)
+
+
+def test_the_cli_refuses_an_unknown_track(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "round",
+            "run",
+            "--tracks",
+            "videos",
+            "--db",
+            str(tmp_path / "x.db"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "tracks" in result.stderr
