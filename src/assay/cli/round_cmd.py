@@ -39,7 +39,6 @@ from assay.validator.round import (
     RoundLedger,
     RoundResult,
     make_executor,
-    require_sound_sandbox,
 )
 
 round_app = typer.Typer(help="Run, resume and report validator rounds.", no_args_is_help=True)
@@ -91,7 +90,6 @@ def _engine(
     address: str | None = None,
 ) -> RoundEngine:
     executor = make_executor(executor_name, jobs, address)
-    require_sound_sandbox(executor)
     ledger = RoundLedger(store, round_id, pinned())
     # Behavioural tasks are detonated once each (DESIGN §8) before any rep runs.
     observer = DetonationObserver(getattr(executor, "backend", None) or default_backend())

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.mechanism.metrics import fbeta
 from assay.mechanism.spec import MechanismSpec, pinned
@@ -90,11 +91,7 @@ def same_file(a: object, b: object) -> bool:
 
     `src/app/db.py` and `app/db.py` agree; `app/db.py` and `pp/db.py` do not.
     """
-    pa, pb = _path_parts(a), _path_parts(b)
-    if not pa or not pb:
-        return False
-    n = min(len(pa), len(pb))
-    return pa[-n:] == pb[-n:]
+    return _suffix_match(_path_parts(a), _path_parts(b))
 
 
 def _line(value: object) -> int | None:
@@ -105,11 +102,6 @@ def _line(value: object) -> int | None:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     return None
-
-
-def lines_close(a: object, b: object, window: int) -> bool:
-    la, lb = _line(a), _line(b)
-    return la is not None and lb is not None and abs(la - lb) <= window
 
 
 def cwe_number(value: object) -> int | None:
@@ -124,23 +116,119 @@ def cwe_number(value: object) -> int | None:
     return None
 
 
-def _cwes(item: Item) -> set[int]:
-    found = {cwe_number(item.get("cwe"))}
+def _cwes(item: Item) -> frozenset[int]:
+    found = [cwe_number(item.get("cwe"))]
     extra = item.get("all_cwes")
     if isinstance(extra, list):
-        found.update(cwe_number(c) for c in extra)
-    found.discard(None)
-    return {c for c in found if c is not None}
+        found += [cwe_number(c) for c in extra]
+    return frozenset(c for c in found if c is not None)
+
+
+@lru_cache(maxsize=65536)
+def _category_words(category: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(category.lower()))
 
 
 def categories_agree(a: object, b: object) -> bool:
     """Normalised categories equal, or sharing a word (`credential_theft` ~ `credential-leak`)."""
-    ta, tb = _WORD.findall(str(a).lower()), _WORD.findall(str(b).lower())
-    return bool(ta and tb) and (ta == tb or bool(set(ta) & set(tb)))
+    return bool(_category_words(str(a)) & _category_words(str(b)))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _suffix_match(pa: tuple[str, ...], pb: tuple[str, ...]) -> bool:
+    if not pa or not pb:
+        return False
+    n = min(len(pa), len(pb))
+    return pa[-n:] == pb[-n:]
+
+
+# What matching compares, extracted once per item rather than once per pair:
+# a 64 x 64 report would otherwise re-tokenise every title 64 times.
+@dataclass(frozen=True, slots=True)
+class _Place:
+    parts: tuple[str, ...]
+    line_given: bool
+    line: int | None  # None when absent or not a line number
+
+    @classmethod
+    def of(cls, item: Item) -> _Place:
+        raw = item.get("line")
+        return cls(_path_parts(item.get("file")), raw is not None, _line(raw))
+
+    def near(self, other: _Place, window: int) -> bool:
+        return (
+            self.line is not None
+            and other.line is not None
+            and abs(self.line - other.line) <= window
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _FindingKey:
+    category: frozenset[str]
+    place: _Place
+    has_file: bool
+    title: frozenset[str]
+
+    @classmethod
+    def of(cls, item: Item) -> _FindingKey:
+        category = item.get("category", "")
+        return cls(
+            _category_words(str(category)),
+            _Place.of(item),
+            item.get("file") is not None,
+            tokens(item.get("title")),
+        )
+
+    def agrees(self, expected: _FindingKey, spec: MechanismSpec) -> bool:
+        if not self.category & expected.category:
+            return False
+        if expected.has_file and not self._same_location(expected, spec):
+            return False
+        return _jaccard(self.title, expected.title) >= spec.title_overlap
+
+    def _same_location(self, expected: _FindingKey, spec: MechanismSpec) -> bool:
+        """Files agree; lines, when both give one, lie within the window."""
+        mine, theirs = self.place, expected.place
+        if not _suffix_match(mine.parts, theirs.parts):
+            return False
+        if not (mine.line_given and theirs.line_given):
+            return True
+        return mine.near(theirs, spec.line_window)
+
+
+@dataclass(frozen=True, slots=True)
+class _VulnerabilityKey:
+    place: _Place
+    cwes: frozenset[int]
+    wording: frozenset[str]
+
+    @classmethod
+    def of(cls, item: Item) -> _VulnerabilityKey:
+        return cls(_Place.of(item), _cwes(item), tokens(_wording(item)))
+
+    def agrees(self, planted: _VulnerabilityKey, spec: MechanismSpec) -> bool:
+        if not _suffix_match(self.place.parts, planted.place.parts):
+            return False
+        if not self.place.near(planted.place, spec.line_window):
+            return False
+        if self.cwes & planted.cwes:
+            return True
+        return _jaccard(self.wording, planted.wording) >= spec.title_overlap
+
+
+def _wording(item: Item) -> str:
+    return f"{item.get('title') or ''} {item.get('description') or ''}"
+
+
+Key = TypeVar("Key")
 
 
 def maximum_matching(
-    reported: Sequence[Item], expected: Sequence[Item], agree: Callable[[Item, Item], bool]
+    reported: Sequence[Key], expected: Sequence[Key], agree: Callable[[Key, Key], bool]
 ) -> int:
     """Size of a maximum one-to-one matching between reported and expected items.
 
@@ -169,39 +257,32 @@ def _capped(items: Sequence[Item], spec: MechanismSpec) -> Sequence[Item]:
 
 
 def finding_agrees(reported: Item, expected: Item, spec: MechanismSpec) -> bool:
-    if not categories_agree(reported.get("category", ""), expected.get("category", "")):
-        return False
-    if expected.get("file") is not None and not _same_location(reported, expected, spec):
-        return False
-    return token_overlap(reported.get("title"), expected.get("title")) >= spec.title_overlap
-
-
-def _same_location(reported: Item, expected: Item, spec: MechanismSpec) -> bool:
-    """Files agree; lines, when both give one, lie within the window."""
-    if not same_file(reported.get("file"), expected.get("file")):
-        return False
-    if reported.get("line") is None or expected.get("line") is None:
-        return True
-    return lines_close(reported.get("line"), expected.get("line"), spec.line_window)
+    return _FindingKey.of(reported).agrees(_FindingKey.of(expected), spec)
 
 
 def vulnerability_agrees(reported: Item, planted: Item, spec: MechanismSpec) -> bool:
-    if not same_file(reported.get("file"), planted.get("file")):
-        return False
-    if not lines_close(reported.get("line"), planted.get("line"), spec.line_window):
-        return False
-    if _cwes(reported) & _cwes(planted):
-        return True
-    return token_overlap(_wording(reported), _wording(planted)) >= spec.title_overlap
+    return _VulnerabilityKey.of(reported).agrees(_VulnerabilityKey.of(planted), spec)
 
 
-def _wording(item: Item) -> str:
-    return f"{item.get('title') or ''} {item.get('description') or ''}"
+@dataclass(frozen=True)
+class Targets:
+    """A label's expected findings or planted vulnerabilities, prepared once for
+    matching: every agent and rep of the task is scored against the same ones."""
+
+    findings: tuple[_FindingKey, ...] = ()
+    vulnerabilities: tuple[_VulnerabilityKey, ...] = ()
+
+    @classmethod
+    def of(cls, expected: Sequence[Item] = (), planted: Sequence[Item] = ()) -> Targets:
+        return cls(
+            tuple(_FindingKey.of(e) for e in expected),
+            tuple(_VulnerabilityKey.of(p) for p in planted),
+        )
 
 
 def score_findings(
-    reported: list[dict[str, Any]],
-    expected: list[dict[str, Any]],
+    reported: Sequence[Item],
+    expected: Sequence[Item] | Targets,
     spec: MechanismSpec | None = None,
 ) -> float:
     """F1 of the maximum matching of reported findings against the expected ones.
@@ -211,23 +292,33 @@ def score_findings(
     is perfect and anything reported is noise.
     """
     spec = spec or pinned()
+    targets = expected if isinstance(expected, Targets) else Targets.of(expected=expected)
     found = _capped(reported, spec)
-    if not expected:
+    if not targets.findings:
         return 0.0 if found else 1.0
-    matched = maximum_matching(found, expected, lambda r, e: finding_agrees(r, e, spec))
-    return fbeta(*_precision_recall(matched, len(found), len(expected)), beta=1.0)
+    matched = maximum_matching(
+        [_FindingKey.of(r) for r in found], targets.findings, lambda r, e: r.agrees(e, spec)
+    )
+    return fbeta(*_precision_recall(matched, len(found), len(targets.findings)), beta=1.0)
 
 
 def score_repository(
-    reported: list[dict[str, Any]], planted: list[dict[str, Any]], spec: MechanismSpec | None = None
+    reported: Sequence[Item],
+    planted: Sequence[Item] | Targets,
+    spec: MechanismSpec | None = None,
 ) -> float:
     """F2 of reported against planted vulnerabilities; the clean rule when none are planted."""
     spec = spec or pinned()
+    targets = planted if isinstance(planted, Targets) else Targets.of(planted=planted)
     found = _capped(reported, spec)
-    if not planted:
+    if not targets.vulnerabilities:
         return max(0.0, 1.0 - len(found) / spec.clean_repository_divisor)
-    matched = maximum_matching(found, planted, lambda r, p: vulnerability_agrees(r, p, spec))
-    return fbeta(*_precision_recall(matched, len(found), len(planted)), beta=2.0)
+    matched = maximum_matching(
+        [_VulnerabilityKey.of(r) for r in found],
+        targets.vulnerabilities,
+        lambda r, p: r.agrees(p, spec),
+    )
+    return fbeta(*_precision_recall(matched, len(found), len(targets.vulnerabilities)), beta=2.0)
 
 
 def _precision_recall(matched: int, reported: int, expected: int) -> tuple[float, float]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from assay.mechanism.consensus import reduce_scores, reduce_verdicts
-from assay.mechanism.matching import score_findings, score_repository
+from assay.mechanism.matching import Targets, score_findings, score_repository
 from assay.mechanism.metrics import Confusion, clamped_mcc, confusion, is_correct, mcc
 from assay.mechanism.spec import MechanismSpec, Track, pinned
 
@@ -44,6 +45,10 @@ class TaskTruth:
     label: str
     expected_findings: Items = ()
     planted: Items = ()
+
+    @cached_property
+    def targets(self) -> Targets:
+        return Targets.of(self.expected_findings, self.planted)
 
 
 @dataclass(frozen=True)
@@ -87,17 +92,13 @@ def _credited_findings(
     # The findings of the reps that agree with the consensus, averaged: a rep
     # that voted otherwise does not speak for the task.
     agreeing = [r for r in reps if r.completed and r.verdict == verdict]
-    per_rep = [
-        score_findings(list(r.findings), list(truth.expected_findings), spec) for r in agreeing
-    ]
+    per_rep = [score_findings(r.findings, truth.targets, spec) for r in agreeing]
     return math.fsum(per_rep) / len(per_rep)
 
 
 def _repository_task(truth: TaskTruth, reps: Sequence[Rep], spec: MechanismSpec) -> TaskScore:
     per_rep = [
-        score_repository(list(r.vulnerabilities), list(truth.planted), spec)
-        if r.completed
-        else None
+        score_repository(r.vulnerabilities, truth.targets, spec) if r.completed else None
         for r in reps
     ]
     f2 = reduce_scores(per_rep)

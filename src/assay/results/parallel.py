@@ -20,7 +20,7 @@ import msgspec
 
 from assay.mechanism.scoring import TaskTruth
 from assay.mechanism.spec import MechanismSpec, Track, pinned
-from assay.results.records import RecordError, parse_line, read_records
+from assay.results.records import RecordError, bulk, parse_line, read_records
 from assay.results.scorecard import (
     AgentTrackScore,
     Grouping,
@@ -54,30 +54,44 @@ def _owner(agent: str, workers: int) -> int:
     return zlib.crc32(agent.encode()) % workers
 
 
+_AGENT_PREFIX = b'{"agent":"'
+
+
+def _agent_of(line: bytes) -> str:
+    """The line's agent id, cheaply: records written by assay start with it."""
+    if line.startswith(_AGENT_PREFIX):
+        end = line.find(b'"', len(_AGENT_PREFIX))
+        agent = line[len(_AGENT_PREFIX) : end]
+        if end > 0 and b"\\" not in agent:
+            return agent.decode("utf-8", "replace")
+    try:
+        return _AGENT.decode(line).agent
+    except (msgspec.DecodeError, ValueError):
+        return ""  # the full decode names the problem; the worker owning "" reads it
+
+
 def _read_share(path: Path, worker: int, workers: int) -> Grouping:
     grouping = Grouping()
     with path.open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            try:
-                agent = _AGENT.decode(line).agent
-            except (msgspec.DecodeError, ValueError):
-                agent = ""  # let the full decode name the problem; the first worker owns it
+            agent = _agent_of(line)
             if _owner(agent, workers) == worker:
                 grouping.add(parse_line(line, number))
     return grouping
 
 
 def _score_share(path: Path, worker: int, workers: int, spec: MechanismSpec) -> _Part:
-    try:
-        grouping = _read_share(path, worker, workers)
-    except RecordError as exc:
-        return _Part(b"", {}, (exc.line or 1 << 62, str(exc)))
-    except OSError as exc:
-        return _Part(b"", {}, (0, f"cannot read: {exc.strerror}"))
-    views = msgspec.msgpack.encode(unranked_views(grouping, spec))
-    return _Part(views, grouping.truth, None)
+    with bulk():
+        try:
+            grouping = _read_share(path, worker, workers)
+        except RecordError as exc:
+            return _Part(b"", {}, (exc.line or 1 << 62, str(exc)))
+        except OSError as exc:
+            return _Part(b"", {}, (0, f"cannot read: {exc.strerror}"))
+        views = msgspec.msgpack.encode(unranked_views(grouping, spec))
+        return _Part(views, grouping.truth, None)
 
 
 def _merge_truth(parts: list[_Part]) -> dict[tuple[Track, str], TaskTruth]:
@@ -113,9 +127,10 @@ def score_file(
         raise RecordError(errors[0][1], errors[0][0])
     truth = _merge_truth(parts)
     views: dict[Track, dict[str, AgentTrackScore]] = {}
-    for part in parts:
-        for track, agents in _VIEWS.decode(part.views).items():
-            views.setdefault(track, {}).update(agents)
+    with bulk():
+        for part in parts:
+            for track, agents in _VIEWS.decode(part.views).items():
+                views.setdefault(track, {}).update(agents)
     check_complete(
         truth,
         {

@@ -25,7 +25,9 @@ pydantic model takes over fifteen.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -93,9 +95,26 @@ def parse_lines(lines: Iterable[bytes | str]) -> Iterator[RepRecord]:
             yield parse_line(line, number)
 
 
+@contextmanager
+def bulk() -> Iterator[None]:
+    """Build millions of small acyclic objects without the cycle collector.
+
+    Every few hundred allocations the collector would otherwise walk the whole
+    growing heap of records and views: half the time of scoring a million
+    records went there. Nothing built here forms a cycle, so nothing leaks.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def read_records(path: Path) -> list[RepRecord]:
     try:
-        with path.open("rb") as handle:
+        with bulk(), path.open("rb") as handle:
             return list(parse_lines(handle))
     except OSError as exc:
         raise RecordError(f"cannot read: {exc.strerror}") from None

@@ -16,7 +16,7 @@ from assay.mechanism.scoring import TaskTruth, TrackScore, score_track
 from assay.mechanism.spec import MechanismSpec, Track, pinned
 from assay.mechanism.weights import eligible as is_eligible
 from assay.mechanism.weights import emission_weights, rank
-from assay.results.records import RecordError, RepRecord
+from assay.results.records import RecordError, RepRecord, bulk
 
 
 class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
@@ -247,6 +247,7 @@ def scorecard(
 ) -> Scorecard:
     """Score every agent on every track present in the records and weigh them."""
     spec = spec or pinned()
-    grouping = group(records)
-    grouping.check_complete()
-    return finish(unranked_views(grouping, spec), salt=salt, spec=spec)
+    with bulk():
+        grouping = group(records)
+        grouping.check_complete()
+        return finish(unranked_views(grouping, spec), salt=salt, spec=spec)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import functools
 import hashlib
 import os
@@ -218,8 +219,19 @@ class BwrapBackend(SandboxBackend):
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def sweep_stale(self) -> int:
-        """Remove cgroups, mounts and directories left by validators that died."""
-        return self._driver().sweep_stale() + self._tree.sweep_stale()
+        """Remove cgroups, mounts and directories left by validators that died.
+
+        Validators on one host (several Ray workers, say) may sweep at once; a
+        host-wide lock keeps two sweepers from removing the same leftovers.
+        """
+        base = self._tree.base
+        base.mkdir(mode=0o711, parents=True, exist_ok=True)
+        lock = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the descriptor closes
+            return self._driver().sweep_stale() + self._tree.sweep_stale()
+        finally:
+            os.close(lock)
 
     def _driver(self) -> CgroupDriver:
         if self._cgroups is None:

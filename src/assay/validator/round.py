@@ -149,6 +149,7 @@ class RoundEngine:
 
     def run(self) -> RoundResult:
         try:
+            self.executor.prepare()
             self._verify_artifacts()
             observed = self._observe_all()
             cap = _WallCap(self.spec, self.store.wall_spent(self.round_id))
@@ -303,13 +304,3 @@ def make_executor(name: str, jobs: int | None, address: str | None = None) -> Ex
             raise Abstained(f"the ray executor needs `pip install 'assay[ray]'` ({exc})") from exc
         return RayExecutor(address, jobs)
     raise Abstained(f"unknown executor {name!r} (available: local, ray)")
-
-
-def require_sound_sandbox(executor: Executor) -> None:
-    """Rounds refuse to start on a host whose sandbox is unsound (DESIGN §5)."""
-    backend = getattr(executor, "backend", None)
-    if backend is None:
-        return
-    failed = [c for c in backend.check() if not c.ok]
-    if failed:
-        raise Abstained("sandbox unsound: " + "; ".join(f"{c.name}: {c.detail}" for c in failed))

@@ -27,6 +27,11 @@ class Executor(ABC):
     name: str
 
     @abstractmethod
+    def prepare(self) -> None:
+        """Sweep what dead validators left and prove the sandbox sound where reps
+        will run; raise `InfrastructureError` (the round abstains) when it is not."""
+
+    @abstractmethod
     def execute(
         self, tasks: Iterable[RepTask], runner: RepRunner
     ) -> Generator[RunOutcome, None, None]:

@@ -9,6 +9,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from assay.runner.outcome import RunOutcome
 from assay.runner.rep import RepTask
 from assay.sandbox import SandboxBackend, default_backend
+from assay.sandbox.check import require_sound
+from assay.validator.executors.flight import Flight, stream
 from assay.validator.executors.interface import Executor, RepRunner
 
 
@@ -22,25 +24,37 @@ class LocalExecutor(Executor):
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.backend = backend or default_backend()
 
+    def prepare(self) -> None:
+        self.backend.sweep_stale()
+        require_sound(self.backend)
+
     def execute(
         self, tasks: Iterable[RepTask], runner: RepRunner
     ) -> Generator[RunOutcome, None, None]:
-        pending = iter(tasks)
-        pool = ThreadPoolExecutor(self.jobs, thread_name_prefix="assay-rep")
-        running: set[Future[RunOutcome]] = set()
-        try:
-            while True:
-                while len(running) < self.jobs and (task := next(pending, None)) is not None:
-                    running.add(pool.submit(runner, task, self.backend))
-                if not running:
-                    return
-                done, running = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
-        except BaseException:
-            # Stopping early (Ctrl-C, a fault, the consumer gave up): kill what runs
-            # rather than wait out its budget; nothing more is yielded.
+        with ThreadPoolExecutor(self.jobs, thread_name_prefix="assay-rep") as pool:
+            yield from stream(tasks, self.jobs, _ThreadFlight(pool, runner, self.backend))
+
+
+class _ThreadFlight(Flight[Future[RunOutcome]]):
+    def __init__(self, pool: ThreadPoolExecutor, runner: RepRunner, backend: SandboxBackend):
+        self.pool, self.runner, self.backend = pool, runner, backend
+
+    def submit(self, task: RepTask) -> Future[RunOutcome]:
+        return self.pool.submit(self.runner, task, self.backend)
+
+    def wait_any(
+        self, running: set[Future[RunOutcome]]
+    ) -> tuple[set[Future[RunOutcome]], set[Future[RunOutcome]]]:
+        done, pending = wait(running, return_when=FIRST_COMPLETED)
+        return done, pending
+
+    def result(self, handle: Future[RunOutcome]) -> RunOutcome:
+        return handle.result()
+
+    def cancel(self, handles: set[Future[RunOutcome]]) -> None:
+        # Stopping early (Ctrl-C, a fault, the consumer gave up): kill what runs rather
+        # than wait out its budget, so the pool's shutdown returns promptly.
+        for future in handles:
+            future.cancel()
+        if any(not f.done() for f in handles):
             self.backend.cancel_all()
-            raise
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)

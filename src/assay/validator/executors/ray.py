@@ -57,6 +57,10 @@ class RayExecutor(Executor):
         self.jobs = jobs
         self.retries = retries
 
+    def prepare(self) -> None:
+        """Nothing to do on the driver: each worker sweeps and checks its own
+        node's sandbox before its first rep, and an unsound node aborts the round."""
+
     def execute(
         self, tasks: Iterable[RepTask], runner: RepRunner
     ) -> Generator[RunOutcome, None, None]:
@@ -186,8 +190,10 @@ def unpack(data: bytes, into: Path, digest: str) -> Path:
 def _worker_backend() -> SandboxBackend:
     """This worker process's sandbox, checked sound once: an unsound node makes the
     round abstain. Ray ends idle workers without running their exit hooks, so a
-    sandbox started ahead of the next rep would be left behind: start none."""
+    sandbox started ahead of the next rep would be left behind: start none, and
+    sweep what killed workers left (sweeps on one node are serialised)."""
     backend = BwrapBackend(prestart=False)
+    backend.sweep_stale()
     require_sound(backend)
     return backend
 
