@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from assay.attest import keys
 from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
@@ -119,14 +120,21 @@ def attest_verify(
             results[str(path)] = "ok"
             if not as_json:
                 console.print(
-                    f"[green]ok[/] {path}: {verified.track}/{verified.task_id} "
-                    f"{verified.decision or 'no verdict'}, signed by {verified.validator_key}",
+                    "[green]ok[/] "
+                    + escape(
+                        f"{path}: {verified.track}/{verified.task_id} "
+                        f"{verified.decision or 'no verdict'}, signed by {verified.validator_key}"
+                    ),
                     highlight=False,
                 )
         except SssaError as exc:
             results[str(path)] = str(exc)
             if not as_json:
-                errors.print(f"[bold red]FAILED[/] {path}: {exc}", highlight=False, soft_wrap=True)
+                errors.print(
+                    f"[bold red]FAILED[/] {escape(f'{path}: {exc}')}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
     if as_json:
         emit_json({"verified": all(v == "ok" for v in results.values()), "files": results})
     if any(v != "ok" for v in results.values()):

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from assay.cli import app
@@ -28,7 +29,7 @@ def _print_report(report: ValidationReport) -> None:
         table.add_row(track.value, str(counts.total), str(counts.malicious), str(counts.safe))
     _console.print(table)
     for problem in report.problems:
-        _errors.print(f"[red]problem[/red] {problem}", highlight=False, soft_wrap=True)
+        _errors.print(f"[red]problem[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
     if report.ok:
         _console.print("[green]corpus is valid[/green]")
     else:
@@ -56,7 +57,9 @@ def import_phylax_cmd(
         summary = import_phylax(src, dest)
     except PhylaxImportError as exc:
         for problem in exc.problems:
-            _errors.print(f"[red]refused[/red] {problem}", highlight=False, soft_wrap=True)
+            _errors.print(
+                f"[red]refused[/red] {escape(str(problem))}", highlight=False, soft_wrap=True
+            )
         _errors.print("[red]import failed; nothing was written[/red]")
         raise typer.Exit(1) from exc
     imported = ", ".join(f"{t.value}: {n}" for t, n in summary.tasks.items())

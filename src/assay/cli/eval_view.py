@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from assay.cli.output import console, fail
@@ -57,7 +58,7 @@ def eval_json(result: RoundResult, track: Track) -> dict[str, Any]:
 def _rep_cell(status: str, reason: str | None, verdict: str | None) -> str:
     if status == "completed":
         return f"[green]{verdict or 'ok'}[/]"
-    return f"[red]{reason}[/]"
+    return f"[red]{escape(reason or 'failed')}[/]"
 
 
 def print_eval(result: RoundResult, track: Track) -> None:
@@ -69,7 +70,7 @@ def print_eval(result: RoundResult, track: Track) -> None:
         outcome = f"{t.f2:.3f}" if t.f2 is not None else (t.verdict or "—")
         mark = "[green]✓[/]" if t.correct else "[red]✗[/]"
         reps = " ".join(_rep_cell(r.status, r.reason, r.verdict) for r in t.reps)
-        table.add_row(t.task, t.label, f"{mark} {outcome}", reps)
+        table.add_row(escape(t.task), t.label, f"{mark} {outcome}", reps)
     console.print(table)
     if score.confusion is not None:
         c = score.confusion

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from assay.attest.intake import admit_files
@@ -121,12 +122,13 @@ def _show(result: RoundResult, as_json: bool, html: Path | None) -> None:
     if result.card is not None:
         print_scorecard(result.card, result.agents, result.weights)
     status = "[green]completed[/]" if result.status == "completed" else f"[red]{result.status}[/]"
-    console.print(f"round {result.round_id}: {status} {result.reason or ''}")
+    # Reasons and names come from agents, artifacts and exceptions: never markup.
+    console.print(f"round {result.round_id}: {status} {escape(result.reason or '')}")
     for agent, name in sorted(result.agents.items(), key=lambda kv: kv[1]):
-        console.print(f"  {short(agent)}  {name}", highlight=False)
+        console.print(f"  {short(agent)}  {escape(name)}", highlight=False)
     for agent, refusals in sorted(result.plan.refused.items()):
         for track, why in sorted(refusals.items()):
-            console.print(f"  refused {short(agent)} on {track}: {why}", highlight=False)
+            console.print(f"  refused {short(agent)} on {track}: {escape(why)}", highlight=False)
     if html is not None:
         console.print(f"HTML report: {html.resolve()}")
 
