@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,30 +15,10 @@ pytestmark = pytest.mark.sandbox
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _small_corpus(dest: Path) -> Path:
-    """Two malicious and two safe skills, copied from the bundled corpus."""
-    tasks = sorted((ROOT / "corpus" / "skills").iterdir())
-    by_label = {
-        label: [t for t in tasks if f'"{label}"' in (t / "label.json").read_text()][:2]
-        for label in ("malicious", "safe")
-    }
-    for task in by_label["malicious"] + by_label["safe"]:
-        shutil.copytree(task, dest / "skills" / task.name, symlinks=True)
-    return dest
-
-
-def test_signed_submissions_run_and_every_sssa_verifies(tmp_path: Path) -> None:
-    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
-
-    def assay(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [sys.executable, "-m", "assay", *args],
-            capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
-        )  # fmt: skip
-        assert result.returncode == code, result.stderr
-        return result
-
-    corpus = _small_corpus(tmp_path / "corpus")
+def test_signed_submissions_run_and_every_sssa_verifies(
+    tmp_path: Path, small_corpus: Path, assay: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
+    corpus = small_corpus
     # Not in the cwd itself: a keyword.py there would shadow the stdlib module.
     submission = tmp_path / "submission"
     submission.mkdir()
@@ -79,5 +58,6 @@ def test_signed_submissions_run_and_every_sssa_verifies(tmp_path: Path) -> None:
     doc = json.loads(files[0].read_text())
     doc["artifact"]["nonce"] = "0" * 64
     tampered.write_text(json.dumps(doc))
-    failed = assay("attest", "verify", str(tampered), "--json", code=1)
+    failed = assay("attest", "verify", str(tampered), "--json", check=False)
+    assert failed.returncode == 1
     assert "field 'artifact' does not match its signed hash" in failed.stdout

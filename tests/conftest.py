@@ -1,3 +1,5 @@
+"""Fixtures shared by the suites that run real rounds through the CLI."""
+
 from __future__ import annotations
 
 import os
@@ -9,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "corpus"
 
 
 @pytest.fixture
 def small_corpus(tmp_path: Path) -> Path:
-    """Four tasks per behavioural track and four repositories, copied from the bundled corpus."""
+    """Two malicious and two safe tasks of skills and of repositories, from the bundled corpus."""
     root = tmp_path / "corpus"
     for track in ("skills", "repositories"):
         tasks = sorted((BUNDLED / track).iterdir())
