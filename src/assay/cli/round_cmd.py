@@ -22,6 +22,7 @@ from assay.cli.output import console, emit_json, errors, fail, print_scorecard, 
 from assay.corpus.interface import CorpusError
 from assay.detonate.observer import DetonationObserver
 from assay.mechanism.spec import Track, pinned
+from assay.report.json import JsonFormat
 from assay.runner.outcome import RunOutcome
 from assay.sandbox import default_backend
 from assay.store.sqlite import Store, StoreError
@@ -93,7 +94,7 @@ def _engine(
     executor = make_executor(executor_name, jobs, address)
     ledger = RoundLedger(store, round_id, pinned())
     # Behavioural tasks are detonated once each (DESIGN §8) before any rep runs.
-    observer = DetonationObserver(getattr(executor, "backend", None) or default_backend())
+    observer = DetonationObserver(default_backend())  # on this host, whatever the executor
     return RoundEngine(ledger, secret=secret, executor=executor, observer=observer)
 
 
@@ -117,7 +118,7 @@ def _show(result: RoundResult, as_json: bool, html: Path | None) -> None:
 
         write_html(result, html)
     if as_json:
-        emit_json(result.to_json())
+        sys.stdout.write(JsonFormat().render(result))
         return
     if result.card is not None:
         print_scorecard(result.card, result.agents, result.weights)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -47,24 +48,17 @@ def score_command(
 
 
 def _score_stored(db: Path, round_id: str, as_json: bool) -> None:
+    """A stored round recomputed from its rep rows, shown exactly as `round report` shows it."""
+    from assay.report.json import JsonFormat
     from assay.validator.round import Abstained, RoundLedger
 
     try:
-        ledger = RoundLedger(Store(db), round_id, pinned())
-        card = ledger.scorecard()
-        stored = ledger.store.round(round_id)
+        result = RoundLedger(Store(db), round_id, pinned()).result()
     except (StoreError, Abstained, RecordError) as exc:
         fail(str(exc))
     if as_json:
-        emit_json(
-            {
-                "round_id": round_id,
-                "status": stored.status,
-                "reason": stored.reason,
-                "scores": card.to_json_dict()["scores"],
-                "round_weights": card.weights,
-                "weights": stored.weights or {},
-            }
-        )
+        sys.stdout.write(JsonFormat().render(result))
+    elif result.card is None:
+        fail(f"round {round_id} is {result.status}: {result.reason}")
     else:
-        print_scorecard(card)
+        print_scorecard(result.card, result.agents, result.weights)

@@ -256,10 +256,6 @@ def _capped(items: Sequence[Item], spec: MechanismSpec) -> Sequence[Item]:
     return items[: spec.max_items_per_report]
 
 
-def finding_agrees(reported: Item, expected: Item, spec: MechanismSpec) -> bool:
-    return _FindingKey.of(reported).agrees(_FindingKey.of(expected), spec)
-
-
 def vulnerability_agrees(reported: Item, planted: Item, spec: MechanismSpec) -> bool:
     return _VulnerabilityKey.of(reported).agrees(_VulnerabilityKey.of(planted), spec)
 

@@ -149,11 +149,6 @@ CAPABILITIES: Mapping[str, Capability] = MappingProxyType(_CAPABILITIES)
 ALIASES: Mapping[str, str] = MappingProxyType(_ALIASES)
 GROUPS: tuple[str, ...] = tuple(_TABLE)
 
-# The context plane's vocabulary: what an artifact injects into an agent's reasoning.
-CONTEXT_PLANE: frozenset[str] = frozenset(
-    name for name, cap in _CAPABILITIES.items() if cap.group == "Context and Reasoning"
-)
-
 # Which groups each track is expected to speak about. Every track may name any
 # canonical capability; the vocabulary says which ones a track's evidence centres on.
 _TRACK_GROUPS: dict[Track, tuple[str, ...]] = {

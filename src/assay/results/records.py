@@ -76,7 +76,6 @@ class RepRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 _DECODER = msgspec.json.Decoder(RepRecord)
-_ENCODER = msgspec.json.Encoder()
 
 
 def parse_line(line: bytes | str, number: int) -> RepRecord:
@@ -118,7 +117,3 @@ def read_records(path: Path) -> list[RepRecord]:
             return list(parse_lines(handle))
     except OSError as exc:
         raise RecordError(f"cannot read: {exc.strerror}") from None
-
-
-def encode_record(record: RepRecord) -> bytes:
-    return _ENCODER.encode(record)
