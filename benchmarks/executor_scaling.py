@@ -66,7 +66,7 @@ def ray_head(port: int, cpus: int) -> Iterator[str]:
 
 def round_wall(executor: Executor, corpus: Path, db: Path) -> float:
     spec = pinned()
-    agents = [load_agent(a, spec) for a in AGENTS]
+    agents = [load_agent(a) for a in AGENTS]
     plan = make_plan(
         corpus=corpus,
         agents=agents,

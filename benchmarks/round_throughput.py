@@ -72,7 +72,7 @@ def single_rep_cost(agent: Path, corpus: Path, samples: int) -> float:
 
 def round_wall(agents: list[Path], corpus: Path, db: Path, jobs: int) -> tuple[int, float]:
     spec = pinned()
-    stored = [load_agent(a, spec) for a in agents]
+    stored = [load_agent(a) for a in agents]
     plan = make_plan(
         corpus=corpus,
         agents=stored,

@@ -51,7 +51,7 @@ def test_an_agent_whose_round_wall_cap_is_spent_fails_its_remaining_reps(
         "tasks = 50\nreps = 3\ncpu_budget_s = 8.0", "tasks = 1\nreps = 3\ncpu_budget_s = 0.2"
     )
     spec = parse_spec(raw.encode())  # skills cap: 2 x 1 task x 3 reps x 0.2 s = 1.2 s of wall
-    agent = load_agent(sleeper, spec)
+    agent = load_agent(sleeper)
     plan = make_plan(
         corpus=small_corpus,
         agents=[agent],

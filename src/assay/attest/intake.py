@@ -56,13 +56,13 @@ class Admission:
     notes: tuple[str, ...] = ()
 
 
-def read_submission(manifest_path: Path, spec: MechanismSpec) -> Submission:
+def read_submission(manifest_path: Path) -> Submission:
     """The agent a manifest names, with the manifest's verification problem if any."""
     try:
         manifest = read_manifest(manifest_path)
     except ManifestError as exc:
         raise PlanError(str(exc)) from exc
-    agent = load_agent(manifest.agent_path(manifest_path), spec, manifest.entrypoint)
+    agent = load_agent(manifest.agent_path(manifest_path), manifest.entrypoint)
     try:
         verify_manifest(manifest, agent.code)
     except ManifestError as exc:
@@ -138,6 +138,6 @@ def admit_files(
     spec: MechanismSpec,
 ) -> Admission:
     """Intake order: plain agent files first, then manifests, each in the order given."""
-    submissions = [Submission(load_agent(p, spec)) for p in agent_files]
-    submissions += [read_submission(m, spec) for m in manifest_files]
+    submissions = [Submission(load_agent(p)) for p in agent_files]
+    submissions += [read_submission(m) for m in manifest_files]
     return admit(submissions, tracks, spec)

@@ -134,9 +134,7 @@ def _plain(item: object) -> dict[str, Any]:
     return {name: getattr(item, name) for name in fields if getattr(item, name) is not None}
 
 
-def load_agent(
-    path: Path, spec: MechanismSpec, entrypoint: str = DEFAULT_ENTRYPOINT
-) -> StoredAgent:
+def load_agent(path: Path, entrypoint: str = DEFAULT_ENTRYPOINT) -> StoredAgent:
     """Pin an agent file by the SHA-256 of its bytes (the size cap is a gate at run time)."""
     try:
         code = path.read_bytes()
