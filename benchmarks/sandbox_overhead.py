@@ -36,8 +36,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from assay.mechanism.spec import Track, pinned
+from assay.runner.context import build_context
 from assay.runner.probe import Probe
-from assay.runner.rep import PYTHON_FLAGS, AgentFile, RepTask, build_context, run_rep, shim_source
+from assay.runner.rep import PYTHON_FLAGS, AgentFile, RepTask, run_rep, shim_source
 from assay.sandbox.bwrap import BwrapBackend
 from assay.schema.report import parse_report
 
@@ -94,7 +95,9 @@ def bare_rep(backend: BwrapBackend, task: RepTask, python: str) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         probe = Probe.from_nonce(os.urandom(32).hex())
-        context = build_context(task, "00" * 32, probe, backend)
+        context = build_context(
+            track=task.track.value, nonce="00" * 32, probe=probe, observed=None, backend=backend
+        )
         context["probe"] = {**probe.context(), "file_path": str(root / probe.file_name)}
         limits = pinned().sandbox
         config = {

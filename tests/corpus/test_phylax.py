@@ -66,6 +66,25 @@ def test_import_converts_to_native(tmp_path: Path) -> None:
     assert repo.vulnerabilities[0].line == 2 and repo.vulnerabilities[0].cwe == "CWE-78"
 
 
+def test_empty_ground_truth_means_nothing_planted(tmp_path: Path) -> None:
+    """Phylax publishes `{}` beside a clean repository; it imports as nothing planted."""
+    src = _phylax(tmp_path / "src")
+    (src / "repositories" / "artifacts" / "repositories-py-0002.ground_truth.json").write_text("{}")
+    import_phylax(src, tmp_path / "dest")
+    clean = NativeCorpus(tmp_path / "dest").tasks(Track.REPOSITORIES)[1]
+    assert clean.task_id == "repositories-py-0002"
+    assert clean.label == "safe" and clean.vulnerabilities == ()
+
+
+def test_ground_truth_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
+    src = _phylax(tmp_path / "src")
+    (src / "repositories" / "artifacts" / "repositories-py-0002.ground_truth.json").write_text("[]")
+    with pytest.raises(PhylaxImportError) as caught:
+        import_phylax(src, tmp_path / "dest")
+    assert "repositories-py-0002" in str(caught.value)
+    assert not (tmp_path / "dest").exists()
+
+
 def _symlink_member(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     info = zipfile.ZipInfo("link")

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from assay.mechanism.scoring import RepResult, TaskTruth, score_track
 from assay.mechanism.spec import Track
+from assay.mechanism.weights import eligible
 
 FINDING = {"category": "credential_theft", "file": "run.py", "line": 3, "title": "reads SSH key"}
 
@@ -97,8 +98,9 @@ def test_repository_task_is_the_mean_of_completed_reps() -> None:
         [(truth, [hit, miss]), (TaskTruth("r2", "safe"), [RepResult(False)] * 2)],
     )
     assert [t.f2 for t in result.tasks] == [0.5, 0.0]
-    assert result.f2 == 0.25
-    assert result.score == 0.0  # below what reporting nothing earns on this draw
+    assert result.f2 == result.score == 0.25
+    assert result.floor == 0.5  # reporting nothing earns 0.5 on this draw
+    assert not eligible(result.score, 0.20, result.floor)
 
 
 PLANTED = ({"file": "a.py", "line": 10, "cwe": "CWE-78", "title": "command injection"},)
@@ -111,19 +113,36 @@ def repositories(planted_tasks: int, clean_tasks: int) -> list[TaskTruth]:
 
 
 @given(st.integers(0, 10), st.integers(0, 10))
-def test_reporting_nothing_scores_exactly_zero(planted_tasks: int, clean_tasks: int) -> None:
+def test_reporting_nothing_is_never_eligible(planted_tasks: int, clean_tasks: int) -> None:
+    """Silence scores exactly the floor, and eligibility needs strictly more."""
     silent = [RepResult(True)] * 2
     tasks = [(truth, silent) for truth in repositories(planted_tasks, clean_tasks)]
-    assert score_track(Track.REPOSITORIES, tasks).score == 0.0
+    result = score_track(Track.REPOSITORIES, tasks)
+    assert result.score == (result.floor if tasks else 0.0)
+    assert not eligible(result.score, 0.0, result.floor)
 
 
-def test_repository_score_is_mean_f2_above_silence() -> None:
+def test_repository_score_is_the_mean_f2() -> None:
     perfect = [(t, [RepResult(True, vulnerabilities=t.planted)] * 2) for t in repositories(2, 2)]
-    assert score_track(Track.REPOSITORIES, perfect).score == 1.0
+    result = score_track(Track.REPOSITORIES, perfect)
+    assert result.score == 1.0 and result.floor == 0.5
     half = [
         (t, [RepResult(True, vulnerabilities=t.planted), RepResult(True)])
         for t in repositories(2, 2)
     ]
     result = score_track(Track.REPOSITORIES, half)
-    assert result.f2 == 0.75
-    assert result.score == 0.5
+    assert result.f2 == result.score == 0.75
+    assert eligible(result.score, 0.50, result.floor)
+
+
+def test_design_worked_example_on_one_task() -> None:
+    """DESIGN §6: 4 planted, 5 reported, 3 matched -> 0.714; the track score is that mean."""
+    planted = tuple(
+        {"file": "a.py", "line": 100 * i, "cwe": "CWE-89", "title": "sql injection"}
+        for i in range(1, 5)
+    )
+    reported = (*planted[:3], *({**planted[0], "line": 5000 + i} for i in range(2)))
+    tasks = [
+        (TaskTruth("r", "malicious", planted=planted), [RepResult(True, vulnerabilities=reported)])
+    ]
+    assert round(score_track(Track.REPOSITORIES, tasks).score, 3) == 0.714

@@ -18,10 +18,19 @@ from assay.sandbox.interface import (
     CopyStatus,
     LimitHit,
     Observation,
+    ResourceLimits,
     TraceSummary,
 )
 
 PROBE = Probe.from_nonce("cd" * 32)
+LIMITS = ResourceLimits(
+    cpu_budget_s=8.0,
+    wall_backstop_s=24.0,
+    memory_bytes=2 << 30,
+    pids=256,
+    workspace_bytes=64 << 20,
+    result_bytes=1 << 20,
+)
 REPORT = {
     "verdict": {"decision": "WARN", "risk_score": 40, "confidence": 0.6},
     "evidence": {
@@ -51,11 +60,11 @@ GOOD = Observation(
 
 def verdict(observation: Observation, track: Track = Track.SKILLS) -> FailureReason | None:
     probe = PROBE if track.behavioural else None
-    return judge(observation, track=track, probe=probe, report_bytes=1 << 20).reason
+    return judge(observation, track=track, probe=probe, limits=LIMITS).reason
 
 
 def test_good_observation_passes() -> None:
-    judgement = judge(GOOD, track=Track.SKILLS, probe=PROBE, report_bytes=1 << 20)
+    judgement = judge(GOOD, track=Track.SKILLS, probe=PROBE, limits=LIMITS)
     assert judgement.reason is None and judgement.report is not None
     assert judgement.probe is not None and judgement.probe.passed
 
@@ -101,7 +110,7 @@ def test_repositories_ignore_the_probe() -> None:
 
 
 def test_outcome_json_round_trip() -> None:
-    judgement = judge(GOOD, track=Track.SKILLS, probe=PROBE, report_bytes=1 << 20)
+    judgement = judge(GOOD, track=Track.SKILLS, probe=PROBE, limits=LIMITS)
     outcome = RunOutcome(
         track=Track.SKILLS,
         task_id="t",

@@ -57,8 +57,48 @@ def test_each_track_accepts_its_evidence_and_round_trips(track: Track) -> None:
 )
 def test_missing_required_evidence_is_malformed(track: Track, missing: str) -> None:
     evidence = {k: v for k, v in EVIDENCE[track].items() if k != missing}
-    with pytest.raises(ReportError):
+    with pytest.raises(ReportError, match=rf"evidence\.{missing}: Field required"):
         validate_report({"verdict": VERDICT, "evidence": evidence}, track)
+
+
+PHYLAX_STYLE: dict[Track, dict[str, Any]] = {
+    Track.SKILLS: PLANES,
+    Track.MCP_SERVERS: {**PLANES, "mcp_surface": {"exposed_tools": []}},
+    Track.PACKAGES: {**PLANES, "lifecycle": {}, "supply_chain": {}},
+    Track.REPOSITORIES: {"audit": {"files_analysed": 2}},
+}
+
+
+@pytest.mark.parametrize("track", list(Track))
+def test_a_report_written_the_phylax_way_is_accepted(track: Track) -> None:
+    """Bare string verdict, no confidence, no finding plane, no lines_analysed, bare names."""
+    evidence = dict(PHYLAX_STYLE[track])
+    if track.behavioural:
+        evidence["action_plane"] = {"capabilities": ["EXEC_SHELL", "READ_SECRETS"]}
+    finding = {k: v for k, v in FINDING.items() if k != "plane"}
+    data = {"verdict": "block", "evidence": evidence, "findings": [finding]}
+    parsed = validate_report(data, track)
+    assert parsed.verdict.decision == "BLOCK" and parsed.verdict.risk_score == 0
+    assert parsed.verdict.confidence is None and parsed.findings[0].plane is None
+    if track.behavioural:
+        assert parsed.evidence.action_plane is not None
+        names = [c.capability for c in parsed.evidence.action_plane.capabilities]
+        assert names == ["EXEC_SHELL", "READ_SECRET"]
+    else:
+        assert parsed.evidence.vulnerabilities == ()
+
+
+def test_unknown_finding_plane_is_dropped_not_fatal() -> None:
+    finding = {**FINDING, "plane": "supply_chain", "location": "line 3"}
+    parsed = validate_report(report(Track.SKILLS, findings=[finding]), Track.SKILLS)
+    assert parsed.findings[0].plane is None
+
+
+def test_packages_without_context_plane_names_it() -> None:
+    evidence = {k: v for k, v in PHYLAX_STYLE[Track.PACKAGES].items() if k != "context_plane"}
+    with pytest.raises(ReportError) as caught:
+        validate_report({"verdict": "ALLOW", "evidence": evidence}, Track.PACKAGES)
+    assert "evidence.context_plane" in str(caught.value)
 
 
 def test_repositories_need_at_least_one_file_analysed() -> None:
@@ -74,8 +114,9 @@ def test_repositories_need_at_least_one_file_analysed() -> None:
         {**VERDICT, "decision": "MAYBE"},
         {**VERDICT, "risk_score": 101},
         {**VERDICT, "confidence": -0.1},
-        {"decision": "ALLOW"},
-        "BLOCK",
+        {"risk_score": 10},
+        "MAYBE",
+        7,
     ],
 )
 def test_invalid_verdicts(verdict: object) -> None:
@@ -137,6 +178,25 @@ def test_parse_report_limits() -> None:
         parse_report(raw, Track.SKILLS, max_bytes=len(raw) - 1)
 
 
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b'{"n": ' + b"9" * 5000 + b"}", "outside 64 bits"),
+        (b'{"n": 9223372036854775808}', "outside 64 bits"),
+        (b'{"n": 1e400}', "not a JSON number"),
+        (b'{"s": "\\ud800"}', "surrogate"),
+        ('{"e\u0301": 1, "\u00e9": 2}'.encode(), "collide"),
+    ],
+)
+def test_reports_that_could_not_be_signed_are_malformed(raw: bytes, message: str) -> None:
+    """Refused at acceptance, with a reason, so nothing stored is unsignable."""
+    good = report(Track.SKILLS)
+    extra = raw.decode()[1:-1]
+    document = json.dumps(good)[:-1] + ", " + extra + "}"
+    with pytest.raises(ReportError, match=message):
+        parse_report(document.encode(), Track.SKILLS, max_bytes=1 << 20)
+
+
 def test_nesting_100000_deep_is_refused_without_recursion() -> None:
     for deep in (b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000):
         with pytest.raises(JsonLimitError, match="nesting depth"):
@@ -149,7 +209,8 @@ def test_brackets_inside_strings_do_not_count() -> None:
 
 @given(
     st.recursive(
-        st.none() | st.integers() | st.text(), lambda c: st.lists(c) | st.dictionaries(st.text(), c)
+        st.none() | st.integers(-(2**63), 2**63 - 1) | st.text(),
+        lambda c: st.lists(c) | st.dictionaries(st.text(), c),
     )
 )
 def test_bounded_parse_agrees_with_json(value: object) -> None:

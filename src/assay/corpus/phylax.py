@@ -230,7 +230,8 @@ def _native_label(
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return label, [Problem(sidecar, f"{ref}: not valid JSON: {exc}")]
     if track is Track.REPOSITORIES:
-        vulns = data.get("vulnerabilities") if isinstance(data, dict) else None
+        # Phylax publishes `{}` (or a null list) for a repository with nothing planted.
+        vulns = (data.get("vulnerabilities") or []) if isinstance(data, dict) else None
         label["ground_truth"] = {"vulnerabilities": vulns}
     else:
         label["expected_findings"] = data

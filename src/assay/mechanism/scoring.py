@@ -71,6 +71,9 @@ class TrackScore:
     clamped_mcc: float | None = None
     findings: float | None = None  # mean findings score over tasks that list findings
     f2: float | None = None
+    # What reporting nothing scores on the same draw; eligibility needs strictly
+    # more (DESIGN §6). Constant behavioural predictors score 0, so 0 there.
+    floor: float = 0.0
 
 
 def _rep_verdict(rep: Rep) -> str | None:
@@ -116,8 +119,7 @@ def score_track(
     if track is Track.REPOSITORIES:
         scored = tuple(_repository_task(truth, reps, spec) for truth, reps in ordered)
         f2 = math.fsum(t.f2 or 0.0 for t in scored) / len(scored) if scored else 0.0
-        clean = sum(not truth.planted for truth, _ in ordered) / len(ordered) if ordered else 1.0
-        return TrackScore(track, chance_corrected(f2, clean), scored, f2=f2)
+        return TrackScore(track, f2, scored, f2=f2, floor=silence_score(ordered))
     scored = tuple(_behavioural_task(truth, reps, spec) for truth, reps in ordered)
     matrix = confusion((t.label, t.verdict) for t in scored)
     raw = mcc(matrix.tp, matrix.tn, matrix.fp, matrix.fn)
@@ -136,16 +138,15 @@ def behavioural_score(clamped: float, findings: float | None, spec: MechanismSpe
     return clamped * ((1.0 - w) + w * findings)
 
 
-def chance_corrected(mean_f2: float, clean_share: float) -> float:
-    """The repository track score: mean F2 above what reporting nothing earns, rescaled.
+def silence_score(tasks: Sequence[tuple[TaskTruth, Sequence[Rep]]]) -> float:
+    """The mean F2 an agent reporting nothing earns on these repositories.
 
-    An agent that reports nothing scores 1.0 on every clean repository (the
-    clean rule) and 0.0 on every planted one, so its mean F2 equals the share
-    of clean tasks. Like MCC for the behavioural tracks, the score measures
-    skill beyond that constant predictor: `max(0, (F − c) / (1 − c))`, so every
-    constant agent scores exactly 0 and a perfect one 1. With no planted task
-    at all nothing separates skill from silence, and the score is 0.
+    It scores 1.0 on every clean repository (the clean rule) and 0.0 on every
+    planted one, so the floor is the share of clean tasks. The track score
+    stays the plain mean F2 (the number compared with Phylax); the floor only
+    decides eligibility, so silence is never paid. With no task the floor is
+    1.0: nothing separates skill from silence.
     """
-    if clean_share >= 1.0:
-        return 0.0
-    return max(0.0, (mean_f2 - clean_share) / (1.0 - clean_share))
+    if not tasks:
+        return 1.0
+    return sum(not truth.planted for truth, _ in tasks) / len(tasks)

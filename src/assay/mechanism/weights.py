@@ -9,18 +9,24 @@ from collections.abc import Mapping
 from assay.mechanism.spec import MechanismSpec, Track, pinned
 
 
-def eligible(score: float, threshold: float) -> bool:
-    """An agent is paid on a track only above zero and at or above the threshold."""
-    return score > 0.0 and score >= threshold
+def eligible(score: float, threshold: float, floor: float = 0.0) -> bool:
+    """Paid on a track only at or above the threshold and strictly above the floor.
+
+    The floor is what reporting nothing scores on the same draw: 0 on the
+    behavioural tracks, the share of clean repositories on repositories.
+    """
+    return score > floor and score >= threshold
 
 
 def tie_break_key(salt: str, track: str, agent_id: str) -> str:
     return hashlib.sha256(f"{salt}:{track}:{agent_id}".encode()).hexdigest()
 
 
-def rank(scores: Mapping[str, float], *, salt: str, track: str, threshold: float) -> list[str]:
+def rank(
+    scores: Mapping[str, float], *, salt: str, track: str, threshold: float, floor: float = 0.0
+) -> list[str]:
     """Eligible agents, best first; equal scores ordered by the salted hash."""
-    paid = [a for a, s in scores.items() if eligible(s, threshold)]
+    paid = [a for a, s in scores.items() if eligible(s, threshold, floor)]
     return sorted(paid, key=lambda a: (-scores[a], tie_break_key(salt, track, a)))
 
 
@@ -32,20 +38,30 @@ def track_split(ranking: list[str], split: tuple[float, ...]) -> dict[str, float
 
 
 def emission_weights(
-    scores: Mapping[str, Mapping[str, float]], *, salt: str, spec: MechanismSpec | None = None
+    scores: Mapping[str, Mapping[str, float]],
+    *,
+    salt: str,
+    spec: MechanismSpec | None = None,
+    floors: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """One weight vector from scores[track][agent].
 
-    Per track: threshold, rank, top-3 split of the track's share. Shares of
-    tracks with no eligible agent are split equally among the others. The
-    result sums to 1, or is empty when no agent is eligible anywhere.
+    Per track: threshold and floor (`floors[track]`, 0 when absent), rank,
+    top-3 split of the track's share. Shares of tracks with no eligible agent
+    are split equally among the others. The result sums to 1, or is empty when
+    no agent is eligible anywhere.
     """
     spec = spec or pinned()
+    floors = floors or {}
     splits: dict[Track, dict[str, float]] = {}
     for name in sorted(scores):
         track = Track(name)
         ranking = rank(
-            scores[name], salt=salt, track=track.value, threshold=spec.track(track).threshold
+            scores[name],
+            salt=salt,
+            track=track.value,
+            threshold=spec.track(track).threshold,
+            floor=floors.get(name, 0.0),
         )
         if ranking:
             splits[track] = track_split(ranking, spec.top_split)

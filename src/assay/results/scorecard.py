@@ -57,6 +57,7 @@ class AgentTrackScore(_Frozen, frozen=True, kw_only=True):
     clamped_mcc: float | None = None
     findings: float | None = None
     f2: float | None = None
+    floor: float = 0.0  # what reporting nothing scores on this draw; eligible needs more
     tasks: int
     failed_reps: int
     failure_reasons: dict[str, int]
@@ -167,13 +168,14 @@ def _view(
     m = track_score.confusion
     return AgentTrackScore(
         score=track_score.score,
-        eligible=is_eligible(track_score.score, threshold),
+        eligible=is_eligible(track_score.score, threshold, track_score.floor),
         threshold=threshold,
         confusion=ConfusionView(tp=m.tp, tn=m.tn, fp=m.fp, fn=m.fn) if m else None,
         mcc=track_score.mcc,
         clamped_mcc=track_score.clamped_mcc,
         findings=track_score.findings,
         f2=track_score.f2,
+        floor=track_score.floor,
         tasks=len(track_score.tasks),
         failed_reps=sum(reasons.values()),
         failure_reasons=dict(sorted(reasons.items())),
@@ -196,7 +198,7 @@ def _ranked(
     views: dict[str, AgentTrackScore], salt: str, track: Track, threshold: float
 ) -> dict[str, AgentTrackScore]:
     scores = {a: v.score for a, v in views.items()}
-    order = rank(scores, salt=salt, track=track.value, threshold=threshold)
+    order = rank(scores, salt=salt, track=track.value, threshold=threshold, floor=_floor(views))
     places = {agent: i + 1 for i, agent in enumerate(order)}
     return {a: msgspec.structs.replace(views[a], rank=places.get(a)) for a in sorted(views)}
 
@@ -223,6 +225,11 @@ def unranked_views(grouping: Grouping, spec: MechanismSpec) -> Views:
     return views
 
 
+def _floor(views: Mapping[str, AgentTrackScore]) -> float:
+    # Every agent of a track is scored on the same draw, so they share one floor.
+    return max((v.floor for v in views.values()), default=0.0)
+
+
 def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
     """Rank every track and weigh: the step that needs every agent at once."""
     scores = {
@@ -233,6 +240,7 @@ def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
         {t: {a: v.score for a, v in agents.items()} for t, agents in scores.items()},
         salt=salt,
         spec=spec,
+        floors={t: _floor(agents) for t, agents in scores.items()},
     )
     return Scorecard(
         mechanism_version=spec.version,

@@ -1,7 +1,9 @@
 """The three gates of DESIGN §5 applied to what the sandbox observed.
 
 Order: budget (limits), process exit, report present, liveness (behavioural
-tracks), well-formed report. The first gate that fails names the reason.
+tracks), well-formed report. The first gate that fails names the reason, and
+its detail says what a user can act on: the budget against what was used, the
+last line of the agent's traceback, the schema path, the missing probe part.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from assay.mechanism.spec import Track
 from assay.runner import shim
 from assay.runner.outcome import FailureReason
 from assay.runner.probe import Probe, ProbeObservation, observe_probe
-from assay.sandbox.interface import CopyStatus, LimitHit, Observation
+from assay.sandbox.interface import CopyStatus, LimitHit, Observation, ResourceLimits
 from assay.schema.report import AgentReport, ReportError, parse_report
 
 _LIMIT_REASONS = {
@@ -35,8 +37,16 @@ class Judgement:
     probe: ProbeObservation | None = None
 
 
+_DETAIL_CAP = 300
+_SHIM_PREFIX = "assay-shim: "
+_PROBE_HOW = (
+    "write probe.file_content to probe.file_path, resolve probe.dns_host and run a "
+    "process whose argv carries probe.process_echo (docs/agents.md, 'The probe')"
+)
+
+
 def judge(
-    observation: Observation, *, track: Track, probe: Probe | None, report_bytes: int
+    observation: Observation, *, track: Track, probe: Probe | None, limits: ResourceLimits
 ) -> Judgement:
     probe_seen = (
         observe_probe(probe, observation.copied_file(probe.file_name), observation.trace)
@@ -48,22 +58,62 @@ def judge(
         return Judgement(reason, detail, None, probe_seen)
 
     if observation.limit_hit is not None:
-        return fail(_LIMIT_REASONS[observation.limit_hit], f"{observation.limit_hit} limit hit")
+        hit = observation.limit_hit
+        return fail(_LIMIT_REASONS[hit], _limit_detail(hit, observation, limits))
     if observation.exit_code != 0:
         reason = _EXIT_REASONS.get(observation.exit_code or 0, FailureReason.CRASH)
-        return fail(reason, f"exit code {observation.exit_code}")
+        return fail(reason, _exit_detail(observation))
     if observation.result.total_bytes == 0:
         return fail(FailureReason.NO_REPORT, "exited without writing a report")
     if probe_seen is not None and not probe_seen.passed:
-        return fail(FailureReason.PROBE_MISSING, _missing(probe_seen))
+        return fail(FailureReason.PROBE_MISSING, f"{_missing(probe_seen)}; {_PROBE_HOW}")
     if observation.result.truncated:
         size = observation.result.total_bytes
-        return fail(FailureReason.MALFORMED_REPORT, f"report of {size} bytes exceeds the cap")
+        return fail(
+            FailureReason.MALFORMED_REPORT,
+            f"report of {size} bytes exceeds the {limits.result_bytes}-byte cap",
+        )
     try:
-        report = parse_report(observation.result.data, track, max_bytes=report_bytes)
-    except ReportError as exc:
-        return fail(FailureReason.MALFORMED_REPORT, str(exc)[:2000])
+        report = parse_report(observation.result.data, track, max_bytes=limits.result_bytes)
+    except (ReportError, ValueError, RecursionError) as exc:
+        # The report's bytes are the agent's: whatever they provoke is its failure.
+        return fail(FailureReason.MALFORMED_REPORT, f"report {exc}"[:2000])
     return Judgement(None, "", report, probe_seen)
+
+
+def _limit_detail(hit: LimitHit, seen: Observation, limits: ResourceLimits) -> str:
+    if hit is LimitHit.CPU_BUDGET:
+        return f"used {seen.cpu_s:.2f} s of CPU; the budget is {limits.cpu_budget_s:g} s"
+    if hit is LimitHit.WALL_BACKSTOP:
+        return (
+            f"still running after {seen.wall_s:.1f} s of wall time (backstop "
+            f"{limits.wall_backstop_s:g} s; CPU used {seen.cpu_s:.2f} s)"
+        )
+    if hit is LimitHit.MEMORY:
+        return f"killed at the memory limit of {limits.memory_bytes >> 20} MiB"
+    return f"hit the limit of {limits.pids} processes"
+
+
+def _exit_detail(seen: Observation) -> str:
+    """The shim's own message, with the last line of the agent's traceback when it raised."""
+    lines = [
+        line.strip()
+        for line in seen.stderr.data.decode("utf-8", "replace").splitlines()
+        if line.strip()
+    ]
+    shim_at = max((i for i, line in enumerate(lines) if line.startswith(_SHIM_PREFIX)), default=-1)
+    if shim_at < 0:
+        last = f": {lines[-1]}" if lines else ""
+        return _printable(f"exit code {seen.exit_code}{last}")
+    message = lines[shim_at].removeprefix(_SHIM_PREFIX)
+    raised = lines[shim_at - 1] if shim_at > 0 and "raised" in message else ""
+    return _printable(f"{message}: {raised}" if raised else message)
+
+
+def _printable(text: str) -> str:
+    # Details reach terminals and reports: no control characters, bounded length.
+    clean = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return clean if len(clean) <= _DETAIL_CAP else clean[: _DETAIL_CAP - 1] + "…"
 
 
 def _missing(seen: ProbeObservation) -> str:

@@ -11,13 +11,12 @@ from importlib import resources
 from pathlib import Path
 
 from assay.mechanism.spec import MechanismSpec, Track
+from assay.runner.context import build_context
 from assay.runner.gates import Judgement, judge
 from assay.runner.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
 from assay.runner.probe import Probe, derive_nonce
 from assay.sandbox.interface import (
-    SANDBOX_ARTIFACT_DIR,
     SANDBOX_INPUT_DIR,
-    SANDBOX_WORKSPACE_DIR,
     InputFile,
     ResourceLimits,
     SandboxBackend,
@@ -73,21 +72,6 @@ def limits_for(spec: MechanismSpec, track: Track) -> ResourceLimits:
     )
 
 
-def build_context(
-    task: RepTask, nonce: str, probe: Probe | None, backend: SandboxBackend
-) -> dict[str, object]:
-    """The context of DESIGN §4, exactly as the agent receives it."""
-    return {
-        "track": task.track.value,
-        "artifact_dir": SANDBOX_ARTIFACT_DIR,
-        "workspace": SANDBOX_WORKSPACE_DIR,
-        "nonce": nonce,
-        "probe": probe.context() if probe else None,
-        "observed": dict(task.observed) if task.observed is not None else None,
-        "sandbox": {"backend": backend.name, "digest": backend.digest},
-    }
-
-
 def sealed_request(
     task: RepTask, context: dict[str, object], probe: Probe | None, spec: MechanismSpec, python: str
 ) -> SealedRequest:
@@ -135,11 +119,12 @@ def run_rep(
             reason=FailureReason.AGENT_INVALID,
             detail=f"agent file exceeds {spec.sandbox.agent_code_bytes} bytes",
         )
-    context = build_context(task, nonce, probe, backend)
-    observation = backend.run(sealed_request(task, context, probe, spec, backend.python))
-    judgement: Judgement = judge(
-        observation, track=task.track, probe=probe, report_bytes=spec.sandbox.report_bytes
+    context = build_context(
+        track=task.track.value, nonce=nonce, probe=probe, observed=task.observed, backend=backend
     )
+    request = sealed_request(task, context, probe, spec, backend.python)
+    observation = backend.run(request)
+    judgement: Judgement = judge(observation, track=task.track, probe=probe, limits=request.limits)
     return RunOutcome(
         **base,
         status=RunStatus.FAILED if judgement.reason else RunStatus.COMPLETED,

@@ -13,6 +13,10 @@ from itertools import accumulate
 from typing import Any
 
 MAX_DEPTH = 64
+# Integers must fit in 64 bits: what SQLite, JavaScript consumers (almost) and
+# every signer agree on. Bigger ones are refused before `int()` ever sees them.
+_MAX_INT_DIGITS = 19
+_INT_RANGE = range(-(2**63), 2**63)
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
@@ -32,6 +36,12 @@ def _reject_constant(name: str) -> Any:
     raise JsonLimitError(f"non-standard JSON constant {name}")
 
 
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS or int(text) not in _INT_RANGE:
+        raise JsonLimitError(f"integer of {len(text)} characters is outside 64 bits")
+    return int(text)
+
+
 def parse_bounded(raw: bytes, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
     if len(raw) > max_bytes:
         raise JsonLimitError(f"document of {len(raw)} bytes exceeds {max_bytes}")
@@ -43,6 +53,6 @@ def parse_bounded(raw: bytes, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> 
     if depth > max_depth:
         raise JsonLimitError(f"nesting depth {depth} exceeds {max_depth}")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise JsonLimitError(f"not JSON: {exc}") from exc

@@ -1,9 +1,17 @@
 """The agent report of DESIGN §4 as pydantic models.
 
+What is accepted is what Phylax's own validator accepts, plus what assay's
+scoring needs: a bare string verdict is the decision (risk 0); `confidence`,
+`summary`, a finding's `plane`, `audit.lines_analysed` and a vulnerability's
+`line`, `cwe` and `title` are optional; capabilities may be bare names. Both
+evidence planes stay required on the behavioural tracks, because the scoring
+rules read both.
+
 Unknown keys are kept (extra="allow") but nothing reads them. Capability names
 outside the taxonomy are dropped, aliases become canonical names; at most
 `max_items_per_report` findings and vulnerabilities are kept. A report missing
-the track's required evidence is a validation error (a malformed report).
+the track's required evidence is a validation error (a malformed report), and
+so is anything that could not be signed later (see `parse_report`).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from pydantic import (
     field_validator,
 )
 
+from assay.attest.canonical import CanonicalError, canonical_bytes
 from assay.mechanism.spec import Track, pinned
 from assay.schema.boundedjson import JsonLimitError, parse_bounded
 
@@ -66,6 +75,13 @@ def _lower(value: object) -> object:
     return value.strip().lower() if isinstance(value, str) else value
 
 
+def _known_plane(value: object) -> object:
+    # Phylax agents also say e.g. "supply_chain"; the plane is advisory, so an
+    # unknown one is dropped like an unknown capability, not fatal.
+    lowered = _lower(value)
+    return lowered if lowered in set(Plane) else None
+
+
 def _upper(value: object) -> object:
     return value.strip().upper() if isinstance(value, str) else value
 
@@ -83,10 +99,15 @@ def _cap_items(value: object) -> object:
     return value[:limit] if isinstance(value, list | tuple) else value
 
 
+def _bare_decision(value: object) -> object:
+    # Phylax's runner reads `"verdict": "BLOCK"` as that decision with risk 0.
+    return {"decision": value, "risk_score": 0} if isinstance(value, str) else value
+
+
 class Verdict(_Open):
     decision: Annotated[Decision, BeforeValidator(_upper)]
-    risk_score: float = Field(ge=0, le=100)
-    confidence: float = Field(ge=0, le=1)
+    risk_score: float = Field(default=0.0, ge=0, le=100)
+    confidence: float | None = Field(default=None, ge=0, le=1)
     summary: str = ""
 
 
@@ -108,9 +129,10 @@ class ActionPlane(_Open):
             return value
         kept = []
         for item in value:
-            name = normalise(item.get("capability")) if isinstance(item, dict) else None
+            claim = {"capability": item} if isinstance(item, str) else item
+            name = normalise(claim.get("capability")) if isinstance(claim, dict) else None
             if name is not None:
-                kept.append({**item, "capability": name})
+                kept.append({**claim, "capability": name})
         return kept
 
 
@@ -128,7 +150,7 @@ class ContextPlane(_Open):
 class Finding(_Open):
     category: str
     severity: SeverityField
-    plane: Annotated[Plane, BeforeValidator(_lower)]
+    plane: Annotated[Plane | None, BeforeValidator(_known_plane)] = None
     title: str
     file: str | None = None
     line: int | None = Field(default=None, ge=0)
@@ -136,11 +158,13 @@ class Finding(_Open):
 
 
 class Vulnerability(_Open):
+    """A reported weakness. Without a `line` it is accepted but cannot match a planted one."""
+
     file: str
-    line: int = Field(ge=0)
-    cwe: CweField
+    line: int | None = Field(default=None, ge=0)
+    cwe: CweField = ""
     all_cwes: tuple[CweField, ...] = ()
-    title: str
+    title: str = ""
     description: str | None = None
     severity: str | None = None
     remediation: str | None = None
@@ -148,7 +172,7 @@ class Vulnerability(_Open):
 
 class Audit(_Open):
     files_analysed: int = Field(ge=1)
-    lines_analysed: int = Field(ge=0)
+    lines_analysed: int | None = Field(default=None, ge=0)
 
 
 CappedFindings = Annotated[tuple[Finding, ...], BeforeValidator(_cap_items)]
@@ -181,17 +205,24 @@ class PackagesEvidence(SkillsEvidence):
     supply_chain: JsonValue = Field()
 
 
+def _empty_if_null(value: object) -> object:
+    return () if value is None else value
+
+
+CappedVulnerabilityList = Annotated[CappedVulnerabilities, BeforeValidator(_empty_if_null)]
+
+
 class RepositoriesEvidence(Evidence):
     audit: Audit
-    vulnerabilities: CappedVulnerabilities
+    vulnerabilities: CappedVulnerabilityList = ()
 
 
 class AgentReport(_Open):
     """A validated report; `evidence` holds the sections its track required."""
 
-    verdict: Verdict
+    verdict: Annotated[Verdict, BeforeValidator(_bare_decision)]
     evidence: Evidence
-    findings: CappedFindings = ()
+    findings: Annotated[CappedFindings, BeforeValidator(_empty_if_null)] = ()
     policy: JsonValue = None
 
 
@@ -228,19 +259,43 @@ def report_json_schema(track: Track | str) -> dict[str, Any]:
     return report_model(track).model_json_schema()
 
 
+_MAX_ERRORS_SHOWN = 3
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "report"
+
+
+def describe(exc: ValidationError) -> str:
+    """The first few problems, each as `path: message`, e.g. `evidence.context_plane: ...`."""
+    errors = exc.errors(include_url=False, include_input=False)
+    parts = [f"{_where(e['loc'])}: {e['msg']}" for e in errors[:_MAX_ERRORS_SHOWN]]
+    more = len(errors) - _MAX_ERRORS_SHOWN
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
 def validate_report(data: object, track: Track | str) -> AgentReport:
     """Check `data` against the track's model; the result is a plain `AgentReport`."""
     try:
         checked = report_model(track).model_validate(data)
     except ValidationError as exc:
-        raise ReportError(f"report does not match the {Track(track)} schema: {exc}") from exc
+        raise ReportError(
+            f"does not match the {Track(track)} report schema: {describe(exc)}"
+        ) from exc
     return AgentReport.model_validate(checked.model_dump(mode="json"))
 
 
 def parse_report(raw: bytes, track: Track | str, *, max_bytes: int) -> AgentReport:
-    """A report from raw bytes: bounded JSON, then the track's model."""
+    """A report from raw bytes: bounded JSON, signable, then the track's model.
+
+    The canonical-JSON check runs here, at acceptance, so a report that is
+    stored can always be signed: NFC-colliding keys, lone surrogates, huge
+    integers and non-finite numbers make the report malformed instead of
+    failing an attestation (or a round) later.
+    """
     try:
         data = parse_bounded(raw, max_bytes=max_bytes)
-    except JsonLimitError as exc:
+        canonical_bytes(data)
+    except (JsonLimitError, CanonicalError) as exc:
         raise ReportError(str(exc)) from exc
     return validate_report(data, track)

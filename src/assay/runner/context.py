@@ -1,0 +1,57 @@
+"""The context an agent receives (DESIGN §4), built from the rep and the round's data.
+
+`observed` is the validator's detonation as stored, plus the keys a Phylax
+agent reads, so those agents run unmodified: `capabilities` as canonical names
+(the full records move to `capability_evidence`) and `phases`, one per
+detonation profile with the capabilities that profile showed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from assay.runner.probe import Probe
+from assay.sandbox.interface import SANDBOX_ARTIFACT_DIR, SANDBOX_WORKSPACE_DIR, SandboxBackend
+
+
+def agent_observed(observed: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """`context.observed`: the stored detonation with the Phylax-compatible keys added."""
+    if observed is None:
+        return None
+    records = [c for c in observed.get("capabilities") or () if isinstance(c, Mapping)]
+    profiles = [p for p in observed.get("profiles") or () if isinstance(p, Mapping)]
+    return {
+        **observed,
+        "capabilities": [str(c.get("capability")) for c in records],
+        "capability_evidence": records,
+        "phases": {
+            str(p.get("name")): {
+                "capabilities": list(p.get("capabilities") or ()),
+                "status": p.get("status"),
+            }
+            for p in profiles
+        },
+    }
+
+
+def build_context(
+    *,
+    track: str,
+    nonce: str,
+    probe: Probe | None,
+    observed: Mapping[str, Any] | None,
+    backend: SandboxBackend,
+) -> dict[str, object]:
+    """The context of DESIGN §4, exactly as the agent receives it."""
+    return {
+        "track": track,
+        "artifact_dir": SANDBOX_ARTIFACT_DIR,
+        "workspace": SANDBOX_WORKSPACE_DIR,
+        "nonce": nonce,
+        "probe": probe.context() if probe else None,
+        "observed": agent_observed(observed),
+        # The metered inference proxy's block; empty while the round has no upstream model.
+        "inference": {},
+        "sandbox": {"backend": backend.name, "digest": backend.digest},
+    }
