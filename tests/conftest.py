@@ -18,14 +18,32 @@ BUNDLED = ROOT / "corpus"
 @pytest.fixture
 def small_corpus(tmp_path: Path) -> Path:
     """Two malicious and two safe tasks of skills and of repositories, from the bundled corpus."""
-    root = tmp_path / "corpus"
-    for track in ("skills", "repositories"):
+    return copy_tasks(tmp_path / "corpus", 2, ("skills", "repositories"))
+
+
+def copy_tasks(root: Path, per_label: int, tracks: tuple[str, ...]) -> Path:
+    """The first `per_label` malicious and safe tasks of each track, copied under `root`."""
+    for track in tracks:
         tasks = sorted((BUNDLED / track).iterdir())
-        malicious = [t for t in tasks if '"malicious"' in (t / "label.json").read_text()][:2]
-        safe = [t for t in tasks if '"safe"' in (t / "label.json").read_text()][:2]
-        for task in malicious + safe:
-            shutil.copytree(task, root / track / task.name, symlinks=True)
+        for label in ("malicious", "safe"):
+            chosen = [t for t in tasks if f'"{label}"' in (t / "label.json").read_text()]
+            for task in chosen[:per_label]:
+                shutil.copytree(task, root / track / task.name, symlinks=True)
     return root
+
+
+@pytest.fixture
+def every_track_corpus(tmp_path: Path) -> Path:
+    """One malicious and one safe task of every track, from the bundled corpus."""
+    return copy_tasks(
+        tmp_path / "corpus4", 1, ("skills", "mcp_servers", "packages", "repositories")
+    )
+
+
+@pytest.fixture
+def skills_pair(tmp_path: Path) -> Path:
+    """One malicious and one safe skill: enough to see how an agent fails."""
+    return copy_tasks(tmp_path / "pair", 1, ("skills",))
 
 
 Assay = Callable[..., subprocess.CompletedProcess[str]]

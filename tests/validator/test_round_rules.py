@@ -81,11 +81,11 @@ def test_eval_prints_the_metric_fields(assay: Assay, small_corpus: Path) -> None
     )
     payload = json.loads(result.stdout)
     assert payload["track"] == "skills" and payload["tasks"] == 4
-    assert set(payload["confusion"]) == {"tp", "tn", "fp", "fn"}
+    assert set(payload["confusion"]) == {"tp", "tn", "fp", "fn", "no_verdict"}
     assert {"mcc", "score", "threshold", "eligible", "task_results"} <= set(payload)
     first = payload["task_results"][0]
     assert {"task", "label", "verdict", "reps"} <= set(first)
-    assert {"status", "reason"} <= set(first["reps"][0])
+    assert {"status", "reason", "detail", "cpu_s", "cpu_budget_s"} <= set(first["reps"][0])
     repos = json.loads(
         assay(
             "eval", str(KEYWORD), "--track", "repositories", "--corpus", str(small_corpus), "--json"

@@ -26,6 +26,7 @@ def _register() -> None:
         detonate_cmd,  # noqa: F401
         round_cmd,  # noqa: F401
         sandbox_cmd,  # noqa: F401
+        schema_cmd,  # noqa: F401
         score_cmd,  # noqa: F401
     )
 

@@ -7,9 +7,10 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from assay.cli.output import console, fail
+from assay.cli.output import console, fail, print_failures
 from assay.mechanism.spec import Track
-from assay.results.scorecard import AgentTrackScore
+from assay.results.diagnostics import RepDiagnostic
+from assay.results.scorecard import AgentTrackScore, RepView
 from assay.validator.round import RoundResult
 
 
@@ -22,9 +23,10 @@ def _only_score(result: RoundResult, track: Track) -> AgentTrackScore:
 
 def eval_json(result: RoundResult, track: Track) -> dict[str, Any]:
     score = _only_score(result, track)
+    agent = next(iter(result.agents))
     payload: dict[str, Any] = {
         "track": track.value,
-        "agent": next(iter(result.agents)),
+        "agent": agent,
         "tasks": score.tasks,
         "score": score.score,
         "threshold": score.threshold,
@@ -37,7 +39,9 @@ def eval_json(result: RoundResult, track: Track) -> dict[str, Any]:
                 **({"f2": t.f2} if not track.behavioural else {"verdict": t.verdict}),
                 "correct": t.correct,
                 "findings": t.findings,
-                "reps": [{"rep": r.rep, "status": r.status, "reason": r.reason} for r in t.reps],
+                "reps": [
+                    _rep_json(r, result.diagnostics.of(track, agent, t.task, r.rep)) for r in t.reps
+                ],
             }
             for t in score.task_results
         ],
@@ -45,7 +49,13 @@ def eval_json(result: RoundResult, track: Track) -> dict[str, Any]:
     if track.behavioural and score.confusion is not None:
         c = score.confusion
         payload |= {
-            "confusion": {"tp": c.tp, "tn": c.tn, "fp": c.fp, "fn": c.fn},
+            "confusion": {
+                "tp": c.tp,
+                "tn": c.tn,
+                "fp": c.fp,
+                "fn": c.fn,
+                "no_verdict": c.no_verdict,
+            },
             "mcc": score.mcc,
             "clamped_mcc": score.clamped_mcc,
             "findings": score.findings,
@@ -55,10 +65,21 @@ def eval_json(result: RoundResult, track: Track) -> dict[str, Any]:
     return payload
 
 
-def _rep_cell(status: str, reason: str | None, verdict: str | None) -> str:
-    if status == "completed":
-        return f"[green]{verdict or 'ok'}[/]"
-    return f"[red]{escape(reason or 'failed')}[/]"
+def _rep_json(rep: RepView, seen: RepDiagnostic | None) -> dict[str, Any]:
+    return {
+        "rep": rep.rep,
+        "status": rep.status,
+        "reason": rep.reason,
+        "detail": seen.detail if seen else "",
+        "cpu_s": seen.cpu_s if seen else None,
+        "cpu_budget_s": seen.cpu_budget_s if seen else None,
+    }
+
+
+def _rep_cell(rep: RepView) -> str:
+    if rep.status == "completed":
+        return f"[green]{rep.verdict or 'ok'}[/]"
+    return f"[red]{escape(rep.reason or 'failed')}[/]"
 
 
 def print_eval(result: RoundResult, track: Track) -> None:
@@ -69,12 +90,14 @@ def print_eval(result: RoundResult, track: Track) -> None:
     for t in score.task_results:
         outcome = f"{t.f2:.3f}" if t.f2 is not None else (t.verdict or "—")
         mark = "[green]✓[/]" if t.correct else "[red]✗[/]"
-        reps = " ".join(_rep_cell(r.status, r.reason, r.verdict) for r in t.reps)
+        reps = " ".join(_rep_cell(r) for r in t.reps)
         table.add_row(escape(t.task), t.label, f"{mark} {outcome}", reps)
     console.print(table)
+    print_failures(result.diagnostics.failed(), "failed reps")
     if score.confusion is not None:
         c = score.confusion
-        console.print(f"confusion: TP {c.tp}  FN {c.fn}  FP {c.fp}  TN {c.tn}")
+        silent = f"  (no verdict on {c.no_verdict}, counted as wrong)" if c.no_verdict else ""
+        console.print(f"confusion: TP {c.tp}  FN {c.fn}  FP {c.fp}  TN {c.tn}{silent}")
         console.print(
             f"MCC {score.mcc:.3f}  clamped {score.clamped_mcc:.3f}  findings "
             f"{'—' if score.findings is None else f'{score.findings:.3f}'}"

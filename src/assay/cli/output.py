@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import typer
@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from assay.results.diagnostics import RepDiagnostic
 from assay.results.scorecard import AgentTrackScore, Scorecard
 
 console = Console()
@@ -63,6 +64,45 @@ def _track_table(
     return table
 
 
+FAILURES_SHOWN = 5  # per agent and track on a terminal; `--json` and HTML list every one
+
+
+def print_failures(
+    failed: Sequence[RepDiagnostic],
+    title: str,
+    names: Mapping[str, str] | None = None,
+    limit: int | None = None,
+) -> None:
+    """Failed reps with what they mean, so a reason code is never all a user sees.
+
+    Lines rather than a table: details are long, and a narrow terminal would
+    fold a table's columns into fragments nobody can search for.
+    """
+    if not failed:
+        return
+    console.print(f"[bold]{escape(title)}[/]")
+    shown: dict[str, int] = {}
+    for d in failed:
+        shown[d.agent] = shown.get(d.agent, 0) + 1
+        if limit is not None and shown[d.agent] > limit:
+            continue
+        who = f"{escape(short(d.agent, names))}  " if names is not None else ""
+        console.print(
+            f"  {who}{escape(d.task)} rep {d.rep}: [red]{escape(d.reason or 'failed')}[/]"
+            f" (CPU {_cpu(d)})",
+            highlight=False,
+        )
+        if d.detail:
+            console.print(f"    {escape(d.detail)}", highlight=False, soft_wrap=True)
+    for agent, count in shown.items():
+        if limit is not None and count > limit:
+            console.print(f"  {escape(short(agent, names))}  … {count - limit} more (see --json)")
+
+
+def _cpu(d: RepDiagnostic) -> str:
+    return f"{d.cpu_s:.2f} / {d.cpu_budget_s:g} s"
+
+
 def weights_table(
     weights: dict[str, float], names: Mapping[str, str] | None = None, title: str = "weights"
 ) -> Table:
@@ -80,10 +120,13 @@ def print_scorecard(
     card: Scorecard,
     names: Mapping[str, str] | None = None,
     written: dict[str, float] | None = None,
+    failed: Sequence[RepDiagnostic] = (),
 ) -> None:
     """Per-track tables and the weights; `written` is a round's EMA-blended vector."""
     for track, agents in card.scores.items():
         console.print(_track_table(track, agents, names))
+        on_track = [d for d in failed if d.track == track]
+        print_failures(on_track, f"{track} — failed reps", names or {}, FAILURES_SHOWN)
     if written is None:
         console.print(weights_table(card.weights, names))
         return

@@ -121,7 +121,7 @@ def _show(result: RoundResult, as_json: bool, html: Path | None) -> None:
         sys.stdout.write(JsonFormat().render(result))
         return
     if result.card is not None:
-        print_scorecard(result.card, result.agents, result.weights)
+        print_scorecard(result.card, result.agents, result.weights, result.diagnostics.failed())
     status = "[green]completed[/]" if result.status == "completed" else f"[red]{result.status}[/]"
     # Reasons and names come from agents, artifacts and exceptions: never markup.
     console.print(f"round {result.round_id}: {status} {escape(result.reason or '')}")

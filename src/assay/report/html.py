@@ -19,6 +19,7 @@ from markupsafe import Markup
 from assay.mechanism.spec import Track
 from assay.report import svg
 from assay.report.interface import ReportFormat
+from assay.results.diagnostics import RepDiagnostic
 from assay.results.scorecard import AgentTrackScore, TaskView
 from assay.validator.round import RoundResult
 
@@ -54,6 +55,19 @@ class Agent:
 
 
 @dataclass(frozen=True)
+class FailedRep:
+    agent: Agent
+    task: str
+    rep: int
+    reason: str
+    cpu: str
+    detail: str
+
+
+FAILED_REPS_SHOWN = 200  # per track; the JSON report lists every one
+
+
+@dataclass(frozen=True)
 class RankingRow:
     agent: Agent
     score: AgentTrackScore
@@ -72,6 +86,8 @@ class TrackSection:
     grid: Markup
     failures: Markup | None
     reason_colours: dict[str, str]
+    failed_reps: list[FailedRep]
+    failed_total: int
 
 
 @dataclass(frozen=True)
@@ -162,8 +178,26 @@ def _failure_chart(track: str, rows: list[RankingRow], colours: dict[str, str]) 
     return svg.failure_bars(bars, colours, label=f"{track} failures by reason")
 
 
+def _failed_reps(failed: Sequence[RepDiagnostic], agents: dict[str, Agent]) -> list[FailedRep]:
+    return [
+        FailedRep(
+            agent=agents[d.agent],
+            task=d.task,
+            rep=d.rep,
+            reason=d.reason or "unknown",
+            cpu=f"{d.cpu_s:.2f} / {d.cpu_budget_s:g} s",
+            detail=d.detail,
+        )
+        for d in failed
+    ]
+
+
 def _section(
-    track: str, scores: dict[str, AgentTrackScore], agents: dict[str, Agent], reps: int
+    track: str,
+    scores: dict[str, AgentTrackScore],
+    agents: dict[str, Agent],
+    reps: int,
+    failures: Sequence[RepDiagnostic],
 ) -> TrackSection:
     behavioural = Track(track).behavioural
     order = _ordered(scores, agents)
@@ -185,6 +219,7 @@ def _section(
         for row in ranking
         if row.score.confusion is not None
     ]
+    failed = _failed_reps(failures, agents)
     return TrackSection(
         track=track,
         behavioural=behavioural,
@@ -196,6 +231,8 @@ def _section(
         grid=svg.outcome_grid(tasks, grid_rows, label=f"{track} agent by task outcomes"),
         failures=_failure_chart(track, ranking, colours),
         reason_colours=colours,
+        failed_reps=failed[:FAILED_REPS_SHOWN],
+        failed_total=len(failed),
     )
 
 
@@ -246,8 +283,15 @@ def render_html(result: RoundResult) -> str:
     agents = _agents(result)
     scores = result.card.scores if result.card is not None else {}
     reps = {t.value: n for t, n in result.plan.reps.items()}
+    failed = result.diagnostics.failed()
     sections = [
-        _section(track, scores[track], agents, reps.get(track, 0))
+        _section(
+            track,
+            scores[track],
+            agents,
+            reps.get(track, 0),
+            [d for d in failed if d.track == track],
+        )
         for track in [t.value for t in result.plan.tracks if t.value in scores]
     ]
     weights = _weights(result, agents)

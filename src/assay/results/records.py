@@ -17,6 +17,8 @@ be recomputed offline from what was recorded. Fields:
 | expected_findings | list of objects | the label's expected findings (behavioural) |
 | vulnerabilities | list of objects | the agent's reported vulnerabilities (repositories) |
 | planted | list of objects | the label's planted vulnerabilities (repositories) |
+| detail | str | optional: what a failed rep's reason means here (schema path, traceback line...) |
+| cpu_s | float >= 0 | optional: CPU seconds the rep's process tree used |
 
 Records are decoded with msgspec rather than pydantic: a full round at scale
 is a million records, and msgspec validates one in about a microsecond where a
@@ -63,6 +65,8 @@ class RepRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     expected_findings: Items = ()
     vulnerabilities: Items = ()
     planted: Items = ()
+    detail: Annotated[str, msgspec.Meta(max_length=4096)] = ""
+    cpu_s: Annotated[float, msgspec.Meta(ge=0)] = 0.0
 
     def __post_init__(self) -> None:
         if self.status == "failed" and not self.reason:

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from assay.mechanism.scoring import TaskTruth, TrackScore, score_track
+from assay.mechanism.metrics import Confusion
+from assay.mechanism.scoring import TaskScore, TaskTruth, TrackScore, score_track
 from assay.mechanism.spec import MechanismSpec, Track, pinned
 from assay.mechanism.weights import eligible as is_eligible
 from assay.mechanism.weights import emission_weights, rank
@@ -41,10 +42,14 @@ class TaskView(_Frozen, frozen=True, kw_only=True):
 
 
 class ConfusionView(_Frozen, frozen=True, kw_only=True):
+    """The matrix the score is computed from; `no_verdict` says how many of its
+    FN and FP are tasks where no rep completed (they count as wrong verdicts)."""
+
     tp: int
     tn: int
     fp: int
     fn: int
+    no_verdict: int = 0
 
 
 class AgentTrackScore(_Frozen, frozen=True, kw_only=True):
@@ -52,6 +57,7 @@ class AgentTrackScore(_Frozen, frozen=True, kw_only=True):
     eligible: bool
     rank: int | None = None
     threshold: float
+    cpu_budget_s: float = 0.0
     confusion: ConfusionView | None = None
     mcc: float | None = None
     clamped_mcc: float | None = None
@@ -155,10 +161,11 @@ def _agent_track(
 
 
 def _view(
-    track_score: TrackScore, records: Sequence[RepRecord], threshold: float
+    track_score: TrackScore, records: Sequence[RepRecord], spec: MechanismSpec
 ) -> AgentTrackScore:
     by_task: dict[str, list[RepView]] = defaultdict(list)
     reasons: dict[str, int] = defaultdict(int)
+    threshold = spec.track(track_score.track).threshold
     for r in records:
         by_task[r.task].append(
             RepView(rep=r.rep, status=r.status, reason=r.reason, verdict=r.verdict)
@@ -170,7 +177,8 @@ def _view(
         score=track_score.score,
         eligible=is_eligible(track_score.score, threshold, track_score.floor),
         threshold=threshold,
-        confusion=ConfusionView(tp=m.tp, tn=m.tn, fp=m.fp, fn=m.fn) if m else None,
+        cpu_budget_s=spec.track(track_score.track).cpu_budget_s,
+        confusion=_confusion(m, track_score.tasks) if m else None,
         mcc=track_score.mcc,
         clamped_mcc=track_score.clamped_mcc,
         findings=track_score.findings,
@@ -192,6 +200,11 @@ def _view(
             for t in track_score.tasks
         ],
     )
+
+
+def _confusion(m: Confusion, tasks: Sequence[TaskScore]) -> ConfusionView:
+    silent = sum(t.verdict is None for t in tasks)
+    return ConfusionView(tp=m.tp, tn=m.tn, fp=m.fp, fn=m.fn, no_verdict=silent)
 
 
 def _ranked(
@@ -217,11 +230,10 @@ def unranked_views(grouping: Grouping, spec: MechanismSpec) -> Views:
     """Each agent's score on each track, before ranking against the others."""
     views: Views = {}
     for track, agents in grouping.reps.items():
-        threshold = spec.track(track).threshold
         views[track] = {}
         for agent, tasks in agents.items():
             track_score, recs = _agent_track(track, tasks, grouping.truth, spec)
-            views[track][agent] = _view(track_score, recs, threshold)
+            views[track][agent] = _view(track_score, recs, spec)
     return views
 
 

@@ -220,7 +220,9 @@ class RepositoriesEvidence(Evidence):
 class AgentReport(_Open):
     """A validated report; `evidence` holds the sections its track required."""
 
-    verdict: Annotated[Verdict, BeforeValidator(_bare_decision)]
+    verdict: Annotated[
+        Verdict, BeforeValidator(_bare_decision, json_schema_input_type=Verdict | Decision)
+    ]
     evidence: Evidence
     findings: Annotated[CappedFindings, BeforeValidator(_empty_if_null)] = ()
     policy: JsonValue = None

@@ -7,9 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from assay.corpus.interface import artifact_digest
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import ema
+from assay.results.diagnostics import Diagnostics, diagnose
 from assay.results.records import RepRecord
 from assay.results.scorecard import Scorecard, scorecard
 from assay.runner.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
@@ -38,9 +41,11 @@ class RoundResult:
     card: Scorecard | None
     weights: dict[str, float]
     round_weights: dict[str, float]
+    diagnostics: Diagnostics = field(default_factory=lambda: Diagnostics({}))
 
     def to_json(self) -> dict[str, Any]:
         card = self.card.to_json_dict() if self.card else {}
+        failed = [msgspec.to_builtins(d) for d in self.diagnostics.failed()]
         return {
             "round_id": self.round_id,
             "status": self.status,
@@ -55,6 +60,8 @@ class RoundResult:
             "scores": card.get("scores", {}),
             "round_weights": self.round_weights,
             "weights": self.weights,
+            # Beside the scores, not in them: CPU seconds differ from run to run.
+            "failures": failed,
         }
 
 
@@ -110,7 +117,12 @@ class RoundLedger:
 
     def result(self) -> RoundResult:
         stored = self.store.round(self.round_id)
-        card = self.scorecard() if stored.status == "completed" else None
+        records = list(self.records())
+        card = (
+            scorecard(records, salt=self.plan.round_seed, spec=self.spec)
+            if stored.status == "completed"
+            else None
+        )
         return RoundResult(
             round_id=self.round_id,
             status=stored.status,
@@ -120,6 +132,7 @@ class RoundLedger:
             card=card,
             weights=stored.weights or {},
             round_weights=card.weights if card else {},
+            diagnostics=diagnose(records, self.spec),
         )
 
 
@@ -159,6 +172,12 @@ class RoundEngine:
         except (InfrastructureError, StoreError, Abstained) as exc:
             self.store.abstain(self.round_id, f"{type(exc).__name__}: {exc}")
             return self.ledger.result()
+        except Exception as exc:
+            # Anything an agent controls is turned into that rep's failure before
+            # it gets here; what is left is the validator's own fault, so it
+            # abstains with the reason stored instead of leaving the round running.
+            self.store.abstain(self.round_id, f"internal error: {type(exc).__name__}: {exc}")
+            raise
 
     def _execute(self, jobs: Iterator[RepTask], cap: _WallCap) -> None:
         # On Ctrl-C the executor kills the reps in flight and yields nothing more:
@@ -288,6 +307,8 @@ def to_record(outcome: RunOutcome, truth: PlannedTask) -> RepRecord:
         expected_findings=truth.expected_findings,
         vulnerabilities=vulnerabilities,
         planted=truth.planted,
+        detail=outcome.detail[:4096],
+        cpu_s=max(0.0, outcome.cpu_s),
     )
 
 
