@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -61,3 +62,24 @@ def test_signed_submissions_run_and_every_sssa_verifies(
     failed = assay("attest", "verify", str(tampered), "--json", check=False)
     assert failed.returncode == 1
     assert "field 'artifact' does not match its signed hash" in failed.stdout
+
+    # A store holding one report with no canonical form (written before reports were
+    # checked at acceptance) costs only that agent x task its SSSA.
+    with sqlite3.connect(db) as con:
+        agent, task_id = con.execute("SELECT agent_hash, task_id FROM reps LIMIT 1").fetchone()
+        rows = con.execute(
+            "SELECT rowid, outcome_json FROM reps WHERE agent_hash = ? AND task_id = ?",
+            (agent, task_id),
+        ).fetchall()
+        for rowid, text in rows:
+            outcome = json.loads(text)
+            outcome["report"]["evidence"] |= {"e\u0301": 1, "\u00e9": 2}
+            con.execute(
+                "UPDATE reps SET outcome_json = ? WHERE rowid = ?", (json.dumps(outcome), rowid)
+            )
+    again = tmp_path / "sssa-again"
+    result = assay("attest", "export", "--db", str(db), payload["round_id"], "--out", str(again))
+    assert "keys collide after NFC normalisation" in result.stderr
+    (skipped,) = json.loads((again / "skipped.json").read_text())
+    assert (skipped["agent_hash"], skipped["task_id"]) == (agent, task_id)
+    assert len([p for p in again.rglob("*.json") if p.name != "skipped.json"]) == 2 * 4 - 1

@@ -366,3 +366,37 @@ def test_declared_entrypoint_is_used(run_agent: Run) -> None:
         entrypoint="audit",
     )
     expect(outcome, None)
+
+
+@pytest.mark.parametrize(
+    ("payload", "detail"),
+    [
+        ('"n": ' + "9" * 5000, "outside 64 bits"),
+        ('"s": "\\ud800"', "surrogate"),
+        ('"e\\u0301": 1, "\\u00e9": 2', "collide"),
+        ('"x": 1e999', "not a JSON number"),
+    ],
+)
+def test_unsignable_report_written_straight_to_the_channel_is_malformed(
+    run_agent: Run, payload: str, detail: str
+) -> None:
+    """Bytes the shim would never encode, written past it: the rep fails, nothing raises."""
+    outcome = run_agent(
+        f"""
+        import stat
+
+        def agent_main(context):
+            thread_probe(context)
+            body = json.dumps(report())[:-1] + ", " + {payload!r} + "}}"
+            for fd in range(3, 64):
+                try:
+                    if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                        os.write(fd, body.encode())
+                except OSError:
+                    pass
+            os._exit(0)
+        """
+    )
+    expect(outcome, FailureReason.MALFORMED_REPORT)
+    assert detail in outcome.detail
+    RunOutcome.from_json(outcome.to_json())  # what is stored reads back

@@ -26,6 +26,7 @@ the nonce is rep 0's.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -200,8 +201,31 @@ def verify_file(path: Path, *, validator_key: str | None = None) -> Verified:
     return verify_sssa(doc, validator_key=validator_key)
 
 
-def round_sssas(ledger: RoundLedger, key: Ed25519PrivateKey) -> Iterator[tuple[str, Any]]:
-    """(agent hash, signed SSSA) for every agent × task of a stored round."""
+@dataclass(frozen=True)
+class Skipped:
+    """An agent × task with no SSSA: its stored data has no canonical form."""
+
+    agent_hash: str
+    track: str
+    task_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Export:
+    written: list[Path]
+    skipped: list[Skipped]
+
+
+def round_sssas(
+    ledger: RoundLedger, key: Ed25519PrivateKey
+) -> Iterator[tuple[str, Any] | Skipped]:
+    """(agent hash, signed SSSA) for every agent × task of a stored round.
+
+    Reports are checked for a canonical form when accepted, so nothing stored
+    should fail here; if something does (a store written by an older version),
+    that one agent × task is skipped with its reason and the others go on.
+    """
     plan = ledger.plan
     tasks = {(t.track.value, t.task_id): t for t in plan.tasks}
 
@@ -217,7 +241,10 @@ def round_sssas(ledger: RoundLedger, key: Ed25519PrivateKey) -> Iterator[tuple[s
             "author_key": plan.manifests.get(agent, {}).get("author_key"),
             "mechanism_digest": plan.mechanism_digest,
         }
-        yield agent, sign_sssa(body, identity, key)
+        try:
+            yield agent, sign_sssa(body, identity, key)
+        except CanonicalError as exc:
+            yield Skipped(agent, track, task_id, f"no canonical form: {exc}")
 
 
 def _file_name(doc: Any) -> str:
@@ -227,10 +254,11 @@ def _file_name(doc: Any) -> str:
 
 def export_round(
     db: Path, round_id: str, out: Path, key: Ed25519PrivateKey | None = None
-) -> list[Path]:
-    """Write one SSSA per agent × task of a completed round; returns the paths.
+) -> Export:
+    """Write one SSSA per agent × task of a completed round.
 
-    Files are OUT/<agent hash[:16]>/<track>.<task id>.json, in canonical form.
+    Files are OUT/<agent hash[:16]>/<track>.<task id>.json, in canonical form;
+    anything skipped is listed, with its reason, in OUT/skipped.json.
     `key` defaults to the validator key under the data dir (created 0600 when missing).
     """
     key = key or keys.load_or_create_private(default_validator_key_path())[0]
@@ -239,10 +267,18 @@ def export_round(
         status = store.round(round_id).status
         if status != "completed":
             raise SssaError(f"round {round_id} is {status}; only completed rounds are attested")
-        written = []
-        for agent, doc in round_sssas(ledger, key):
+        written, skipped = [], []
+        for item in round_sssas(ledger, key):
+            if isinstance(item, Skipped):
+                skipped.append(item)
+                continue
+            agent, doc = item
             path = out / agent[:16] / _file_name(doc)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(canonical_bytes(doc).decode("utf-8") + "\n")
             written.append(path)
-    return written
+    if skipped:
+        out.mkdir(parents=True, exist_ok=True)
+        listing = [vars(s) for s in skipped]
+        (out / "skipped.json").write_text(json.dumps(listing, indent=2, ensure_ascii=True) + "\n")
+    return Export(written, skipped)

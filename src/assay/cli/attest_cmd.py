@@ -14,7 +14,7 @@ from assay.attest import keys
 from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
 from assay.attest.sssa import SssaError, export_round, verify_file
 from assay.cli import app
-from assay.cli.output import console, emit_json, errors, fail
+from assay.cli.output import console, emit_json, errors, fail, short
 from assay.mechanism.spec import Track
 from assay.runner.rep import DEFAULT_ENTRYPOINT
 from assay.sandbox import InfrastructureError, default_backend
@@ -97,8 +97,15 @@ def attest_export(
     with _user_errors():
         if not db.is_file():
             fail(f"no round store at {db}")
-        written = export_round(db, round_id, out, keys.load_private(key) if key else None)
-    console.print(f"wrote {len(written)} SSSA files under {out}")
+        export = export_round(db, round_id, out, keys.load_private(key) if key else None)
+    console.print(f"wrote {len(export.written)} SSSA files under {out}")
+    for skipped in export.skipped:
+        errors.print(
+            f"skipped {short(skipped.agent_hash)} on {skipped.track}/{skipped.task_id}: "
+            f"{skipped.reason}",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 @attest_app.command("verify")

@@ -332,7 +332,8 @@ def demo_command(
 def _attest_demo(db: Path, round_id: str) -> None:
     """Sign one SSSA per agent x task and verify each offline, as a consumer would."""
     out = db.parent / "sssa" / round_id
-    written = export_round(db, round_id, out)
+    export = export_round(db, round_id, out)
+    written = export.written
     for path in written:
         verify_file(path)  # raises SssaError, naming the file and the field, on failure
     console.print(
