@@ -217,9 +217,7 @@ class Export:
     skipped: list[Skipped]
 
 
-def round_sssas(
-    ledger: RoundLedger, key: Ed25519PrivateKey
-) -> Iterator[tuple[str, Any] | Skipped]:
+def round_sssas(ledger: RoundLedger, key: Ed25519PrivateKey) -> Iterator[tuple[str, Any] | Skipped]:
     """(agent hash, signed SSSA) for every agent × task of a stored round.
 
     Reports are checked for a canonical form when accepted, so nothing stored
