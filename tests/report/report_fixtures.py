@@ -15,6 +15,7 @@ from typing import Any
 
 from assay.mechanism.spec import Track, pinned
 from assay.mechanism.weights import ema
+from assay.results.diagnostics import diagnose
 from assay.results.records import parse_lines
 from assay.results.scorecard import scorecard
 from assay.validator.plan import Plan, PlannedTask
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HOSTILE_NAME = "<script>alert(1)</script>"
 HOSTILE_REASON = '"><img src=x onerror=alert(2)>'
 HOSTILE_TASK = "skills-0001<b>bold</b>"
+HOSTILE_DETAIL = "agent raised: KeyError: '<svg onload=alert(3)>'"
 LONG_NAME = "an-agent-with-a-remarkably-long-name-" * 4
 STALE_AGENT = "f" * 64  # only in the previous weight vector
 
@@ -48,6 +50,8 @@ def _hostile(records: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             record = {**record, "task": HOSTILE_TASK}
         if record["status"] == "failed" and i % 2:
             record = {**record, "reason": HOSTILE_REASON}
+        if record["status"] == "failed":
+            record = {**record, "detail": HOSTILE_DETAIL, "cpu_s": 0.25}
         yield record
 
 
@@ -97,7 +101,8 @@ def build_result(
     names = {h: f"agent-{i}" for i, h in enumerate(hashes)}
     for special, h in zip((HOSTILE_NAME, LONG_NAME), hashes[1:], strict=False):
         names[h] = special
-    card = scorecard(parse_lines(json.dumps(r) for r in raw), salt="5eed" * 8)
+    records = list(parse_lines(json.dumps(r) for r in raw))
+    card = scorecard(records, salt="5eed" * 8)
     return RoundResult(
         round_id="r-0007",
         status="completed",
@@ -107,6 +112,7 @@ def build_result(
         card=card,
         weights=ema(card.weights, {STALE_AGENT: 1.0}),
         round_weights=card.weights,
+        diagnostics=diagnose(records, pinned()),
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from report_fixtures import (
+    HOSTILE_DETAIL,
     HOSTILE_NAME,
     HOSTILE_REASON,
     HOSTILE_TASK,
@@ -104,6 +105,20 @@ def test_failed_reps_carry_their_reason_on_hover(page: Page, round_result: Round
         assert len(rows) == len(failing)
         segments = page.find("rect", "segment", f"track-{track}")
         assert len(segments) == sum(len(s.failure_reasons) for s in failing)
+
+
+def test_failed_reps_are_listed_with_their_detail_and_cpu(
+    html: str, page: Page, round_result: RoundResult
+) -> None:
+    """Visible without hovering: every failed rep (up to the cap), its detail and CPU."""
+    failed = round_result.diagnostics.failed()
+    assert failed
+    rows = page.find("table", "failed-reps")
+    assert rows
+    shown = sum(min(200, sum(d.track == t for d in failed)) for t in TRACKS)
+    assert html.count("0.25 / ") == shown
+    assert HOSTILE_DETAIL not in html  # escaped...
+    assert "&lt;svg onload=alert(3)&gt;" in html  # ...and still there to read
 
 
 def test_no_external_resources(html: str, page: Page) -> None:
