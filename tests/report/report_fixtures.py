@@ -113,6 +113,7 @@ def build_result(
         weights=ema(card.weights, {STALE_AGENT: 1.0}),
         round_weights=card.weights,
         diagnostics=diagnose(records, pinned()),
+        records=tuple(records),
     )
 
 

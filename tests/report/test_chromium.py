@@ -42,8 +42,13 @@ def _chromium(tmp_path: Path, page: Path, *mode: str) -> subprocess.CompletedPro
             "--disable-dev-shm-usage",
             "--hide-scrollbars",
             f"--user-data-dir={profile}",
-            "--window-size=1400,3000",
-            *mode,
+            *(m for m in mode if m.startswith("--window-size")),
+            *(
+                ()
+                if any(m.startswith("--window-size") for m in mode)
+                else ("--window-size=1400,3000",)
+            ),
+            *(m for m in mode if not m.startswith("--window-size")),
             page.as_uri(),
         ],
         capture_output=True,
@@ -99,3 +104,49 @@ def test_screenshot_paints_the_report(report: Path, tmp_path: Path) -> None:
     assert len(data) > 50_000  # a blank page compresses to a few KB
     # Many distinct byte values: text, bars and coloured cells, not one flat colour.
     assert len(set(pixels)) > 64
+
+
+# Added to a copy of the report by this test only: the report itself has no scripts.
+# The copy runs in an iframe exactly `width` px wide (headless windows are at least
+# 500 px) and posts what it measured to the page around it, which --dump-dom prints.
+_MEASURE = """<script>
+window.addEventListener("load", () => {
+  const charts = [...document.querySelectorAll("svg.chart")].map((svg) => {
+    const box = svg.getBoundingClientRect();
+    const card = svg.closest(".card").getBoundingClientRect();
+    return box.right <= card.right + 1 && box.left >= card.left - 1;
+  });
+  parent.postMessage(JSON.stringify({page: document.documentElement.scrollWidth,
+                                     charts: charts, width: window.innerWidth}), "*");
+});
+</script>"""
+_FRAME = """<!DOCTYPE html><html><body style="margin:0">
+<iframe src="measured.html" width="{width}" height="3000" style="border:0"></iframe>
+<script>
+window.addEventListener("message", (event) => {{
+  const out = document.createElement("pre");
+  out.id = "measure";
+  out.textContent = event.data;
+  document.body.appendChild(out);
+}});
+</script></body></html>"""
+
+
+@pytest.mark.parametrize("width", [1400, 420])
+def test_layout_fits_the_window(report: Path, tmp_path: Path, width: int) -> None:
+    """At 1400 px and at a phone's 420 px: no sideways page scroll, every chart inside its card."""
+    import json
+
+    (tmp_path / "measured.html").write_text(
+        report.read_text().replace("</body>", _MEASURE + "</body>")
+    )
+    frame = tmp_path / "frame.html"
+    frame.write_text(_FRAME.format(width=width))
+    dom = _chromium(
+        tmp_path, frame, "--dump-dom", "--window-size=1500,3100", "--virtual-time-budget=10000"
+    ).stdout
+    start = dom.index('<pre id="measure">') + len('<pre id="measure">')
+    result = json.loads(dom[start : dom.index("</pre>", start)])
+    assert result["width"] == width
+    assert result["page"] <= width, "the page scrolls sideways"
+    assert result["charts"] and all(result["charts"]), "a chart sticks out of its card"

@@ -124,7 +124,9 @@ def test_failed_reps_are_listed_with_their_detail_and_cpu(
 def test_no_external_resources(html: str, page: Page) -> None:
     assert "http://" not in html and "https://" not in html
     assert not re.search(r"<(script|link|img|iframe|object|embed)\b", html)
-    assert not [e for e in page.elements if {"src", "href", "xlink:href"} & set(e.attrs)]
+    linked = [e for e in page.elements if {"src", "href", "xlink:href"} & set(e.attrs)]
+    # Only in-page links (the section navigation) are allowed.
+    assert all(e.attrs.get("href", "").startswith("#") and set(e.attrs) == {"href"} for e in linked)
     assert "url(" not in html and "@import" not in html
 
 
@@ -201,3 +203,45 @@ def test_write_html_writes_one_file(tmp_path: Path, round_result: RoundResult) -
     write_html(round_result, target)
     assert target.read_text(encoding="utf-8") == HtmlFormat().render(round_result)
     assert [p.name for p in target.parent.iterdir()] == ["report.html"]
+
+
+def test_summary_and_navigation_come_before_the_first_ranking(html: str) -> None:
+    assert html.index('id="summary"') < html.index('class="ranking"')
+    assert html.index('id="weights"') < html.index('class="ranking"')
+    assert html.index('id="details"') > html.index('class="ranking"')  # metadata last
+    for anchor in ("#summary", "#weights", "#details", *(f"#track-{t}" for t in TRACKS)):
+        assert f'href="{anchor}"' in html
+
+
+def test_per_task_tables_show_reps_and_matched_or_missed_truth(
+    page: Page, round_result: RoundResult
+) -> None:
+    assert round_result.card is not None
+    tables = page.find("table", "tasks", "track-repositories")
+    assert len(tables) == len(round_result.card.scores["repositories"])
+    marks = [e.attrs["class"] for e in page.elements if e.tag == "li"]
+    assert "hit" in marks and "miss" in marks  # synthetic agents find some, miss some
+    assert any("failed: " in e.text for e in page.find("td", section="track-skills"))
+
+
+def test_ranking_shows_cpu_against_the_budget(page: Page) -> None:
+    cells = [e.text for e in page.find("td", section="track-packages")]
+    assert any(text.endswith(" of 30 s") and text.startswith("mean ") for text in cells)
+
+
+def test_weights_over_rounds_drawn_when_the_store_has_several(render: Render) -> None:
+    from dataclasses import replace
+
+    result = build_result(agents=3, scale=0.1)
+    history = (("round-0001", {a: 1 / 3 for a in result.agents}), ("r-0007", result.weights))
+    page = parse(render(replace(result, weight_history=history)))
+    assert len(page.find("g", "line", "weights")) == len(result.weights)
+    assert not parse(render(result)).find("g", "line")
+
+
+def test_an_eval_report_is_titled_as_an_eval(render: Render) -> None:
+    from dataclasses import replace
+
+    html = render(replace(build_result(agents=1, tracks=("skills",)), kind="eval"))
+    assert "<title>assay eval" in html and "no weights were written" not in html
+    assert 'id="weights"' not in html

@@ -37,7 +37,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from assay.attest import keys
 from assay.attest.canonical import CanonicalError, canonical_bytes, canonical_digest, parse_strict
-from assay.mechanism.consensus import reduce_verdicts
+from assay.mechanism.consensus import representative
 from assay.mechanism.spec import pinned
 from assay.runner.outcome import RunOutcome
 from assay.store.sqlite import Store
@@ -66,15 +66,13 @@ def default_validator_key_path() -> Path:
     return data_dir() / "validator.key"
 
 
-def representative(outcomes: Sequence[RunOutcome]) -> RunOutcome | None:
-    """The lowest-numbered completed rep that agrees with the reps' consensus."""
-    consensus = reduce_verdicts([o.decision for o in outcomes])
-    ordered = sorted(outcomes, key=lambda o: o.rep)
-    return next((o for o in ordered if o.decision == consensus and consensus), None)
+def _representative(outcomes: Sequence[RunOutcome]) -> RunOutcome | None:
+    chosen = representative([(o.rep, o.decision) for o in outcomes])
+    return next((o for o in outcomes if o.rep == chosen), None)
 
 
 def _body(plan: Plan, round_id: str, task: PlannedTask, outcomes: Sequence[RunOutcome]) -> Any:
-    chosen = representative(outcomes)
+    chosen = _representative(outcomes)
     report = chosen.report if chosen else None
     first = min(outcomes, key=lambda o: o.rep)
     return {
@@ -260,7 +258,7 @@ def export_round(
     `key` defaults to the validator key under the data dir (created 0600 when missing).
     """
     key = key or keys.load_or_create_private(default_validator_key_path())[0]
-    with Store(db) as store:
+    with Store(db, create=False) as store:
         ledger = RoundLedger(store, round_id, pinned())
         status = store.round(round_id).status
         if status != "completed":

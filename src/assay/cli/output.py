@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -17,6 +20,54 @@ from assay.results.scorecard import AgentTrackScore, Scorecard
 
 console = Console()
 errors = Console(stderr=True)
+
+
+class OutputFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    MARKDOWN = "markdown"
+    SARIF = "sarif"
+    JUNIT = "junit"
+    HTML = "html"
+
+
+FORMAT_HELP = (
+    "table (the terminal), json, markdown (a pull-request comment), sarif (code scanning), "
+    "junit (per-task results for CI) or html (one self-contained page)"
+)
+FormatOption = Annotated[
+    OutputFormat | None,
+    typer.Option("--format", help=f"Output format: {FORMAT_HELP}.", show_default="table"),
+]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the report to this file instead of standard output.",
+        dir_okay=False,
+        show_default="standard output",
+    ),
+]
+
+
+def chosen_format(fmt: OutputFormat | None, as_json: bool) -> OutputFormat:
+    """`--format` wins; the older `--json` flag means json; otherwise the terminal table."""
+    if fmt is not None:
+        return fmt
+    return OutputFormat.JSON if as_json else OutputFormat.TABLE
+
+
+def emit_text(text: str, output: Path | None) -> None:
+    """A rendered report to a file (written whole, then moved into place) or stdout."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    partial = output.with_name(f".{output.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, output)
+    errors.print(f"wrote {output}", markup=False, highlight=False)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import sys
 from collections.abc import Iterator
@@ -13,23 +14,43 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
 
 from assay.attest.intake import admit_files
 from assay.attest.keys import KeyFileError
 from assay.attest.sssa import SssaError, export_round, verify_file
-from assay.cli import app
-from assay.cli.output import console, emit_json, errors, fail, print_scorecard, short
+from assay.cli import EXIT_BAR, EXIT_INFRA, app
+from assay.cli.output import (
+    FORMAT_HELP,
+    FormatOption,
+    OutputFormat,
+    OutputOption,
+    chosen_format,
+    console,
+    emit_json,
+    emit_text,
+    errors,
+    fail,
+    print_scorecard,
+    short,
+)
 from assay.corpus.interface import CorpusError
+from assay.corpus.validate import require_valid
 from assay.detonate.observer import DetonationObserver
 from assay.mechanism.spec import Track, pinned
-from assay.report.json import JsonFormat
+from assay.report.registry import report_format
+from assay.report.text import printable
 from assay.runner.outcome import RunOutcome
 from assay.sandbox import default_backend
 from assay.store.sqlite import Store, StoreError
 from assay.validator.config import (
+    EXAMPLE_ROUND_TOML,
     ConfigError,
     RoundConfig,
     build_config,
+    check_jobs,
+    default_db,
+    default_secret_file,
     load_config,
     load_secret,
     parse_tracks,
@@ -46,9 +67,38 @@ from assay.validator.round import (
 round_app = typer.Typer(help="Run, resume and report validator rounds.", no_args_is_help=True)
 app.add_typer(round_app, name="round")
 
-DbOption = Annotated[Path, typer.Option("--db", help="round store (SQLite file)")]
-JsonOption = Annotated[bool, typer.Option("--json", help="print one JSON object")]
-HtmlOption = Annotated[Path | None, typer.Option("--html", help="write the HTML report here")]
+# Fixed seeds: the same agent and corpus give the same eval and demo every time.
+EVAL_SEED = "e7a1"
+DEMO_SEED = "de70"
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db", help="round store (SQLite file)", show_default="rounds.db in the data directory"
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="print one JSON object (same as --format json)")
+]
+HtmlOption = Annotated[
+    Path | None, typer.Option("--html", help="also write the HTML report to this file")
+]
+JobsOption = Annotated[
+    int | None,
+    typer.Option("--jobs", min=1, help="parallel reps", show_default="one per core"),
+]
+AddressOption = Annotated[
+    str | None,
+    typer.Option("--address", help="Ray cluster (ray executor)", show_default="start a local one"),
+]
+SecretOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--secret-file",
+        help="the validator's secret (nonces derive from it)",
+        show_default="validator.secret in the data directory",
+    ),
+]
 
 
 class _Reporter:
@@ -112,14 +162,17 @@ def _drive(engine: RoundEngine) -> RoundResult:
         raise typer.Exit(130) from None
 
 
-def _show(result: RoundResult, as_json: bool, html: Path | None) -> None:
+def _show(
+    result: RoundResult, fmt: OutputFormat, output: Path | None, html: Path | None = None
+) -> None:
+    """A round result in the chosen format; `--html FILE` writes the page besides."""
     if html is not None:
-        from assay.report.html import write_html
-
-        write_html(result, html)
-    if as_json:
-        sys.stdout.write(JsonFormat().render(result))
+        report_format("html").write(result, html)
+    if fmt is not OutputFormat.TABLE:
+        emit_text(report_format(fmt.value).render(result), output)
         return
+    if output is not None:
+        fail(f"--output writes a report file: choose a --format other than table ({FORMAT_HELP})")
     if result.card is not None:
         print_scorecard(result.card, result.agents, result.weights, result.diagnostics.failed())
     status = "[green]completed[/]" if result.status == "completed" else f"[red]{result.status}[/]"
@@ -134,6 +187,11 @@ def _show(result: RoundResult, as_json: bool, html: Path | None) -> None:
         console.print(f"HTML report: {html.resolve()}")
 
 
+def _exit_for(result: RoundResult) -> None:
+    if result.status != "completed":
+        raise typer.Exit(EXIT_INFRA)
+
+
 def _start(
     config: RoundConfig,
     *,
@@ -142,9 +200,16 @@ def _start(
     manifests: tuple[Path, ...] = (),
 ) -> RoundEngine:
     spec = pinned()
+    require_valid(config.corpus, config.tracks)
     secret, created = load_secret(config.secret_file)
     if created:
-        errors.print(f"created a validator secret at {config.secret_file} (mode 0600)")
+        errors.print(
+            f"created a validator secret at {config.secret_file} (mode 0600): every rep's "
+            "nonce and probe derive from it, so keep it private, and keep it for `round "
+            "resume`",
+            markup=False,
+            soft_wrap=True,
+        )
     admission = admit_files(config.agents, manifests, config.tracks, spec)
     for note in admission.notes:
         errors.print(note)
@@ -184,27 +249,54 @@ def _user_errors() -> Iterator[None]:
 
 @round_app.command("run")
 def run_command(
-    config_file: Annotated[Path | None, typer.Option("--config", help="round.toml")] = None,
-    corpus: Annotated[Path | None, typer.Option("--corpus", help="native corpus folder")] = None,
-    agent: Annotated[list[Path] | None, typer.Option("--agent", help="agent file (repeat)")] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option("--config", help="round.toml (`assay round config --example` shows one)"),
+    ] = None,
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", help="native corpus folder", show_default="bundled")
+    ] = None,
+    agent: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--agent",
+            help="an agent file (repeat)",
+            show_default="bundled agents",
+            metavar="AGENT.py",
+        ),
+    ] = None,
     manifest: Annotated[
         list[Path] | None,
-        typer.Option("--manifest", help="signed agent manifest, `assay agent pin` (repeat)"),
+        typer.Option(
+            "--manifest",
+            help="signed agent manifest, `assay agent pin` (repeat)",
+            metavar="MANIFEST",
+        ),
     ] = None,
-    seed: Annotated[str | None, typer.Option("--seed", help="round seed (hex)")] = None,
-    tracks: Annotated[str | None, typer.Option("--tracks", help="comma-separated tracks")] = None,
-    db: Annotated[Path | None, typer.Option("--db", help="round store (SQLite file)")] = None,
-    executor: Annotated[str | None, typer.Option("--executor", help="local or ray")] = None,
-    jobs: Annotated[
-        int | None, typer.Option("--jobs", help="parallel reps (default: cores)")
+    seed: Annotated[
+        str | None,
+        typer.Option("--seed", help="round seed (hex)", show_default="random", metavar="HEX"),
     ] = None,
-    address: Annotated[
-        str | None, typer.Option("--address", help="Ray cluster (ray executor; default: start one)")
+    tracks: Annotated[
+        str | None, typer.Option("--tracks", help="comma-separated tracks", show_default="all")
     ] = None,
-    validator_id: Annotated[str | None, typer.Option("--validator-id")] = None,
-    secret_file: Annotated[Path | None, typer.Option("--secret-file")] = None,
+    db: DbOption = None,
+    executor: Annotated[
+        str | None, typer.Option("--executor", help="local or ray", show_default="local")
+    ] = None,
+    jobs: JobsOption = None,
+    address: AddressOption = None,
+    validator_id: Annotated[
+        str | None,
+        typer.Option(
+            "--validator-id", help="names this validator in results", show_default="local"
+        ),
+    ] = None,
+    secret_file: SecretOption = None,
     as_json: JsonOption = False,
     html: HtmlOption = None,
+    fmt: FormatOption = None,
+    output: OutputOption = None,
 ) -> None:
     """Plan, execute, score and weigh a round."""
     with _user_errors():
@@ -212,7 +304,7 @@ def run_command(
             "corpus": corpus,
             "agents": tuple(agent or ()),
             "round_seed": seed,
-            "tracks": parse_tracks(tracks) if tracks else None,
+            "tracks": parse_tracks(tracks) if tracks is not None else None,
             "db": db,
             "executor": executor,
             "jobs": jobs,
@@ -225,65 +317,136 @@ def run_command(
         if manifest and not (agent or "agents" in file_values):
             config = replace(config, agents=())  # submissions only: no bundled agents
         result = _drive(_start(config, manifests=tuple(manifest or ())))
-        _show(result, as_json, html)
-    if result.status != "completed":
-        raise typer.Exit(3)
+        _show(result, chosen_format(fmt, as_json), output, html)
+    _exit_for(result)
 
 
 @round_app.command("resume")
 def resume_command(
-    round_id: Annotated[str | None, typer.Argument(help="default: the latest unfinished")] = None,
-    db: DbOption = Path("assay.db"),
-    executor: Annotated[str, typer.Option("--executor")] = "local",
-    jobs: Annotated[int | None, typer.Option("--jobs")] = None,
-    address: Annotated[
-        str | None, typer.Option("--address", help="Ray cluster (ray executor; default: start one)")
+    round_id: Annotated[
+        str | None, typer.Argument(help="the round", show_default="the latest unfinished")
     ] = None,
-    secret_file: Annotated[Path | None, typer.Option("--secret-file")] = None,
+    db: DbOption = None,
+    executor: Annotated[str, typer.Option("--executor", help="local or ray")] = "local",
+    jobs: JobsOption = None,
+    address: AddressOption = None,
+    secret_file: SecretOption = None,
     as_json: JsonOption = False,
     html: HtmlOption = None,
+    fmt: FormatOption = None,
+    output: OutputOption = None,
 ) -> None:
     """Finish an interrupted round: runs exactly the reps that have no stored outcome."""
     with _user_errors():
-        store = Store(db)
+        check_jobs(jobs)
+        store = Store(db or default_db(), create=False)
         round_id = round_id or store.latest_unfinished()
         if round_id is None:
-            fail(f"{db} has no unfinished round")
+            fail(f"{store.path} has no unfinished round")
         stored = store.round(round_id)
         if stored.status == "completed":
             fail(f"round {round_id} is already completed")
         store.reopen(round_id)
-        default = RoundConfig(corpus=Path(), agents=())
-        secret, _ = load_secret(secret_file or default.secret_file)
+        secret, _ = load_secret(secret_file or default_secret_file())
         result = _drive(_engine(store, round_id, executor, jobs, secret, address))
-        _show(result, as_json, html)
-    if result.status != "completed":
-        raise typer.Exit(3)
+        _show(result, chosen_format(fmt, as_json), output, html)
+    _exit_for(result)
 
 
 @round_app.command("report")
 def report_command(
-    round_id: Annotated[str, typer.Argument()],
-    db: DbOption = Path("assay.db"),
+    round_id: Annotated[str, typer.Argument(help="the round, e.g. round-0001")],
+    db: DbOption = None,
     as_json: JsonOption = False,
     html: HtmlOption = None,
+    fmt: FormatOption = None,
+    output: OutputOption = None,
 ) -> None:
     """Show a stored round: rankings, matrices, failures, weights."""
     with _user_errors():
-        _show(RoundLedger(Store(db), round_id, pinned()).result(), as_json, html)
+        store = Store(db or default_db(), create=False)
+        result = RoundLedger(store, round_id, pinned()).result()
+        _show(
+            replace(result, weight_history=store.weight_history()),
+            chosen_format(fmt, as_json),
+            output,
+            html,
+        )
+
+
+@round_app.command("list")
+def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Every round in the store, oldest first, with its status."""
+    with _user_errors():
+        summaries = Store(db or default_db(), create=False).summaries()
+    if as_json:
+        emit_json([vars(s) for s in summaries])
+        return
+    table = Table(title=f"rounds in {db or default_db()}", title_justify="left")
+    for column in ("round", "status", "tracks", "agents", "reps", "seed", "reason"):
+        table.add_column(column, overflow="fold")
+    for s in summaries:
+        table.add_row(
+            s.round_id,
+            s.status,
+            ", ".join(s.tracks),
+            str(s.agents),
+            str(s.reps_stored),
+            s.round_seed[:16],
+            escape(printable(s.reason or "", 120)),
+        )
+    console.print(table)
+    if not summaries:
+        console.print("no rounds yet: `assay round run` starts one")
+
+
+@round_app.command("config")
+def config_command(
+    example: Annotated[
+        bool, typer.Option("--example", help="print a commented round.toml")
+    ] = False,
+) -> None:
+    """Explain round.toml; with --example, print a commented example to start from."""
+    if not example:
+        console.print(
+            "round.toml holds `assay round run`'s options under [round]; flags override it."
+        )
+        console.print("`assay round config --example > round.toml` writes a commented example.")
+        return
+    sys.stdout.write(EXAMPLE_ROUND_TOML)
 
 
 @app.command("eval")
 def eval_command(
-    agent: Annotated[Path, typer.Argument(help="the agent file")],
-    track: Annotated[Track, typer.Option("--track")],
-    corpus: Annotated[Path | None, typer.Option("--corpus")] = None,
-    reps: Annotated[int | None, typer.Option("--reps", min=1)] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs")] = None,
+    agent: Annotated[Path, typer.Argument(help="the agent file", metavar="AGENT.py")],
+    track: Annotated[Track, typer.Option("--track", help="the track to score the agent on")],
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", help="native corpus folder", show_default="bundled")
+    ] = None,
+    reps: Annotated[
+        int | None,
+        typer.Option("--reps", min=1, help="reps per task", show_default="the track's pinned reps"),
+    ] = None,
+    jobs: JobsOption = None,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-under",
+            min=0.0,
+            max=1.0,
+            help="exit 1 when the score is below this (instead of when not eligible)",
+        ),
+    ] = None,
     as_json: JsonOption = False,
     html: HtmlOption = None,
+    fmt: FormatOption = None,
+    output: OutputOption = None,
 ) -> None:
-    """Score one agent locally with the validator's exact metric, through the real sandbox."""
+    """Score one agent locally with the validator's exact metric, through the real sandbox.
+
+    Exits 1 when the agent is not eligible on the track (or scores below
+    --fail-under), or when every rep failed.
+    """
     import tempfile
 
     with _user_errors(), tempfile.TemporaryDirectory(prefix="assay-eval-") as tmp:
@@ -293,40 +456,74 @@ def eval_command(
             "tracks": (track,),
             "db": Path(tmp) / "eval.db",
             "jobs": jobs,
-            "round_seed": "eval",
+            "round_seed": EVAL_SEED,
         }
         result = _drive(_start(build_config({}, flags), reps=reps, draw_all=True))
+        result = replace(result, kind="eval")
         if html is not None:
-            from assay.report.html import write_html
+            report_format("html").write(result, html)
+        _show_eval(result, track, chosen_format(fmt, as_json), output)
+    _exit_for(result)
+    if _below_bar(result, track, fail_under):
+        raise typer.Exit(EXIT_BAR)
 
-            write_html(result, html)
-        _show_eval(result, track, as_json)
-    if result.status != "completed":
-        raise typer.Exit(3)
+
+def _below_bar(result: RoundResult, track: Track, fail_under: float | None) -> bool:
+    if result.card is None:
+        return False
+    (score,) = result.card.scores[track.value].values()
+    reps = [r for t in score.task_results for r in t.reps]
+    if all(r.status != "completed" for r in reps):
+        return True
+    return score.score < fail_under if fail_under is not None else not score.eligible
 
 
-def _show_eval(result: RoundResult, track: Track, as_json: bool) -> None:
+def _show_eval(result: RoundResult, track: Track, fmt: OutputFormat, output: Path | None) -> None:
     from assay.cli.eval_view import eval_json, print_eval
 
-    if as_json:
-        emit_json(eval_json(result, track))
-    else:
+    if fmt is OutputFormat.JSON:
+        emit_text(json.dumps(eval_json(result, track), sort_keys=True, indent=2) + "\n", output)
+    elif fmt is OutputFormat.TABLE:
+        if output is not None:
+            fail(
+                f"--output writes a report file: choose a --format other than table ({FORMAT_HELP})"
+            )
         print_eval(result, track)
+    else:
+        emit_text(report_format(fmt.value).render(result), output)
 
 
 @app.command("demo")
 def demo_command(
-    db: Annotated[Path, typer.Option("--db")] = Path("out/demo.db"),
-    html: Annotated[Path, typer.Option("--html")] = Path("out/demo-report.html"),
-    jobs: Annotated[int | None, typer.Option("--jobs")] = None,
+    db: Annotated[Path, typer.Option("--db", help="round store for the demo round")] = Path(
+        "out/demo.db"
+    ),
+    html: Annotated[Path, typer.Option("--html", help="where the HTML report is written")] = Path(
+        "out/demo-report.html"
+    ),
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", help="native corpus folder", show_default="bundled")
+    ] = None,
+    agent: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--agent",
+            help="an agent file (repeat)",
+            show_default="bundled agents",
+            metavar="AGENT.py",
+        ),
+    ] = None,
+    jobs: JobsOption = None,
 ) -> None:
     """A full round of the bundled agents over the bundled corpus, with its report."""
     with _user_errors():
-        config = build_config({}, {"db": db, "jobs": jobs, "round_seed": "demo"})
+        flags = {"db": db, "jobs": jobs, "round_seed": DEMO_SEED, "corpus": corpus}
+        config = build_config({}, {**flags, "agents": tuple(agent or ())})
         result = _drive(_start(config, draw_all=True))
-        _show(result, False, html)
+        _show(result, OutputFormat.TABLE, None, html)
         if result.status == "completed":
             _attest_demo(db, result.round_id)
+    _exit_for(result)
 
 
 def _attest_demo(db: Path, round_id: str) -> None:

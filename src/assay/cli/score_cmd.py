@@ -53,7 +53,7 @@ def _score_stored(db: Path, round_id: str, as_json: bool) -> None:
     from assay.validator.round import Abstained, RoundLedger
 
     try:
-        result = RoundLedger(Store(db), round_id, pinned()).result()
+        result = RoundLedger(Store(db, create=False), round_id, pinned()).result()
     except (StoreError, Abstained, RecordError) as exc:
         fail(str(exc))
     if as_json:

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.corpus.interface import Label, Problem, Task, unsafe_path_reason
+from assay.corpus.interface import CorpusError, Label, Problem, Task, unsafe_path_reason
 from assay.corpus.native import ARTIFACT_DIR, read_task
 from assay.mechanism.spec import Track
 
@@ -134,3 +134,38 @@ def _zip_member_problems(path: Path) -> list[Problem]:
         for name in names
         if (reason := unsafe_path_reason(name.rstrip("/")))
     ]
+
+
+PROBLEMS_SHOWN = 5
+
+
+def require_valid(root: Path, tracks: tuple[Track, ...]) -> None:
+    """Refuse (CorpusError) a corpus with any problem on the tracks a command will use.
+
+    The same checks as `assay corpus validate`, run before anything is planned or
+    stored, so a round never starts on a directory that is not a corpus.
+    """
+    report = validate_corpus(root)
+    wanted = {root / t.value for t in tracks}
+    relevant = [p for p in report.problems if not _under_other_track(p.path, root, wanted)]
+    relevant += [
+        Problem(root / t.value, f"the corpus has no {t.value} tasks")
+        for t in tracks
+        if t not in report.counts and report.counts
+    ]
+    if relevant:
+        shown = "; ".join(str(p) for p in relevant[:PROBLEMS_SHOWN])
+        more = len(relevant) - PROBLEMS_SHOWN
+        tail = f" (and {more} more)" if more > 0 else ""
+        raise CorpusError(
+            f"{root} is not a usable corpus: {shown}{tail}; `assay corpus validate {root}` "
+            "lists every problem"
+        )
+
+
+def _under_other_track(path: Path, root: Path, wanted: set[Path]) -> bool:
+    try:
+        top = root / path.relative_to(root).parts[0]
+    except (ValueError, IndexError):
+        return False  # the root itself: a problem for every track
+    return top.name in {t.value for t in Track} and top not in wanted

@@ -37,3 +37,15 @@ def reduce_scores(scores: Sequence[float | None]) -> float:
         return 0.0
     # fsum is exact, so the mean does not depend on the order of the reps.
     return math.fsum(completed) / len(completed)
+
+
+def representative(reps: Sequence[tuple[int, str | None]]) -> int | None:
+    """The rep that speaks for a task: the lowest-numbered one agreeing with the consensus.
+
+    `reps` are (rep number, verdict or None for a failed rep). Its report is the one
+    signed into an attestation and shown as the agent's findings for the task.
+    """
+    consensus = reduce_verdicts([verdict for _, verdict in reps])
+    if consensus is None:
+        return None
+    return min(rep for rep, verdict in reps if verdict == consensus)

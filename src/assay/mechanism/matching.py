@@ -230,7 +230,14 @@ Key = TypeVar("Key")
 def maximum_matching(
     reported: Sequence[Key], expected: Sequence[Key], agree: Callable[[Key, Key], bool]
 ) -> int:
-    """Size of a maximum one-to-one matching between reported and expected items.
+    """Size of a maximum one-to-one matching between reported and expected items."""
+    return len(_matching(reported, expected, agree))
+
+
+def _matching(
+    reported: Sequence[Key], expected: Sequence[Key], agree: Callable[[Key, Key], bool]
+) -> dict[int, int]:
+    """A maximum one-to-one matching, as {expected index: reported index}.
 
     Kuhn's augmenting paths, written here rather than taken from
     scipy.sparse.csgraph: graphs are capped at 64 x 64 by the report limit, and
@@ -249,7 +256,10 @@ def maximum_matching(
                     return True
         return False
 
-    return sum(augment(r, set()) for r in range(len(reported)) if partners[r])
+    for r in range(len(reported)):
+        if partners[r]:
+            augment(r, set())
+    return owner
 
 
 def _capped(items: Sequence[Item], spec: MechanismSpec) -> Sequence[Item]:
@@ -315,6 +325,24 @@ def score_repository(
         lambda r, p: r.agrees(p, spec),
     )
     return fbeta(*_precision_recall(matched, len(found), len(targets.vulnerabilities)), beta=2.0)
+
+
+def matched_targets(
+    reported: Sequence[Item], truth: Targets, spec: MechanismSpec | None = None
+) -> tuple[bool, ...]:
+    """Which expected findings (or, without any, planted vulnerabilities) a report matched.
+
+    The same one-to-one maximum matching the score uses, shown item by item.
+    """
+    spec = spec or pinned()
+    found = _capped(reported, spec)
+    if truth.findings:
+        keys: Sequence[Any] = [_FindingKey.of(r) for r in found]
+        owner = _matching(keys, truth.findings, lambda r, e: r.agrees(e, spec))
+        return tuple(i in owner for i in range(len(truth.findings)))
+    keys = [_VulnerabilityKey.of(r) for r in found]
+    owner = _matching(keys, truth.vulnerabilities, lambda r, p: r.agrees(p, spec))
+    return tuple(i in owner for i in range(len(truth.vulnerabilities)))
 
 
 def _precision_recall(matched: int, reported: int, expected: int) -> tuple[float, float]:

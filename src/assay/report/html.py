@@ -7,20 +7,24 @@ The template is rendered with autoescaping on and every chart is built by
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jinja2
 from markupsafe import Markup
 
+from assay.mechanism.consensus import representative
+from assay.mechanism.matching import Targets, matched_targets
 from assay.mechanism.spec import Track
 from assay.report import svg
 from assay.report.interface import ReportFormat
 from assay.results.diagnostics import RepDiagnostic
+from assay.results.records import RepRecord
 from assay.results.scorecard import AgentTrackScore, TaskView
+from assay.validator.plan import PlannedTask
 from assay.validator.round import RoundResult
 
 NAME_LIMIT = 22  # characters of an agent name shown before it is cut (full name on hover)
@@ -72,6 +76,34 @@ class RankingRow:
     agent: Agent
     score: AgentTrackScore
     reps: int
+    cpu: str  # CPU per rep against the track budget
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One expected finding or planted vulnerability, and whether the agent matched it."""
+
+    text: str
+    matched: bool
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    task: str
+    label: str
+    reps: str  # each rep's verdict or failure, in rep order
+    outcome: str  # the consensus verdict, or the F2
+    state: str  # correct | wrong | failed | scored
+    expected: list[Expected]
+
+
+@dataclass(frozen=True)
+class AgentTasks:
+    agent: Agent
+    rows: list[TaskRow]
+
+
+TASK_TABLES_OPEN = 8  # per-task tables start open for up to this many agents
 
 
 @dataclass(frozen=True)
@@ -88,6 +120,8 @@ class TrackSection:
     reason_colours: dict[str, str]
     failed_reps: list[FailedRep]
     failed_total: int
+    task_tables: list[AgentTasks]
+    winner: RankingRow | None
 
 
 @dataclass(frozen=True)
@@ -192,16 +226,97 @@ def _failed_reps(failed: Sequence[RepDiagnostic], agents: dict[str, Agent]) -> l
     ]
 
 
+# -- per-task tables -----------------------------------------------------------------
+
+RecordIndex = dict[tuple[str, str, str], list[RepRecord]]
+
+
+def _index(records: Sequence[RepRecord]) -> RecordIndex:
+    index: RecordIndex = defaultdict(list)
+    for record in records:
+        index[(record.track.value, record.agent, record.task)].append(record)
+    return index
+
+
+def _expected(truth: PlannedTask | None, reps: Sequence[RepRecord]) -> list[Expected]:
+    """The label's expected items, each marked matched or missed by the speaking rep."""
+    if truth is None or not (truth.expected_findings or truth.planted):
+        return []
+    chosen = representative([(r.rep, r.verdict if r.completed else None) for r in reps])
+    if chosen is None:
+        chosen = min((r.rep for r in reps if r.completed), default=None)
+    speaking = next((r for r in reps if r.rep == chosen), None)
+    items = truth.expected_findings or truth.planted
+    found: Sequence[dict[str, Any]] = ()
+    if speaking is not None:
+        found = speaking.findings if truth.expected_findings else speaking.vulnerabilities
+    matched = matched_targets(found, Targets.of(truth.expected_findings, truth.planted))
+    return [Expected(_describe(item), hit) for item, hit in zip(items, matched, strict=True)]
+
+
+def _describe(item: dict[str, Any]) -> str:
+    where = f"{item.get('file') or ''}:{item.get('line')}" if item.get("line") else item.get("file")
+    kind = item.get("cwe") or item.get("category") or ""
+    return " · ".join(str(p) for p in (kind, item.get("title"), where) if p)
+
+
+def _task_row(task: TaskView, truth: PlannedTask | None, reps: Sequence[RepRecord]) -> TaskRow:
+    cell = _cell(task, truth is None or truth.track.behavioural)
+    per_rep = [
+        (r.verdict or "ok") if r.status == "completed" else f"failed: {r.reason}" for r in task.reps
+    ]
+    outcome = f"F2 {task.f2:.3f}" if task.f2 is not None else (task.verdict or "no verdict")
+    return TaskRow(
+        task.task, task.label, " · ".join(per_rep), outcome, cell.state, _expected(truth, reps)
+    )
+
+
+def _task_tables(
+    track: str,
+    ranking: list[RankingRow],
+    index: RecordIndex,
+    truth: dict[tuple[str, str], PlannedTask],
+) -> list[AgentTasks]:
+    return [
+        AgentTasks(
+            row.agent,
+            [
+                _task_row(
+                    t,
+                    truth.get((track, t.task)),
+                    index.get((track, row.agent.agent_hash, t.task), []),
+                )
+                for t in row.score.task_results
+            ],
+        )
+        for row in ranking
+    ]
+
+
+def _cpu(seen: list[RepDiagnostic]) -> str:
+    if not seen:
+        return "—"
+    used = [d.cpu_s for d in seen]
+    return (
+        f"mean {sum(used) / len(used):.2f} s · max {max(used):.2f} s of {seen[0].cpu_budget_s:g} s"
+    )
+
+
 def _section(
     track: str,
     scores: dict[str, AgentTrackScore],
     agents: dict[str, Agent],
     reps: int,
     failures: Sequence[RepDiagnostic],
+    result: RoundResult,
 ) -> TrackSection:
     behavioural = Track(track).behavioural
     order = _ordered(scores, agents)
-    ranking = [RankingRow(agents[a], scores[a], scores[a].tasks * reps) for a in order]
+    used = _cpu_by_agent(result, track)
+    ranking = [
+        RankingRow(agents[a], scores[a], scores[a].tasks * reps, _cpu(used.get(a, [])))
+        for a in order
+    ]
     threshold = ranking[0].score.threshold if ranking else 0.0
     tasks = [t.task for t in ranking[0].score.task_results] if ranking else []
     grid_rows = [
@@ -233,7 +348,22 @@ def _section(
         reason_colours=colours,
         failed_reps=failed[:FAILED_REPS_SHOWN],
         failed_total=len(failed),
+        task_tables=_task_tables(
+            track,
+            ranking,
+            _index(result.records),
+            {(t.track.value, t.task_id): t for t in result.plan.tasks},
+        ),
+        winner=next((row for row in ranking if row.score.rank == 1), None),
     )
+
+
+def _cpu_by_agent(result: RoundResult, track: str) -> dict[str, list[RepDiagnostic]]:
+    used: dict[str, list[RepDiagnostic]] = defaultdict(list)
+    for (t, agent, _, _), seen in sorted(result.diagnostics.reps.items()):
+        if t == track:
+            used[agent].append(seen)
+    return used
 
 
 # -- whole report --------------------------------------------------------------------
@@ -291,6 +421,7 @@ def render_html(result: RoundResult) -> str:
             agents,
             reps.get(track, 0),
             [d for d in failed if d.track == track],
+            result,
         )
         for track in [t.value for t in result.plan.tracks if t.value in scores]
     ]
@@ -304,7 +435,31 @@ def render_html(result: RoundResult) -> str:
         sections=sections,
         weights=weights,
         weight_chart=_weight_chart(weights),
+        history_chart=_history_chart(result, agents),
         failure_totals=sorted(_failure_totals(sections).items()),
+        is_eval=result.kind == "eval",
+        open_tables=len(result.agents) <= TASK_TABLES_OPEN,
+    )
+
+
+HISTORY_AGENTS = 8  # lines on the weights-over-rounds chart: the heaviest agents
+
+
+def _history_chart(result: RoundResult, agents: dict[str, Agent]) -> Markup | None:
+    history = list(result.weight_history)
+    if len(history) < 2:
+        return None
+    latest = history[-1][1]
+    heaviest = sorted(latest, key=lambda a: (-latest[a], a))[:HISTORY_AGENTS]
+    series = [
+        svg.LineSeries(
+            label=agents[a].label if a in agents else a[:8],
+            values=tuple(weights.get(a, 0.0) for _, weights in history),
+        )
+        for a in heaviest
+    ]
+    return svg.line_chart(
+        [round_id for round_id, _ in history], series, label="weights over rounds"
     )
 
 

@@ -397,3 +397,73 @@ def failure_bars(rows: Sequence[FailureRow], colours: dict[str, str], label: str
         )
         body.append(Markup("").join(parts))
     return _svg(LABEL_WIDTH + plot_width + 120, bottom + 6, body, label)
+
+
+# -- line chart ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LineSeries:
+    label: str
+    values: tuple[float, ...]  # one per x position, each in 0..1
+
+
+def line_chart(
+    x_labels: Sequence[str], series: Sequence[LineSeries], *, label: str, plot_width: int = 560
+) -> Markup:
+    """Values in 0..1 over x positions (e.g. weights over rounds), one coloured line each."""
+    top, height = 16, 180
+    bottom = top + height
+    left = 40
+    step = plot_width / max(1, len(x_labels) - 1)
+    body: list[Markup] = []
+    for tick in (0.0, 0.5, 1.0):
+        y = bottom - tick * height
+        body.append(
+            tag(
+                '<line x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}" stroke="#e3e3e3"/>'
+                '<text x="{}" y="{:.1f}" text-anchor="end" dominant-baseline="middle" '
+                'fill="#666">{:.1f}</text>',
+                left,
+                left + plot_width,
+                y,
+                y,
+                left - 6,
+                y,
+                tick,
+            )
+        )
+    for i, x_label in enumerate(x_labels):
+        body.append(
+            tag(
+                '<text x="{:.1f}" y="{}" text-anchor="middle" fill="#666">{}</text>',
+                left + i * step,
+                bottom + 16,
+                truncate(x_label, 12),
+            )
+        )
+    for n, line in enumerate(series):
+        colour = PALETTE[n % len(PALETTE)]
+        points = " ".join(
+            f"{left + i * step:.1f},{bottom - max(0.0, min(1.0, v)) * height:.1f}"
+            for i, v in enumerate(line.values)
+        )
+        body.append(
+            tag(
+                '<g class="line"><title>{}</title><polyline points="{}" fill="none" '
+                'stroke="{}" stroke-width="2"/></g>',
+                f"{line.label}: " + ", ".join(f"{v:.3f}" for v in line.values),
+                points,
+                colour,
+            )
+        )
+        body.append(
+            tag(
+                '<text class="line-label" x="{}" y="{}" fill="{}">{}</text>',
+                left + plot_width + 8,
+                top + 14 * n + 6,
+                colour,
+                truncate(line.label, 28),
+            )
+        )
+    return _svg(left + plot_width + 200, bottom + 28, body, label)

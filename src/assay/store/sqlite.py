@@ -77,6 +77,20 @@ class StoredRound:
 
 
 @dataclass(frozen=True)
+class RoundSummary:
+    """One line of `assay round list`."""
+
+    round_id: str
+    status: str
+    reason: str | None
+    round_seed: str
+    tracks: tuple[str, ...]
+    agents: int
+    reps_stored: int
+    weights: dict[str, float] | None
+
+
+@dataclass(frozen=True)
 class StoredAgent:
     agent_hash: str
     name: str
@@ -85,10 +99,13 @@ class StoredAgent:
 
 
 class Store:
-    """A round store on one SQLite file (created when missing)."""
+    """A round store on one SQLite file, created when missing unless `create` is False
+    (read-only commands never leave an empty store behind)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, create: bool = True) -> None:
         self.path = path
+        if not create and not path.is_file():
+            raise StoreError(f"no round store at {path} (run a round first, or pass --db)")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -161,6 +178,39 @@ class Store:
         if row is None:
             raise StoreError(f"store {self.path} has no round {round_id!r}")
         return _stored_round(row)
+
+    def summaries(self) -> list[RoundSummary]:
+        """Every round, oldest first, without loading any rep."""
+        rows = self._db.execute(
+            "SELECT r.round_id, r.status, r.reason, r.plan_json, r.weights_json, "
+            "(SELECT COUNT(*) FROM agents a WHERE a.round_id = r.round_id), "
+            "(SELECT COUNT(*) FROM reps p WHERE p.round_id = r.round_id) "
+            "FROM rounds r ORDER BY r.seq"
+        ).fetchall()
+        out = []
+        for round_id, status, reason, plan_json, weights_json, agents, reps in rows:
+            plan = json.loads(plan_json)
+            out.append(
+                RoundSummary(
+                    round_id=round_id,
+                    status=status,
+                    reason=reason,
+                    round_seed=str(plan.get("round_seed", "")),
+                    tracks=tuple(sorted(plan.get("reps", {}))),
+                    agents=int(agents),
+                    reps_stored=int(reps),
+                    weights=json.loads(weights_json) if weights_json else None,
+                )
+            )
+        return out
+
+    def weight_history(self) -> tuple[tuple[str, dict[str, float]], ...]:
+        """(round id, written weights) of every completed round, oldest first."""
+        rows = self._db.execute(
+            "SELECT round_id, weights_json FROM rounds WHERE status = 'completed' "
+            "AND weights_json IS NOT NULL ORDER BY seq"
+        ).fetchall()
+        return tuple((str(r), dict(json.loads(w))) for r, w in rows)
 
     def latest_unfinished(self) -> str | None:
         row = self._db.execute(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+import string
 import tomllib
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -23,6 +24,15 @@ class ConfigError(ValueError):
 def data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "assay"
+
+
+def default_db() -> Path:
+    """Where rounds are stored unless `--db` (or round.toml's `db`) says otherwise."""
+    return data_dir() / "rounds.db"
+
+
+def default_secret_file() -> Path:
+    return data_dir() / "validator.secret"
 
 
 def bundled_root() -> Path:
@@ -45,18 +55,68 @@ class RoundConfig:
     tracks: tuple[Track, ...] = TRACKS
     round_seed: str | None = None
     validator_id: str = "local"
-    secret_file: Path = field(default_factory=lambda: data_dir() / "validator.secret")
-    db: Path = Path("assay.db")
+    secret_file: Path = field(default_factory=default_secret_file)
+    db: Path = field(default_factory=default_db)
     executor: str = "local"
     jobs: int | None = None
     address: str | None = None  # a Ray cluster, for executor = "ray"
 
 
+# `assay round config --example`; docs/round-config.md explains each key.
+EXAMPLE_ROUND_TOML = """\
+# round.toml: the options of `assay round run`, under [round]. Flags given on the
+# command line override these. Relative paths are relative to this file.
+[round]
+# A native corpus folder (corpus/<track>/<task>/{artifact/, label.json}).
+corpus = "corpus"
+# Agent files; each is identified by the SHA-256 of its code.
+agents = ["agents/reference.py", "agents/keyword.py"]
+# Tracks to run (default: all four).
+tracks = ["skills", "mcp_servers", "packages", "repositories"]
+# Round seed, hex (default: random). The task draw, nonces and tie-breaks derive from it.
+# seed = "5eed"
+# Names this validator in results and attestations (default: "local").
+validator_id = "local"
+# The validator's secret, 0600 (default: validator.secret in the data directory).
+# secret_file = "/var/lib/assay/validator.secret"
+# The round store (default: rounds.db in the data directory).
+# db = "rounds.db"
+# local (threads on this machine) or ray (a Ray cluster; see docs/multi-node.md).
+executor = "local"
+# Parallel reps (default: one per core).
+# jobs = 2
+# Ray cluster address, for executor = "ray" (default: start a local one).
+# address = "10.0.0.1:6379"
+"""
+
+
 def parse_tracks(text: str) -> tuple[Track, ...]:
     try:
-        return tuple(Track(t.strip()) for t in text.split(",") if t.strip())
+        tracks = tuple(Track(t.strip()) for t in text.split(",") if t.strip())
     except ValueError as exc:
         raise ConfigError(f"tracks: {exc}; expected some of {[t.value for t in TRACKS]}") from exc
+    repeated = sorted({t.value for t in tracks if tracks.count(t) > 1})
+    if repeated:
+        raise ConfigError(f"tracks: {', '.join(repeated)} given more than once")
+    if not tracks:
+        raise ConfigError(f"tracks: none given; expected some of {[t.value for t in TRACKS]}")
+    return tracks
+
+
+MAX_SEED_CHARS = 128
+
+
+def check_seed(seed: str) -> str:
+    """A round seed is hex (it salts every nonce and tie-break), at most 128 digits."""
+    if not seed or len(seed) > MAX_SEED_CHARS or any(c not in string.hexdigits for c in seed):
+        raise ConfigError(f"seed {seed[:40]!r}: expected 1 to {MAX_SEED_CHARS} hex digits")
+    return seed.lower()
+
+
+def check_jobs(jobs: int | None) -> int | None:
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ConfigError(f"jobs {jobs!r}: expected a positive number of parallel reps")
+    return jobs
 
 
 def load_config(path: Path | None) -> dict[str, Any]:
@@ -91,6 +151,9 @@ def load_config(path: Path | None) -> dict[str, Any]:
 def build_config(file_values: dict[str, Any], flags: dict[str, Any]) -> RoundConfig:
     """Flags override the file; what neither gives falls back to the bundled defaults."""
     values = {**file_values, **{k: v for k, v in flags.items() if v not in (None, ())}}
+    if values.get("round_seed") is not None:
+        values["round_seed"] = check_seed(str(values["round_seed"]))
+    check_jobs(values.get("jobs"))
     if "corpus" not in values:
         values["corpus"] = bundled_root() / "corpus"
     if "agents" not in values:

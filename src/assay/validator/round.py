@@ -42,6 +42,11 @@ class RoundResult:
     weights: dict[str, float]
     round_weights: dict[str, float]
     diagnostics: Diagnostics = field(default_factory=lambda: Diagnostics({}))
+    # The rep records behind the scores: what formats that list findings read.
+    records: tuple[RepRecord, ...] = ()
+    kind: str = "round"  # "eval" when one agent was scored locally on one track
+    # Written weights of the store's completed rounds, oldest first (for the report's chart).
+    weight_history: tuple[tuple[str, dict[str, float]], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         card = self.card.to_json_dict() if self.card else {}
@@ -133,6 +138,7 @@ class RoundLedger:
             weights=stored.weights or {},
             round_weights=card.weights if card else {},
             diagnostics=diagnose(records, self.spec),
+            records=tuple(records),
         )
 
 

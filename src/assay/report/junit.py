@@ -1,0 +1,91 @@
+"""JUnit XML of per-task results for CI: a test suite per agent and track, a test per task.
+
+A task whose verdict is wrong (behavioural) or whose F2 is below the track
+threshold (repositories) is a failure; a task where no rep completed is an
+error, with each rep's reason and detail.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import ClassVar
+
+from assay.mechanism.spec import Track
+from assay.report.interface import ReportFormat
+from assay.report.text import printable
+from assay.results.scorecard import AgentTrackScore, TaskView
+from assay.validator.round import RoundResult
+
+
+def _rep_lines(result: RoundResult, track: str, agent: str, task: TaskView) -> str:
+    lines = []
+    for rep in task.reps:
+        seen = result.diagnostics.of(track, agent, task.task, rep.rep)
+        detail = f" {seen.detail}" if seen and seen.detail else ""
+        state = rep.verdict if rep.status == "completed" else f"failed: {rep.reason}{detail}"
+        lines.append(printable(f"rep {rep.rep}: {state}", 600))
+    return "\n".join(lines)
+
+
+def _case(
+    suite: ET.Element, result: RoundResult, track: str, agent: str, task: TaskView, threshold: float
+) -> tuple[int, int]:
+    case = ET.SubElement(
+        suite, "testcase", classname=f"{track}.{agent[:12]}", name=printable(task.task, 200)
+    )
+    reps = _rep_lines(result, track, agent, task)
+    if all(r.status != "completed" for r in task.reps):
+        reasons = ", ".join(sorted({r.reason or "failed" for r in task.reps}))
+        ET.SubElement(
+            case, "error", message=f"no rep completed ({reasons})", type="no_verdict"
+        ).text = reps
+        return 0, 1
+    ET.SubElement(case, "system-out").text = reps
+    if Track(track).behavioural and not task.correct:
+        message = f"verdict {task.verdict} on a {task.label} artifact"
+        ET.SubElement(case, "failure", message=message, type="wrong_verdict")
+        return 1, 0
+    if not Track(track).behavioural and (task.f2 or 0.0) < threshold:
+        message = f"F2 {task.f2 or 0.0:.3f} is below the {threshold:.2f} threshold"
+        ET.SubElement(case, "failure", message=message, type="low_f2")
+        return 1, 0
+    return 0, 0
+
+
+def _suite(
+    root: ET.Element, result: RoundResult, track: str, agent: str, score: AgentTrackScore
+) -> tuple[int, int, int]:
+    name = printable(f"{track} · {result.agents.get(agent, 'agent')} {agent[:12]}", 200)
+    suite = ET.SubElement(root, "testsuite", name=name)
+    failures = errors = 0
+    for task in score.task_results:
+        failed, errored = _case(suite, result, track, agent, task, score.threshold)
+        failures, errors = failures + failed, errors + errored
+    tests = len(score.task_results)
+    suite.set("tests", str(tests))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    return tests, failures, errors
+
+
+def render_junit(result: RoundResult) -> str:
+    root = ET.Element("testsuites", name=printable(f"assay {result.kind} {result.round_id}", 200))
+    totals = [0, 0, 0]
+    if result.card is not None:
+        for track, scores in result.card.scores.items():
+            for agent in sorted(scores):
+                counts = _suite(root, result, track, agent, scores[agent])
+                totals = [a + b for a, b in zip(totals, counts, strict=True)]
+    root.set("tests", str(totals[0]))
+    root.set("failures", str(totals[1]))
+    root.set("errors", str(totals[2]))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+class JunitFormat(ReportFormat):
+    name: ClassVar[str] = "junit"
+    suffix: ClassVar[str] = ".xml"
+
+    def render(self, result: RoundResult) -> str:
+        return render_junit(result)

@@ -1,0 +1,123 @@
+"""Markdown for a pull-request comment: rankings, weights and failures, nothing executable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
+
+from assay.mechanism.spec import Track
+from assay.report.interface import ReportFormat
+from assay.report.text import markdown as md
+from assay.results.diagnostics import RepDiagnostic
+from assay.results.scorecard import AgentTrackScore
+from assay.validator.round import RoundResult
+
+FAILURES_SHOWN = 20
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _agent(result: RoundResult, agent: str) -> str:
+    return f"{md(result.agents.get(agent, 'agent'), 60)} `{agent[:12]}`"
+
+
+def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) -> list[str]:
+    behavioural = Track(track).behavioural
+    threshold = next(iter(scores.values())).threshold if scores else 0.0
+    metric = "clamped MCC × findings" if behavioural else "mean F2"
+    columns = ["rank", "agent", "score", *(["MCC", "findings"] if behavioural else ["F2"])]
+    ordered = sorted(scores.items(), key=lambda kv: (kv[1].rank or 1 << 30, -kv[1].score, kv[0]))
+    rows = [
+        [
+            str(s.rank or "—"),
+            _agent(result, agent),
+            _num(s.score),
+            *([_num(s.mcc), _num(s.findings)] if behavioural else [_num(s.f2)]),
+            str(s.failed_reps),
+            "yes" if s.eligible else "no",
+        ]
+        for agent, s in ordered
+    ]
+    head = [f"### {md(track)}: {metric}, threshold {threshold:.2f}", ""]
+    return [*head, *_table([*columns, "failed reps", "eligible"], rows), ""]
+
+
+def _tasks(result: RoundResult, scores: dict[str, AgentTrackScore]) -> list[str]:
+    """An eval's one agent, task by task."""
+    lines: list[str] = []
+    for score in scores.values():
+        rows = [
+            [
+                md(t.task, 80),
+                t.label,
+                f"{t.f2:.3f}" if t.f2 is not None else (t.verdict or "no verdict"),
+                "✓" if t.correct else "✗",
+                " ".join(r.verdict or (r.reason or "failed") for r in t.reps),
+            ]
+            for t in score.task_results
+        ]
+        lines += [*_table(["task", "label", "result", "", "reps"], rows), ""]
+    return lines
+
+
+def _failures(result: RoundResult, failed: Sequence[RepDiagnostic]) -> list[str]:
+    if not failed:
+        return []
+    lines = [f"### Failed reps ({len(failed)})", ""]
+    for d in failed[:FAILURES_SHOWN]:
+        lines.append(
+            f"- {_agent(result, d.agent)} {md(d.track)}/{md(d.task, 80)} rep {d.rep}: "
+            f"**{md(d.reason or 'failed')}** (CPU {d.cpu_s:.2f} / {d.cpu_budget_s:g} s) "
+            f"{md(d.detail, 300)}"
+        )
+    if len(failed) > FAILURES_SHOWN:
+        lines.append(f"- … and {len(failed) - FAILURES_SHOWN} more (see the JSON report)")
+    return [*lines, ""]
+
+
+def _weights(result: RoundResult) -> list[str]:
+    if result.kind == "eval":
+        return []
+    ordered = sorted(result.weights.items(), key=lambda kv: (-kv[1], kv[0]))
+    rows = [
+        [_agent(result, a), f"{w:.6f}", f"{result.round_weights.get(a, 0.0):.6f}"]
+        for a, w in ordered
+    ]
+    if not rows:
+        return ["No agent is eligible on any track: no weights were written.", ""]
+    return ["### Weights", "", *_table(["agent", "written (EMA)", "this round"], rows), ""]
+
+
+def render_markdown(result: RoundResult) -> str:
+    title = "eval" if result.kind == "eval" else "round"
+    lines = [
+        f"## assay {title} {md(result.round_id)}: {result.status}",
+        "",
+        f"Mechanism {md(result.plan.mechanism_version)} · seed `{md(result.plan.round_seed)}`",
+        "",
+    ]
+    if result.card is None:
+        return "\n".join([*lines, f"Abstained: {md(result.reason or 'no reason recorded')}", ""])
+    for track, scores in result.card.scores.items():
+        lines += _track(result, track, scores)
+        if result.kind == "eval":
+            lines += _tasks(result, scores)
+    lines += _weights(result)
+    lines += _failures(result, result.diagnostics.failed())
+    return "\n".join(lines)
+
+
+class MarkdownFormat(ReportFormat):
+    name: ClassVar[str] = "markdown"
+    suffix: ClassVar[str] = ".md"
+
+    def render(self, result: RoundResult) -> str:
+        return render_markdown(result)

