@@ -1,4 +1,4 @@
-"""Host-side directories of a run: the runtime tree, size-capped tmpfs mounts, sweeping.
+"""Host-side directories of a run: the runtime tree, tmpfs mounts, copies, sweeping.
 
 Layout: `<runtime>/<owner>/<run>/`, where the owner names the validator process
 (pid and start time). A directory whose owner is gone is stale: its mounts are
@@ -12,20 +12,21 @@ import ctypes.util
 import os
 import secrets
 import shutil
+import stat
 from pathlib import Path
 
 from assay.sandbox.cgroups import owner_alive, owner_tag
 from assay.sandbox.interface import InfrastructureError
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC = 1, 2, 4, 32, 4096, 16384
-_MS_SHARED = 1 << 20
+_MS_NOSUID, _MS_NODEV = 2, 4
 _MNT_DETACH = 2
 
 
-def mount_tmpfs(target: Path, size: int, uid: int, gid: int) -> None:
-    options = f"size={size},mode=0700,uid={uid},gid={gid}".encode()
-    _mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
+def mount_tmpfs(target: Path, size: int | None, uid: int, gid: int, mode: int = 0o700) -> None:
+    """A tmpfs at `target`; `size` None only for trees the validator alone writes."""
+    options = f"mode={mode:o},uid={uid},gid={gid}" + (f",size={size}" if size is not None else "")
+    _mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, options.encode())
 
 
 def _mount(
@@ -36,26 +37,24 @@ def _mount(
         raise InfrastructureError(f"cannot mount {target}: {os.strerror(err)}")
 
 
-def bind(source: Path, target: Path) -> None:
-    _mount(bytes(source), target, None, _MS_BIND | _MS_REC, None)
+def copy_tree(source: Path, target: Path) -> None:
+    """Copy directories, regular files and symlinks (as links) with their modes and times.
 
-
-def make_shared_mountpoint(path: Path) -> None:
-    """Make `path` a mount point whose later mounts propagate to copies made of it."""
-    bind(path, path)
-    _mount(b"none", path, None, _MS_SHARED, None)
-
-
-def bind_readonly(source: Path, target: Path) -> None:
-    """Expose a host directory the sandbox user could not reach, read-only.
-
-    The bind is made by the (privileged) validator on a path the unprivileged
-    bubblewrap can open; the second call applies read-only, which a bind
-    cannot take at creation.
+    `target` exists. Anything else (a fifo, a device) is refused rather than
+    opened: reading one could block or never end.
     """
-    bind(source, target)
-    flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV
-    _mount(b"none", target, None, flags, None)
+
+    def copy_regular(src: str, dst: str) -> object:
+        if not stat.S_ISREG(os.lstat(src).st_mode):
+            raise InfrastructureError(f"{src}: not a regular file, directory or symlink")
+        return shutil.copy2(src, dst, follow_symlinks=False)
+
+    try:
+        shutil.copytree(
+            source, target, symlinks=True, copy_function=copy_regular, dirs_exist_ok=True
+        )
+    except OSError as exc:
+        raise InfrastructureError(f"cannot copy {source}: {exc}") from exc
 
 
 def unmount(target: Path) -> None:

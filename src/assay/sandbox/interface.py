@@ -156,8 +156,21 @@ class SandboxBackend(ABC):
 
     @property
     @abstractmethod
+    def python_path(self) -> tuple[str, ...]:
+        """Directories (paths inside the sandbox) the shim appends to `sys.path`:
+        the agents' runtime beside the standard library."""
+
+    @property
+    @abstractmethod
+    def private_paths(self) -> tuple[str, ...]:
+        """Host paths of the backend's own (run directories) that nothing inside
+        the sandbox may show; the soundness check looks for them."""
+
+    @property
+    @abstractmethod
     def digest(self) -> str:
-        """Identifies the backend and its configuration (recorded with every run)."""
+        """Identifies the backend and its configuration, the agents' runtime
+        included (recorded with every run)."""
 
     @abstractmethod
     def run(self, request: SealedRequest) -> Observation: ...
