@@ -398,8 +398,9 @@ class BwrapBackend(SandboxBackend):
         run.trace_prefix.parent.mkdir(mode=0o700)
         run.box.mkdir(mode=0o700)
         hostfs.mount_tmpfs(run.box, None, 0, 0, mode=0o755)
-        run.inputs.mkdir(mode=0o755)
-        run.artifact.mkdir(mode=0o755)
+        for place in (run.inputs, run.artifact):
+            place.mkdir()
+            os.chmod(place, 0o755)  # whatever the validator's umask
         run.scratch.mkdir(mode=0o700)
         hostfs.mount_tmpfs(run.scratch, run.shape.workspace_bytes, SANDBOX_UID, SANDBOX_GID)
         for place, mode in ((run.workspace, 0o700), (run.tmp, 0o1777), (run.shm, 0o1777)):

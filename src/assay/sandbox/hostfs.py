@@ -37,22 +37,39 @@ def _mount(
         raise InfrastructureError(f"cannot mount {target}: {os.strerror(err)}")
 
 
+# The one modification time every copied entry gets (2000-01-01 UTC: zip takes it).
+COPY_MTIME = 946_684_800
+
+
 def copy_tree(source: Path, target: Path) -> None:
-    """Copy directories, regular files and symlinks (as links) with their modes and times.
+    """Copy directories, regular files and symlinks (as links) into `target`, which exists.
 
-    `target` exists. Anything else (a fifo, a device) is refused rather than
-    opened: reading one could block or never end.
+    What the copy shows depends only on what an artifact's digest covers (paths,
+    bytes, link texts) and the executable bit: modes are 0755/0644 and every time
+    is `COPY_MTIME`, whatever the host's umask or the files' history. Anything
+    else (a fifo, a device) is refused rather than opened: reading one could
+    block or never end.
     """
-
-    def copy_regular(src: str, dst: str) -> object:
-        if not stat.S_ISREG(os.lstat(src).st_mode):
-            raise InfrastructureError(f"{src}: not a regular file, directory or symlink")
-        return shutil.copy2(src, dst, follow_symlinks=False)
-
     try:
-        shutil.copytree(
-            source, target, symlinks=True, copy_function=copy_regular, dirs_exist_ok=True
-        )
+        for here, dirs, files in os.walk(source):  # symlinked directories are not entered
+            into = target / Path(here).relative_to(source)
+            for name in dirs + files:
+                src, dst = Path(here, name), into / name
+                mode = os.lstat(src).st_mode
+                if stat.S_ISLNK(mode):
+                    os.symlink(os.readlink(src), dst)
+                elif stat.S_ISDIR(mode):
+                    dst.mkdir()
+                    os.chmod(dst, 0o755)
+                elif stat.S_ISREG(mode):
+                    shutil.copyfile(src, dst)
+                    os.chmod(dst, 0o755 if mode & 0o111 else 0o644)
+                else:
+                    raise InfrastructureError(f"{src}: not a regular file, directory or symlink")
+        # Times last: creating entries moves their directory's.
+        for here, dirs, files in os.walk(target):
+            for name in (".", *dirs, *files):
+                os.utime(Path(here, name), (COPY_MTIME, COPY_MTIME), follow_symlinks=False)
     except OSError as exc:
         raise InfrastructureError(f"cannot copy {source}: {exc}") from exc
 
