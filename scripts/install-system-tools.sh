@@ -46,6 +46,7 @@ if ! cmp -s "$lock" "$runtime/.lock"; then
     exit 1
   fi
   mkdir -p "$(dirname "$runtime")"
+  rm -rf "$runtime".new.*  # what an interrupted install left
   fresh="$(mktemp -d "$runtime.new.XXXXXX")"
   SOURCE_DATE_EPOCH=0 PIP_DISABLE_PIP_VERSION_CHECK=1 /usr/bin/python3 -m pip install \
     --quiet --root-user-action=ignore --no-deps --only-binary=:all: --require-hashes --target "$fresh" -r "$lock"

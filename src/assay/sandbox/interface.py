@@ -60,7 +60,7 @@ class SealedRequest:
     argv: tuple[str, ...]
     limits: ResourceLimits
     inputs: tuple[InputFile, ...] = ()
-    artifact_dir: str | None = None  # host directory bound read-only at /task/artifact
+    artifact_dir: str | None = None  # host directory copied, read-only, to /task/artifact
     copy_out: tuple[str, ...] = ()  # single-component names under /task/workspace
     copy_out_bytes: int = 1 << 20
 
