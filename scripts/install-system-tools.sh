@@ -10,7 +10,9 @@ command -v bwrap >/dev/null || want+=(bubblewrap)
 command -v strace >/dev/null || want+=(strace)
 # The sandbox's own interpreter, the seccomp compiler pyseccomp loads, and setpriv.
 [ -x /usr/bin/python3 ] || want+=(python3)
-ldconfig -p | grep -q 'libseccomp\.so\.2' || want+=(libseccomp2)
+# grep reads all of ldconfig's output: with -q it could stop early, and pipefail
+# would count ldconfig's broken pipe as the library missing.
+ldconfig -p | grep 'libseccomp\.so\.2' >/dev/null || want+=(libseccomp2)
 command -v setpriv >/dev/null || want+=(util-linux)
 # pip for the sandbox's interpreter installs the agents' runtime below.
 /usr/bin/python3 -m pip --version >/dev/null 2>&1 || want+=(python3-pip)
