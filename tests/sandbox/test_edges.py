@@ -43,14 +43,20 @@ print(json.dumps(seen))
 
 
 @pytest.fixture
-def backend() -> Iterator[BwrapBackend]:
+def runtime() -> Iterator[Path]:
+    """A runtime base the unprivileged sandbox user can traverse (pytest's tmp is 0700)."""
     base = Path(tempfile.mkdtemp(prefix="assay-test-", dir="/tmp"))
     base.chmod(0o711)
-    made = BwrapBackend(runtime_base=base / "rt")
-    yield made
-    made.release()
+    yield base / "rt"
     assert mounts_under(base) == []
     shutil.rmtree(base)
+
+
+@pytest.fixture
+def backend(runtime: Path) -> Iterator[BwrapBackend]:
+    made = BwrapBackend(runtime_base=runtime)
+    yield made
+    made.release()
 
 
 def look(backend: BwrapBackend, artifact: Path) -> dict[str, dict[str, object]]:
@@ -133,3 +139,23 @@ def test_the_backend_digest_changes_with_the_runtime(
     (runtime / "httpx.py").write_text("__version__ = '1'\n")
     after = BwrapBackend(runtime_base=tmp_path / "rt").digest
     assert len({installed, before, after}) == 3
+
+
+class _ClaimsUsr(BwrapBackend):
+    """A backend whose "private" path is /usr, which every sandbox does show."""
+
+    @property
+    def private_paths(self) -> tuple[str, ...]:
+        return ("/usr",)
+
+
+@pytest.mark.sandbox
+def test_the_check_finds_a_private_path_a_view_shows(runtime: Path) -> None:
+    backend = _ClaimsUsr(runtime_base=runtime)
+    try:
+        results = {r.name: r for r in backend.check()}
+    finally:
+        backend.release()
+    assert not results["no host path in /proc"].ok
+    assert "/proc/1/cmdline" in results["no host path in /proc"].detail
+    assert all(r.ok for name, r in results.items() if name != "no host path in /proc")

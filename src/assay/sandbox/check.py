@@ -13,6 +13,7 @@ counts and enforces, and copy-out refuses a planted symlink.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import tempfile
@@ -39,6 +40,7 @@ ECHO_TOKEN = "assay-check-echo-7f3a"
 ARTIFACT_FILE = "marker.txt"
 ARTIFACT_TEXT = "assay-check-artifact"
 DNS_NAME = "check.probe.assay.invalid"
+VIEWS_FILE = "proc-views.json"
 
 _NAMESPACES = ("user", "pid", "net", "ipc", "uts", "cgroup", "mnt")
 _ALLOWED_FAMILIES = ("AF_INET", "AF_INET6", "AF_NETLINK", "AF_UNIX")
@@ -75,23 +77,26 @@ def written(directory):
         pass
 
 def views():
-    # Everything under /proc that could name a host path: mount tables,
-    # command lines, environments and every link, of every process in view.
+    # Everything under /proc that could name a host path: mount tables, memory
+    # maps, command lines, environments and every link, of every process in view.
+    # Written to the workspace and copied out: too big for stdout's cap.
     seen = {{}}
     for proc in ["/proc/self", *sorted(glob.glob("/proc/[0-9]*"))]:
-        for name in ("mountinfo", "mounts", "cmdline", "environ", "cgroup"):
+        for name in ("mountinfo", "mounts", "mountstats", "maps", "cmdline", "environ", "cgroup"):
             try:
                 seen[f"{{proc}}/{{name}}"] = open(f"{{proc}}/{{name}}", "rb").read().decode(
                     errors="replace")
             except OSError as exc:
                 seen[f"{{proc}}/{{name}}"] = str(exc)
-        for link in ["cwd", "root", "exe", *glob.glob(f"{{proc}}/fd/*")]:
+        links = glob.glob(f"{{proc}}/fd/*") + glob.glob(f"{{proc}}/map_files/*")
+        for link in ["cwd", "root", "exe", *links]:
             path = link if link.startswith("/") else f"{{proc}}/{{link}}"
             try:
                 seen[path] = os.readlink(path)
             except OSError as exc:
                 seen[path] = str(exc)
-    return seen
+    with open("/task/workspace/{VIEWS_FILE}", "w") as out:
+        json.dump(seen, out)
 
 def writable_bytes():
     # Distinct file systems behind directories mounted read-write (proc and
@@ -133,13 +138,13 @@ facts = {{
     "writes": {{d: attempt(lambda: written(d)) for d in {_READ_ONLY!r}}},
     "writable_bytes": writable_bytes(),
     "runtime": {{m: runtime(m) for m in {AGENT_RUNTIME_MODULES!r}}},
-    "views": views(),
 }}
 try:
     socket.getaddrinfo("{DNS_NAME}", 80)
 except OSError:
     pass
 subprocess.run(["echo", "{ECHO_TOKEN}"], capture_output=True)
+views()
 open("/task/workspace/plain", "w").write("plain")
 os.symlink("/etc/passwd", "/task/workspace/link")
 end = time.process_time() + 0.05
@@ -191,7 +196,6 @@ class _Facts(BaseModel):
     writes: dict[str, str]
     writable_bytes: int
     runtime: dict[str, str]
-    views: dict[str, str]  # /proc path: its text or link target
 
 
 def _inspect(backend: SandboxBackend) -> tuple[Observation, _Facts, tuple[str, ...]]:
@@ -208,7 +212,7 @@ def _inspect(backend: SandboxBackend) -> tuple[Observation, _Facts, tuple[str, .
             limits=_LIMITS,
             inputs=(InputFile("inspect.py", _INSPECT.encode()),),
             artifact_dir=artifact,
-            copy_out=("plain", "link"),
+            copy_out=("plain", "link", VIEWS_FILE),
         )
         observation = backend.run(request)
     try:
@@ -219,6 +223,16 @@ def _inspect(backend: SandboxBackend) -> tuple[Observation, _Facts, tuple[str, .
     return observation, facts, hidden
 
 
+def _views(observation: Observation) -> dict[str, str]:
+    """The /proc views the inspection copied out ({} when it could not)."""
+    copied = observation.copied_file(VIEWS_FILE)
+    try:
+        views = json.loads(copied.data) if copied.status is CopyStatus.OK else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in views.items()} if isinstance(views, dict) else {}
+
+
 # LC_CTYPE: Python coerces the C locale to C.UTF-8 (PEP 538) and exports it.
 _SANDBOX_ENV = {"ASSAY_RESULT_FD", "HOME", "LC_CTYPE", "PATH", "PWD"}
 
@@ -227,7 +241,8 @@ def _judge(observation: Observation, facts: _Facts, hidden: tuple[str, ...]) -> 
     def check(name: str, ok: bool, detail: object) -> CheckResult:
         return CheckResult(name, ok, str(detail))
 
-    leaks = sorted(view for view, text in facts.views.items() if any(h in text for h in hidden))
+    views = _views(observation)
+    leaks = sorted(view for view, text in views.items() if any(h in text for h in hidden))
     families_open = [f for f, how in facts.families.items() if how == "ok"]
     writable_ro = [d for d, how in facts.writes.items() if how == "ok"]
     runtime_missing = {m: v for m, v in facts.runtime.items() if v.startswith("not importable")}
@@ -258,8 +273,10 @@ def _judge(observation: Observation, facts: _Facts, hidden: tuple[str, ...]) -> 
         check("environment cleared", set(facts.env) <= _SANDBOX_ENV, facts.env),
         check(
             "no host path in /proc",
-            bool(facts.views) and not leaks,
-            f"named in {leaks}" if leaks else f"{len(facts.views)} views clean",
+            bool(views) and not leaks,
+            f"{len(leaks)} views name one, e.g. {leaks[:3]}"
+            if leaks
+            else f"{len(views)} views clean",
         ),
         check(
             "seccomp: socket families",
