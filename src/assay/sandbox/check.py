@@ -104,7 +104,7 @@ def writable_bytes():
     sizes = {{}}
     for line in open("/proc/self/mountinfo"):
         fields, fstype = line.split(" - ")[0].split(), line.split(" - ")[1].split()[0]
-        point = fields[4].replace("\\040", " ")
+        point = fields[4].replace("\\\\040", " ")
         if "rw" in fields[5].split(",") and fstype not in ("proc", "devpts"):
             if os.path.isdir(point):
                 st = os.statvfs(point)
