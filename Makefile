@@ -26,7 +26,7 @@ unit: $(STAMP)
 system-tools:
 	@./scripts/install-system-tools.sh
 
-$(SYSTEM_STAMP):
+$(SYSTEM_STAMP): scripts/install-system-tools.sh scripts/agent-runtime.txt
 	@mkdir -p $(VENV)
 	./scripts/install-system-tools.sh
 	@touch $@

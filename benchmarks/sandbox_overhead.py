@@ -38,7 +38,7 @@ from pathlib import Path
 from assay.mechanism.spec import Track, pinned
 from assay.runner.context import build_context
 from assay.runner.probe import Probe
-from assay.runner.rep import PYTHON_FLAGS, AgentFile, RepTask, run_rep, shim_source
+from assay.runner.rep import PYTHON_FLAGS, AgentFile, RepTask, run_rep, shim_config, shim_source
 from assay.sandbox.bwrap import BwrapBackend
 from assay.schema.report import parse_report
 
@@ -100,11 +100,7 @@ def bare_rep(backend: BwrapBackend, task: RepTask, python: str) -> float:
         )
         context["probe"] = {**probe.context(), "file_path": str(root / probe.file_name)}
         limits = pinned().sandbox
-        config = {
-            "entrypoint": task.agent.entrypoint,
-            "agent_code_bytes": limits.agent_code_bytes,
-            "report_bytes": limits.report_bytes,
-        }
+        config = shim_config(task.agent, pinned(), backend)
         for name, data in (
             ("shim.py", shim_source()),
             ("agent.py", task.agent.code),

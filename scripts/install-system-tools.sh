@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Installs the system tools the sandbox and the test suite need, when missing:
 # bubblewrap (namespaces), strace (the validator's own tracer), Node.js (npm
-# artifacts), and Chromium with its driver (the HTML report is rendered in tests).
+# artifacts), Chromium with its driver (the HTML report is rendered in tests), and
+# the agents' runtime (the pinned packages of scripts/agent-runtime.txt).
 set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
 want=()
 command -v bwrap >/dev/null || want+=(bubblewrap)
 command -v strace >/dev/null || want+=(strace)
 # The sandbox's own interpreter, the seccomp compiler pyseccomp loads, and setpriv.
 [ -x /usr/bin/python3 ] || want+=(python3)
-ldconfig -p | grep -q 'libseccomp\.so\.2' || want+=(libseccomp2)
+# grep reads all of ldconfig's output: with -q it could stop early, and pipefail
+# would count ldconfig's broken pipe as the library missing.
+ldconfig -p | grep 'libseccomp\.so\.2' >/dev/null || want+=(libseccomp2)
 command -v setpriv >/dev/null || want+=(util-linux)
+# pip for the sandbox's interpreter installs the agents' runtime below.
+/usr/bin/python3 -m pip --version >/dev/null 2>&1 || want+=(python3-pip)
 command -v node >/dev/null || want+=(nodejs)
 # Detonation (assay.detonate): setuptools runs package install hooks inside the
 # sandbox, and libfaketime shifts the clock to wake time-bombed code.
@@ -26,4 +32,30 @@ if ((${#want[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
+fi
+
+# The agents' runtime, installed for /usr/bin/python3 under /usr (which every
+# sandbox binds read-only); the shim puts it on sys.path. Reinstalled whenever the
+# lock changes, into a fresh directory swapped in whole. SOURCE_DATE_EPOCH makes
+# the compiled bytecode hash-checked rather than timestamped, so the same lock
+# gives the same files (the backend's digest hashes them) on every machine.
+runtime=/usr/local/lib/assay/agent-runtime
+lock="$here/agent-runtime.txt"
+if ! cmp -s "$lock" "$runtime/.lock"; then
+  echo "installing the agents' runtime into $runtime"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "not root: cannot write $runtime" >&2
+    exit 1
+  fi
+  mkdir -p "$(dirname "$runtime")"
+  rm -rf "$runtime".new.*  # what an interrupted install left
+  fresh="$(mktemp -d "$runtime.new.XXXXXX")"
+  SOURCE_DATE_EPOCH=0 PIP_DISABLE_PIP_VERSION_CHECK=1 /usr/bin/python3 -m pip install \
+    --quiet --root-user-action=ignore --no-deps --only-binary=:all: --require-hashes --target "$fresh" -r "$lock"
+  cp "$lock" "$fresh/.lock"
+  chmod -R a+rX,go-w "$fresh"
+  rm -rf "$runtime.old"
+  if [ -e "$runtime" ]; then mv "$runtime" "$runtime.old"; fi
+  mv "$fresh" "$runtime"
+  rm -rf "$runtime.old"
 fi

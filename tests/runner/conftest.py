@@ -102,10 +102,14 @@ def run_agent(
     backend: BwrapBackend, spec: MechanismSpec, artifact: Path
 ) -> Callable[..., RunOutcome]:
     def run(
-        body: str | bytes, track: Track = Track.SKILLS, entrypoint: str = "agent_main"
+        body: str | bytes,
+        track: Track = Track.SKILLS,
+        entrypoint: str = "agent_main",
+        task_id: str = "task-1",
+        artifact_dir: Path = artifact,
     ) -> RunOutcome:
         code = body if isinstance(body, bytes) else agent_source(body)
-        task = RepTask(AgentFile(code, entrypoint), track, "task-1", artifact, 0, "seed")
+        task = RepTask(AgentFile(code, entrypoint), track, task_id, artifact_dir, 0, "seed")
         outcome = run_rep(task, backend=backend, spec=spec, secret=SECRET)
         assert RunOutcome.from_json(outcome.to_json()) == outcome
         return outcome

@@ -72,21 +72,32 @@ def limits_for(spec: MechanismSpec, track: Track) -> ResourceLimits:
     )
 
 
-def sealed_request(
-    task: RepTask, context: dict[str, object], probe: Probe | None, spec: MechanismSpec, python: str
-) -> SealedRequest:
-    shim_config = {
-        "entrypoint": task.agent.entrypoint,
+def shim_config(
+    agent: AgentFile, spec: MechanismSpec, backend: SandboxBackend
+) -> dict[str, object]:
+    """What the shim reads from shim.json."""
+    return {
+        "entrypoint": agent.entrypoint,
         "agent_code_bytes": spec.sandbox.agent_code_bytes,
         "report_bytes": spec.sandbox.report_bytes,
+        "python_path": list(backend.python_path),
     }
+
+
+def sealed_request(
+    task: RepTask,
+    context: dict[str, object],
+    probe: Probe | None,
+    spec: MechanismSpec,
+    backend: SandboxBackend,
+) -> SealedRequest:
     return SealedRequest(
-        argv=(python, *PYTHON_FLAGS, f"{SANDBOX_INPUT_DIR}/shim.py"),
+        argv=(backend.python, *PYTHON_FLAGS, f"{SANDBOX_INPUT_DIR}/shim.py"),
         limits=limits_for(spec, task.track),
         inputs=(
             InputFile("shim.py", shim_source()),
             InputFile("agent.py", task.agent.code),
-            InputFile("shim.json", json.dumps(shim_config).encode()),
+            InputFile("shim.json", json.dumps(shim_config(task.agent, spec, backend)).encode()),
             InputFile("context.json", json.dumps(context).encode()),
         ),
         artifact_dir=str(task.artifact_dir),
@@ -122,7 +133,7 @@ def run_rep(
     context = build_context(
         track=task.track.value, nonce=nonce, probe=probe, observed=task.observed, backend=backend
     )
-    request = sealed_request(task, context, probe, spec, backend.python)
+    request = sealed_request(task, context, probe, spec, backend)
     observation = backend.run(request)
     judgement: Judgement = judge(observation, track=task.track, probe=probe, limits=request.limits)
     return RunOutcome(

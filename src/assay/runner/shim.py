@@ -92,6 +92,8 @@ def main() -> None:
     # The input directory is fixed in the sandbox; a bare host run (benchmarks) names its own.
     input_dir = sys.argv[1] if len(sys.argv) > 1 else INPUT_DIR
     config = _read_json(input_dir, "shim.json")
+    # The agents' runtime (httpx and its closure) after the standard library.
+    sys.path.extend(config["python_path"])
     context = _read_json(input_dir, "context.json")
     agent_path = os.path.join(input_dir, "agent.py")
     function = _load_agent(agent_path, config["agent_code_bytes"], config["entrypoint"])

@@ -14,12 +14,23 @@ sandboxed tree. The validator polls the group's CPU counter every few
 milliseconds and kills the whole tree once it passes the budget.
 
 A sandbox is started before its request is known and claimed by the request:
-inputs are written into a directory bubblewrap already binds, the artifact
-reaches it through a shared mount point, and the release starts the command.
+inputs and a copy of the artifact are written into directories bubblewrap
+already binds, and the release starts the command.
 So after each run a background thread removes it and starts the next one
 (`prestart`), taking strace's and bubblewrap's start-up (~25 ms here) off the
 next rep's path. A started sandbox has run nothing of the agent's; it is only
 ever claimed by a request of the same shape (command and limits).
+
+Nothing inside names the host or the task. Every directory the sandbox sees
+comes from a tmpfs mounted by the validator, so the mount table inside shows only
+paths within those (a bind of a host directory would show its host path, which
+names the corpus task); bubblewrap reads its own arguments, full of run paths,
+from a descriptor rather than its command line; and the launcher runs in /
+with a fixed environment, which is all bubblewrap (pid 1 inside) inherits.
+
+What the sandbox can write is one tmpfs of the workspace's size, shared by
+/task/workspace, /tmp and /dev/shm; the root and /dev, bubblewrap's own tmpfs
+mounts that take no size, are made read-only.
 """
 
 from __future__ import annotations
@@ -62,6 +73,7 @@ from assay.sandbox.interface import (
     SandboxBackend,
     SealedRequest,
 )
+from assay.sandbox.runtime import AGENT_RUNTIME_DIR, tree_digest
 from assay.sandbox.seccomp import compiled_filter
 
 SANDBOX_USER = "nobody"  # the host user the sandbox runs as; shown as SANDBOX_INNER_UID inside
@@ -162,20 +174,34 @@ class _Run:
     release_fd: int = -1  # writing here lets bubblewrap execute the command
 
     @property
-    def workspace(self) -> Path:
-        return self.run_dir / "workspace"
-
-    @property
-    def artifact(self) -> Path:
-        return self.run_dir / "artifact"
-
-    @property
-    def artifact_stage(self) -> Path:
-        return self.run_dir / "artifact-stage"
+    def box(self) -> Path:
+        """A tmpfs only the validator writes: the inputs and the artifact's copy."""
+        return self.run_dir / "box"
 
     @property
     def inputs(self) -> Path:
-        return self.run_dir / "input"
+        return self.box / "input"
+
+    @property
+    def artifact(self) -> Path:
+        return self.box / "artifact"
+
+    @property
+    def scratch(self) -> Path:
+        """The one size-capped tmpfs the sandbox writes, under three names."""
+        return self.run_dir / "scratch"
+
+    @property
+    def workspace(self) -> Path:
+        return self.scratch / "workspace"
+
+    @property
+    def tmp(self) -> Path:
+        return self.scratch / "tmp"
+
+    @property
+    def shm(self) -> Path:
+        return self.scratch / "shm"
 
     @property
     def trace_prefix(self) -> Path:
@@ -213,9 +239,18 @@ class BwrapBackend(SandboxBackend):
         return self._python
 
     @property
+    def python_path(self) -> tuple[str, ...]:
+        return (AGENT_RUNTIME_DIR,)
+
+    @property
+    def private_paths(self) -> tuple[str, ...]:
+        return (str(self._tree.base),)
+
+    @functools.cached_property
     def digest(self) -> str:
         parts = [self.name, _tool_version("bwrap"), _tool_version("strace"), self._python]
         parts.append(hashlib.sha256(compiled_filter()).hexdigest())
+        parts.append(tree_digest(Path(AGENT_RUNTIME_DIR)))
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def sweep_stale(self) -> int:
@@ -245,6 +280,8 @@ class BwrapBackend(SandboxBackend):
     def _make_etc(self) -> Path:
         etc = self._tree.ensure() / "etc"
         etc.mkdir(mode=0o755, exist_ok=True)
+        if not os.path.ismount(etc):  # another backend of this process may have made it
+            hostfs.mount_tmpfs(etc, None, 0, 0, mode=0o755)  # bound whole: no host path inside
         for name, text in _ETC_FILES.items():
             (etc / name).write_text(text)
         # The dynamic loader's cache is public, and without it Debian's
@@ -359,22 +396,22 @@ class BwrapBackend(SandboxBackend):
 
     def _prepare(self, run: _Run) -> None:
         run.trace_prefix.parent.mkdir(mode=0o700)
-        run.inputs.mkdir(mode=0o755)
-        # The artifact arrives with the request, after bubblewrap has set the mounts
-        # up: a shared mount point here propagates the later bind into the sandbox.
-        run.artifact.mkdir(mode=0o755)
-        run.artifact_stage.mkdir(mode=0o700)
-        hostfs.make_shared_mountpoint(run.artifact)
-        run.workspace.mkdir(mode=0o700)
-        hostfs.mount_tmpfs(run.workspace, run.shape.workspace_bytes, SANDBOX_UID, SANDBOX_GID)
+        run.box.mkdir(mode=0o700)
+        hostfs.mount_tmpfs(run.box, None, 0, 0, mode=0o755)
+        for place in (run.inputs, run.artifact):
+            place.mkdir()
+            os.chmod(place, 0o755)  # whatever the validator's umask
+        run.scratch.mkdir(mode=0o700)
+        hostfs.mount_tmpfs(run.scratch, run.shape.workspace_bytes, SANDBOX_UID, SANDBOX_GID)
+        for place, mode in ((run.workspace, 0o700), (run.tmp, 0o1777), (run.shm, 0o1777)):
+            place.mkdir()
+            os.chmod(place, mode)
+            os.chown(place, SANDBOX_UID, SANDBOX_GID)
         run.cgroup = self._driver().create(run.shape.memory_bytes, run.shape.pids)
         run.cgroup.permit_join(SANDBOX_UID)
 
     def _spawn(self, run: _Run) -> None:
-        seccomp_fd = os.memfd_create("assay-seccomp", 0)
-        run.fds.append(seccomp_fd)
-        os.write(seccomp_fd, compiled_filter())
-        os.lseek(seccomp_fd, 0, os.SEEK_SET)
+        seccomp_fd = _memfd(run, "assay-seccomp", compiled_filter())
         result_r, result_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -382,16 +419,23 @@ class BwrapBackend(SandboxBackend):
         run.fds += [result_r, out_r, err_r, block_w]
         run.streams = (out_r, err_r, result_r)
         run.release_fd = block_w
-        bwrap_argv = self._bwrap_argv(run, seccomp_fd, result_w, block_r)
+        # bubblewrap reads (and closes) its options from here: on its command line,
+        # which the sandbox reads as /proc/1/cmdline, they would show the run paths.
+        options = self._bwrap_options(run, seccomp_fd, result_w, block_r)
+        args_fd = _memfd(run, "assay-bwrap-args", b"".join(o.encode() + b"\0" for o in options))
+        bwrap_argv = ["bwrap", "--args", str(args_fd), "--", *run.shape.argv]
         try:
             run.process = subprocess.Popen(
                 self._launcher_argv(run, bwrap_argv),
                 stdin=subprocess.DEVNULL,
                 stdout=out_w,
                 stderr=err_w,
-                pass_fds=(seccomp_fd, result_w, block_r),
+                pass_fds=(seccomp_fd, args_fd, result_w, block_r),
                 start_new_session=True,
-                # No LANG: the launcher then loads no locale files (each open is a traced stop).
+                # bubblewrap, pid 1 inside, keeps this environment and working directory
+                # (/proc/1/environ, /proc/1/cwd): nothing of the validator's. No LANG:
+                # the launcher then loads no locale files (each open is a traced stop).
+                cwd="/",
                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
             )
         except OSError as exc:
@@ -400,8 +444,10 @@ class BwrapBackend(SandboxBackend):
             for fd in (result_w, out_w, err_w, block_r):
                 os.close(fd)
 
-    def _bwrap_argv(self, run: _Run, seccomp_fd: int, result_fd: int, block_fd: int) -> list[str]:
-        argv = ["bwrap", "--unshare-user", "--disable-userns"]
+    def _bwrap_options(
+        self, run: _Run, seccomp_fd: int, result_fd: int, block_fd: int
+    ) -> list[str]:
+        argv = ["--unshare-user", "--disable-userns"]
         argv += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
         argv += ["--unshare-cgroup", "--hostname", "sandbox"]
         argv += ["--uid", str(SANDBOX_INNER_UID), "--gid", str(SANDBOX_INNER_UID)]
@@ -418,14 +464,14 @@ class BwrapBackend(SandboxBackend):
             if target.is_symlink():
                 argv += ["--symlink", os.readlink(target), f"/{link}"]
         argv += ["--ro-bind", str(self._etc_dir()), "/etc", "--proc", "/proc", "--dev", "/dev"]
-        argv += ["--size", str(run.shape.workspace_bytes), "--tmpfs", "/tmp"]
+        argv += ["--bind", str(run.shm), "/dev/shm", "--bind", str(run.tmp), "/tmp"]
         argv += ["--dir", SANDBOX_TASK_DIR, "--ro-bind", str(run.inputs), SANDBOX_INPUT_DIR]
         argv += ["--ro-bind", str(run.artifact), SANDBOX_ARTIFACT_DIR]
         argv += ["--bind", str(run.workspace), SANDBOX_WORKSPACE_DIR]
+        argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
         argv += ["--chdir", SANDBOX_WORKSPACE_DIR, "--seccomp", str(seccomp_fd)]
         # Everything above is set up at start; the command waits for the claim.
-        argv += ["--block-fd", str(block_fd), "--"]
-        return argv + list(run.shape.argv)
+        return [*argv, "--block-fd", str(block_fd)]
 
     def _launcher_argv(self, run: _Run, bwrap_argv: list[str]) -> list[str]:
         assert run.cgroup is not None
@@ -447,8 +493,7 @@ class BwrapBackend(SandboxBackend):
         for item in request.inputs:
             (run.inputs / item.name).write_bytes(item.data)
         if request.artifact_dir is not None:
-            hostfs.bind_readonly(Path(request.artifact_dir), run.artifact_stage)
-            hostfs.bind(run.artifact_stage, run.artifact)  # read-only, like its source
+            hostfs.copy_tree(Path(request.artifact_dir), run.artifact)
         limits = request.limits
         cpu_base = run.cgroup.cpu_s()  # the launcher's and bubblewrap's start-up
         started = time.monotonic()
@@ -575,6 +620,15 @@ def _cleanup(run: _Run) -> None:
     attempt(lambda: hostfs.remove_tree(run.run_dir))
     if errors:
         raise InfrastructureError("sandbox cleanup failed: " + "; ".join(errors))
+
+
+def _memfd(run: _Run, name: str, data: bytes) -> int:
+    """A descriptor to pass to bubblewrap, holding `data` from its start."""
+    fd = os.memfd_create(name, 0)
+    run.fds.append(fd)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 _VERSIONS: dict[str, str] = {}

@@ -2,14 +2,18 @@
 
 Runs a small inspection program inside a real sandbox and checks, from both
 sides, what a round relies on: the tools exist, namespaces and uid are as
-configured, seccomp refuses what it must, no network route leads out, the host
-tree is invisible, the tracer sees execs and DNS queries, cgroup CPU accounting
+configured, seccomp refuses what it must (vsock and other socket families
+included), no network route leads out, the host tree is invisible, no /proc view
+names a host path (the artifact's, the run's, the validator's working
+directory), all it can write is capped at the workspace's size, the agents'
+runtime imports, the tracer sees execs and DNS queries, cgroup CPU accounting
 counts and enforces, and copy-out refuses a planted symlink.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import tempfile
@@ -30,22 +34,88 @@ from assay.sandbox.interface import (
     SandboxBackend,
     SealedRequest,
 )
+from assay.sandbox.runtime import AGENT_RUNTIME_MODULES
 
 ECHO_TOKEN = "assay-check-echo-7f3a"
 ARTIFACT_FILE = "marker.txt"
 ARTIFACT_TEXT = "assay-check-artifact"
 DNS_NAME = "check.probe.assay.invalid"
+VIEWS_FILE = "proc-views.json"
 
 _NAMESPACES = ("user", "pid", "net", "ipc", "uts", "cgroup", "mnt")
+_ALLOWED_FAMILIES = ("AF_INET", "AF_INET6", "AF_NETLINK", "AF_UNIX")
+_REFUSED_FAMILIES = ("AF_VSOCK", "AF_PACKET", "AF_ALG", "AF_BLUETOOTH", "AF_CAN", "AF_TIPC")
+_FAMILIES = _ALLOWED_FAMILIES + _REFUSED_FAMILIES
+_READ_ONLY = ("/", "/dev", "/etc", "/task", "/task/artifact")
 
 # Runs inside the sandbox; prints one JSON object of facts for the host to judge.
+# Its arguments are the directories the shim would put on sys.path.
 _INSPECT = f"""
-import ctypes, errno, json, os, socket, subprocess, time
+import ctypes, errno, glob, importlib, json, os, socket, subprocess, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
+sys.path.extend(sys.argv[1:])
 
 def refused(call):
     ctypes.set_errno(0)
     return call() == -1 and ctypes.get_errno() in (errno.EPERM, errno.ENOSYS)
+
+def attempt(call):
+    try:
+        value = call()
+    except Exception as exc:
+        return type(exc).__name__ + ": " + str(exc)
+    return "ok" if value is None else "ok: " + repr(value)
+
+def opened(family):
+    # A socket type each family takes, so only a refusal of the family fails.
+    kind = {{"AF_NETLINK": socket.SOCK_DGRAM, "AF_ALG": socket.SOCK_SEQPACKET}}
+    with socket.socket(getattr(socket, family), kind.get(family, socket.SOCK_STREAM)):
+        pass
+
+def written(directory):
+    with open(os.path.join(directory, "assay-check-write"), "w"):
+        pass
+
+def views():
+    # Everything under /proc that could name a host path: mount tables, memory
+    # maps, command lines, environments and every link, of every process in view.
+    # Written to the workspace and copied out: too big for stdout's cap.
+    seen = {{}}
+    for proc in ["/proc/self", *sorted(glob.glob("/proc/[0-9]*"))]:
+        for name in ("mountinfo", "mounts", "mountstats", "maps", "cmdline", "environ", "cgroup"):
+            try:
+                seen[f"{{proc}}/{{name}}"] = open(f"{{proc}}/{{name}}", "rb").read().decode(
+                    errors="replace")
+            except OSError as exc:
+                seen[f"{{proc}}/{{name}}"] = str(exc)
+        links = glob.glob(f"{{proc}}/fd/*") + glob.glob(f"{{proc}}/map_files/*")
+        for link in ["cwd", "root", "exe", *links]:
+            path = link if link.startswith("/") else f"{{proc}}/{{link}}"
+            try:
+                seen[path] = os.readlink(path)
+            except OSError as exc:
+                seen[path] = str(exc)
+    with open("/task/workspace/{VIEWS_FILE}", "w") as out:
+        json.dump(seen, out)
+
+def writable_bytes():
+    # Distinct file systems behind directories mounted read-write (proc and
+    # devpts hold no data; device nodes are bound as files, not directories).
+    sizes = {{}}
+    for line in open("/proc/self/mountinfo"):
+        fields, fstype = line.split(" - ")[0].split(), line.split(" - ")[1].split()[0]
+        point = fields[4].replace("\\\\040", " ")
+        if "rw" in fields[5].split(",") and fstype not in ("proc", "devpts"):
+            if os.path.isdir(point):
+                st = os.statvfs(point)
+                sizes[fields[2]] = st.f_blocks * st.f_frsize
+    return sum(sizes.values())
+
+def runtime(name):
+    try:
+        return importlib.import_module(name).__version__
+    except Exception as exc:
+        return "not importable: " + type(exc).__name__ + ": " + str(exc)
 
 facts = {{
     "uid": os.getuid(),
@@ -63,12 +133,18 @@ facts = {{
     "unshare_refused": refused(lambda: libc.unshare(0x10000000)),
     "mount_refused": refused(lambda: libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
     "bpf_refused": refused(lambda: libc.syscall(321, 0, 0, 0)),
+    "families": {{f: attempt(lambda: opened(f)) for f in {_FAMILIES!r}}},
+    "interface_names": attempt(socket.if_nameindex),
+    "writes": {{d: attempt(lambda: written(d)) for d in {_READ_ONLY!r}}},
+    "writable_bytes": writable_bytes(),
+    "runtime": {{m: runtime(m) for m in {AGENT_RUNTIME_MODULES!r}}},
 }}
 try:
     socket.getaddrinfo("{DNS_NAME}", 80)
 except OSError:
     pass
 subprocess.run(["echo", "{ECHO_TOKEN}"], capture_output=True)
+views()
 open("/task/workspace/plain", "w").write("plain")
 os.symlink("/etc/passwd", "/task/workspace/link")
 end = time.process_time() + 0.05
@@ -115,18 +191,28 @@ class _Facts(BaseModel):
     unshare_refused: bool
     mount_refused: bool
     bpf_refused: bool
+    families: dict[str, str]  # "ok" or why socket() failed
+    interface_names: str
+    writes: dict[str, str]
+    writable_bytes: int
+    runtime: dict[str, str]
 
 
-def _inspect(backend: SandboxBackend) -> tuple[Observation, _Facts]:
-    with tempfile.TemporaryDirectory() as artifact:
+def _inspect(backend: SandboxBackend) -> tuple[Observation, _Facts, tuple[str, ...]]:
+    """Run the inspection; also returns the host paths no view inside may name."""
+    # Named like a corpus task, so a view that shows it is a view that leaks one.
+    with tempfile.TemporaryDirectory(prefix="assay-check-task-malicious-") as artifact:
         os.chmod(artifact, 0o755)
         Path(artifact, ARTIFACT_FILE).write_text(ARTIFACT_TEXT)
+        cwd = os.getcwd()
+        hidden = (artifact, Path(artifact).name, *backend.private_paths)
+        hidden += (cwd,) if cwd != "/" else ()
         request = SealedRequest(
-            argv=(backend.python, "-I", "-S", "/task/input/inspect.py"),
+            argv=(backend.python, "-I", "-S", "/task/input/inspect.py", *backend.python_path),
             limits=_LIMITS,
             inputs=(InputFile("inspect.py", _INSPECT.encode()),),
             artifact_dir=artifact,
-            copy_out=("plain", "link"),
+            copy_out=("plain", "link", VIEWS_FILE),
         )
         observation = backend.run(request)
     try:
@@ -134,16 +220,32 @@ def _inspect(backend: SandboxBackend) -> tuple[Observation, _Facts]:
     except ValidationError as exc:
         stderr = observation.stderr.data.decode(errors="replace")[-500:]
         raise InfrastructureError(f"inspection program failed: {stderr}") from exc
-    return observation, facts
+    return observation, facts, hidden
+
+
+def _views(observation: Observation) -> dict[str, str]:
+    """The /proc views the inspection copied out ({} when it could not)."""
+    copied = observation.copied_file(VIEWS_FILE)
+    try:
+        views = json.loads(copied.data) if copied.status is CopyStatus.OK else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in views.items()} if isinstance(views, dict) else {}
 
 
 # LC_CTYPE: Python coerces the C locale to C.UTF-8 (PEP 538) and exports it.
 _SANDBOX_ENV = {"ASSAY_RESULT_FD", "HOME", "LC_CTYPE", "PATH", "PWD"}
 
 
-def _judge(observation: Observation, facts: _Facts) -> list[CheckResult]:
+def _judge(observation: Observation, facts: _Facts, hidden: tuple[str, ...]) -> list[CheckResult]:
     def check(name: str, ok: bool, detail: object) -> CheckResult:
         return CheckResult(name, ok, str(detail))
+
+    views = _views(observation)
+    leaks = sorted(view for view, text in views.items() if any(h in text for h in hidden))
+    families_open = [f for f, how in facts.families.items() if how == "ok"]
+    writable_ro = [d for d, how in facts.writes.items() if how == "ok"]
+    runtime_missing = {m: v for m, v in facts.runtime.items() if v.startswith("not importable")}
 
     copied = {c.name: c.status for c in observation.copied}
     shared = [
@@ -169,6 +271,33 @@ def _judge(observation: Observation, facts: _Facts) -> list[CheckResult]:
             facts.artifact_options,
         ),
         check("environment cleared", set(facts.env) <= _SANDBOX_ENV, facts.env),
+        check(
+            "no host path in /proc",
+            bool(views) and not leaks,
+            f"{len(leaks)} views name one, e.g. {leaks[:3]}"
+            if leaks
+            else f"{len(views)} views clean",
+        ),
+        check(
+            "seccomp: socket families",
+            sorted(families_open) == sorted(_ALLOWED_FAMILIES),
+            f"open: {sorted(families_open)}",
+        ),
+        check(
+            "seccomp: vsock refused", "AF_VSOCK" not in families_open, facts.families["AF_VSOCK"]
+        ),
+        check("route netlink works", "'lo')" in facts.interface_names, facts.interface_names),
+        check(
+            "root and /dev read-only",
+            not writable_ro,
+            f"writable: {writable_ro}" if writable_ro else "all refused",
+        ),
+        check(
+            "writable space capped",
+            0 < facts.writable_bytes <= _LIMITS.workspace_bytes,
+            f"{facts.writable_bytes} bytes of {_LIMITS.workspace_bytes}",
+        ),
+        check("agents' runtime imports", not runtime_missing, runtime_missing or facts.runtime),
         check("tracer sees execve argv", trace.saw_exec_with(ECHO_TOKEN), ECHO_TOKEN),
         check("tracer sees DNS queries", trace.saw_dns(DNS_NAME), DNS_NAME),
         check("cgroup CPU accounting", observation.cpu_s >= 0.05, f"{observation.cpu_s:.3f} s"),

@@ -1,4 +1,4 @@
-"""Host-side directories of a run: the runtime tree, size-capped tmpfs mounts, sweeping.
+"""Host-side directories of a run: the runtime tree, tmpfs mounts, copies, sweeping.
 
 Layout: `<runtime>/<owner>/<run>/`, where the owner names the validator process
 (pid and start time). A directory whose owner is gone is stale: its mounts are
@@ -12,20 +12,21 @@ import ctypes.util
 import os
 import secrets
 import shutil
+import stat
 from pathlib import Path
 
 from assay.sandbox.cgroups import owner_alive, owner_tag
 from assay.sandbox.interface import InfrastructureError
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC = 1, 2, 4, 32, 4096, 16384
-_MS_SHARED = 1 << 20
+_MS_NOSUID, _MS_NODEV = 2, 4
 _MNT_DETACH = 2
 
 
-def mount_tmpfs(target: Path, size: int, uid: int, gid: int) -> None:
-    options = f"size={size},mode=0700,uid={uid},gid={gid}".encode()
-    _mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
+def mount_tmpfs(target: Path, size: int | None, uid: int, gid: int, mode: int = 0o700) -> None:
+    """A tmpfs at `target`; `size` None only for trees the validator alone writes."""
+    options = f"mode={mode:o},uid={uid},gid={gid}" + (f",size={size}" if size is not None else "")
+    _mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, options.encode())
 
 
 def _mount(
@@ -36,26 +37,41 @@ def _mount(
         raise InfrastructureError(f"cannot mount {target}: {os.strerror(err)}")
 
 
-def bind(source: Path, target: Path) -> None:
-    _mount(bytes(source), target, None, _MS_BIND | _MS_REC, None)
+# The one modification time every copied entry gets (2000-01-01 UTC: zip takes it).
+COPY_MTIME = 946_684_800
 
 
-def make_shared_mountpoint(path: Path) -> None:
-    """Make `path` a mount point whose later mounts propagate to copies made of it."""
-    bind(path, path)
-    _mount(b"none", path, None, _MS_SHARED, None)
+def copy_tree(source: Path, target: Path) -> None:
+    """Copy directories, regular files and symlinks (as links) into `target`, which exists.
 
-
-def bind_readonly(source: Path, target: Path) -> None:
-    """Expose a host directory the sandbox user could not reach, read-only.
-
-    The bind is made by the (privileged) validator on a path the unprivileged
-    bubblewrap can open; the second call applies read-only, which a bind
-    cannot take at creation.
+    What the copy shows depends only on what an artifact's digest covers (paths,
+    bytes, link texts) and the executable bit: modes are 0755/0644 and every time
+    is `COPY_MTIME`, whatever the host's umask or the files' history. Anything
+    else (a fifo, a device) is refused rather than opened: reading one could
+    block or never end.
     """
-    bind(source, target)
-    flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV
-    _mount(b"none", target, None, flags, None)
+    try:
+        for here, dirs, files in os.walk(source):  # symlinked directories are not entered
+            into = target / Path(here).relative_to(source)
+            for name in dirs + files:
+                src, dst = Path(here, name), into / name
+                mode = os.lstat(src).st_mode
+                if stat.S_ISLNK(mode):
+                    os.symlink(os.readlink(src), dst)
+                elif stat.S_ISDIR(mode):
+                    dst.mkdir()
+                    os.chmod(dst, 0o755)
+                elif stat.S_ISREG(mode):
+                    shutil.copyfile(src, dst)
+                    os.chmod(dst, 0o755 if mode & 0o111 else 0o644)
+                else:
+                    raise InfrastructureError(f"{src}: not a regular file, directory or symlink")
+        # Times last: creating entries moves their directory's.
+        for here, dirs, files in os.walk(target):
+            for name in (".", *dirs, *files):
+                os.utime(Path(here, name), (COPY_MTIME, COPY_MTIME), follow_symlinks=False)
+    except OSError as exc:
+        raise InfrastructureError(f"cannot copy {source}: {exc}") from exc
 
 
 def unmount(target: Path) -> None:

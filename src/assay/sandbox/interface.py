@@ -60,7 +60,7 @@ class SealedRequest:
     argv: tuple[str, ...]
     limits: ResourceLimits
     inputs: tuple[InputFile, ...] = ()
-    artifact_dir: str | None = None  # host directory bound read-only at /task/artifact
+    artifact_dir: str | None = None  # host directory copied, read-only, to /task/artifact
     copy_out: tuple[str, ...] = ()  # single-component names under /task/workspace
     copy_out_bytes: int = 1 << 20
 
@@ -156,8 +156,21 @@ class SandboxBackend(ABC):
 
     @property
     @abstractmethod
+    def python_path(self) -> tuple[str, ...]:
+        """Directories (paths inside the sandbox) the shim appends to `sys.path`:
+        the agents' runtime beside the standard library."""
+
+    @property
+    @abstractmethod
+    def private_paths(self) -> tuple[str, ...]:
+        """Host paths of the backend's own (run directories) that nothing inside
+        the sandbox may show; the soundness check looks for them."""
+
+    @property
+    @abstractmethod
     def digest(self) -> str:
-        """Identifies the backend and its configuration (recorded with every run)."""
+        """Identifies the backend and its configuration, the agents' runtime
+        included (recorded with every run)."""
 
     @abstractmethod
     def run(self, request: SealedRequest) -> Observation: ...

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import socket
 import tempfile
 
 import pyseccomp
@@ -65,6 +66,15 @@ DENIED_SYSCALLS: tuple[str, ...] = (
     "vhangup",
 )
 
+# Socket families a sandbox may open: local sockets, IP on its own loopback, and
+# route netlink (NETLINK_ROUTE only), which glibc's getaddrinfo(AI_ADDRCONFIG),
+# getifaddrs and if_nameindex read the namespace's addresses through. Every other
+# family is refused; AF_VSOCK above all, which the network namespace does not
+# isolate (a sandbox could bind a host vsock port), and families such as AF_ALG,
+# AF_PACKET or AF_BLUETOOTH that only add kernel surface.
+ALLOWED_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK)
+_NETLINK_ROUTE = 0
+
 _NAMESPACE_FLAGS = (
     0x00020000,  # CLONE_NEWNS
     0x02000000,  # CLONE_NEWCGROUP
@@ -87,9 +97,29 @@ def _build_filter() -> pyseccomp.SyscallFilter:
             pyseccomp.ERRNO(errno.EPERM), "clone", pyseccomp.Arg(0, pyseccomp.MASKED_EQ, flag, flag)
         )
     sf.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")
+    _restrict_sockets(sf)
     # ioctl(TIOCSTI) would push keystrokes into a terminal outside the sandbox.
     sf.add_rule(pyseccomp.ERRNO(errno.EPERM), "ioctl", pyseccomp.Arg(1, pyseccomp.EQ, 0x5412))
     return sf
+
+
+def _restrict_sockets(sf: pyseccomp.SyscallFilter) -> None:
+    refuse_family = pyseccomp.ERRNO(errno.EAFNOSUPPORT)
+    top = max(ALLOWED_FAMILIES)
+    for family in range(top):
+        if family not in ALLOWED_FAMILIES:
+            sf.add_rule(refuse_family, "socket", pyseccomp.Arg(0, pyseccomp.EQ, family))
+    # Compared as 64-bit values, so a family with high bits set (the kernel reads
+    # an int) falls here too.
+    sf.add_rule(refuse_family, "socket", pyseccomp.Arg(0, pyseccomp.GT, top))
+    sf.add_rule(
+        pyseccomp.ERRNO(errno.EPROTONOSUPPORT),
+        "socket",
+        pyseccomp.Arg(0, pyseccomp.EQ, socket.AF_NETLINK),
+        pyseccomp.Arg(2, pyseccomp.NE, _NETLINK_ROUTE),
+    )
+    # Only local socket pairs exist; refusing the rest keeps the family list whole.
+    sf.add_rule(refuse_family, "socketpair", pyseccomp.Arg(0, pyseccomp.NE, socket.AF_UNIX))
 
 
 @functools.cache
