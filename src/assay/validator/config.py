@@ -36,9 +36,10 @@ def default_secret_file() -> Path:
 
 
 def bundled_root() -> Path:
-    """The checkout (or install prefix) holding the bundled `corpus/` and `agents/`."""
+    """Where the bundled `corpus/` and `agents/` are: inside an installed wheel
+    (`assay/bundled`, see setup.py), else the checkout an editable install runs from."""
     here = Path(str(resources.files("assay"))).resolve()
-    for candidate in (here.parent.parent, Path.cwd()):
+    for candidate in (here / "bundled", here.parent.parent, Path.cwd()):
         if (candidate / "corpus").is_dir() and (candidate / "agents").is_dir():
             return candidate
     raise ConfigError("no bundled corpus/agents found; pass --corpus and --agent")
