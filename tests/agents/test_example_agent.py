@@ -19,9 +19,11 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "minimal_agent.py"
 def test_the_example_completes_every_rep(
     assay: Assay, every_track_corpus: Path, track: str
 ) -> None:
+    # --fail-under 0: the bar is "some rep completed", not eligibility on two tasks.
     result = assay(
-        "eval", str(EXAMPLE), "--track", track, "--corpus", str(every_track_corpus), "--json"
-    )
+        "eval", str(EXAMPLE), "--track", track, "--corpus", str(every_track_corpus),
+        "--fail-under", "0", "--json",
+    )  # fmt: skip
     payload = json.loads(result.stdout)
     reps = [rep for task in payload["task_results"] for rep in task["reps"]]
     assert len(payload["task_results"]) == 2 and reps

@@ -80,7 +80,8 @@ def test_an_unexpected_error_is_one_line_and_a_traceback_file(tmp_path: Path) ->
     (line,) = result.stderr.strip().splitlines()
     assert "RuntimeError: an internal fault" in line and "Traceback" not in line
     (saved,) = tmp_path.glob("assay-traceback-*.txt")
-    assert str(saved) in line and "raise RuntimeError" in saved.read_text()
+    assert str(saved) in line and "RuntimeError: an internal fault" in saved.read_text()
+    assert "Traceback (most recent call last)" in saved.read_text()
 
 
 @pytest.mark.sandbox

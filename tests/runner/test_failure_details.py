@@ -37,12 +37,14 @@ def test_eval_prints_what_went_wrong(
     agent = tmp_path / f"{kind}.py"
     agent.write_text(AGENTS[kind])
     args = ("eval", str(agent), "--track", "skills", "--corpus", str(skills_pair), "--reps", "1")
-    payload = json.loads(assay(*args, "--json").stdout)
+    json_run = assay(*args, "--json", check=False)
+    assert json_run.returncode == 1, "every rep failed: the result fails the bar"
+    payload = json.loads(json_run.stdout)
     reason, detail = EXPECTED[kind]
     for task in payload["task_results"]:
         (rep,) = task["reps"]
         assert rep["status"] == "failed" and rep["reason"] == reason
         assert detail in rep["detail"]
         assert rep["cpu_budget_s"] == 8.0
-    table = assay(*args).stdout
+    table = assay(*args, check=False).stdout
     assert reason in table and detail.split(":")[0] in table

@@ -40,7 +40,9 @@ def _user_errors() -> Iterator[None]:
 @keys_app.command("new")
 def keys_new(
     out: Annotated[Path, typer.Option("--out", help="folder for NAME.key and NAME.pub")],
-    name: Annotated[str, typer.Option("--name")] = "author",
+    name: Annotated[
+        str, typer.Option("--name", help="file stem: NAME.key and NAME.pub")
+    ] = "author",
 ) -> None:
     """Write a new ed25519 keypair; the private key is created with mode 0600."""
     with _user_errors():
@@ -53,9 +55,11 @@ def keys_new(
 @agent_app.command("pin")
 def agent_pin(
     agent: Annotated[Path, typer.Argument(help="the agent file")],
-    track: Annotated[Track, typer.Option("--track")],
+    track: Annotated[Track, typer.Option("--track", help="the track the submission is for")],
     key: Annotated[Path, typer.Option("--key", help="the author's private key")],
-    entrypoint: Annotated[str, typer.Option("--entrypoint")] = DEFAULT_ENTRYPOINT,
+    entrypoint: Annotated[
+        str, typer.Option("--entrypoint", help="the function assay calls with the context")
+    ] = DEFAULT_ENTRYPOINT,
     out: Annotated[
         Path | None, typer.Option("--out", help=f"default: beside AGENT as *{MANIFEST_SUFFIX}")
     ] = None,
