@@ -114,7 +114,7 @@ class TrackSection:
     tasks: list[str]
     ranking: list[RankingRow]
     score_chart: Markup
-    heatmaps: list[tuple[Agent, Markup]]
+    heatmaps: list[tuple[Agent, Markup, int]]  # agent, matrix, tasks without a verdict
     grid: Markup
     failures: Markup | None
     reason_colours: dict[str, str]
@@ -330,7 +330,11 @@ def _section(
     reasons = {reason for row in ranking for reason in row.score.failure_reasons}
     colours = svg.reason_colours(list(reasons))
     heatmaps = [
-        (row.agent, svg.confusion_heatmap(row.score.confusion, f"{row.agent.full} confusion"))
+        (
+            row.agent,
+            svg.confusion_heatmap(row.score.confusion, f"{row.agent.full} confusion"),
+            row.score.confusion.no_verdict,
+        )
         for row in ranking
         if row.score.confusion is not None
     ]
