@@ -83,6 +83,15 @@ JsonOption = Annotated[
 HtmlOption = Annotated[
     Path | None, typer.Option("--html", help="also write the HTML report to this file")
 ]
+CorpusOption = Annotated[
+    Path | None, typer.Option("--corpus", help="native corpus folder", show_default="bundled")
+]
+AgentsOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--agent", help="an agent file (repeat)", show_default="bundled agents", metavar="AGENT.py"
+    ),
+]
 JobsOption = Annotated[
     int | None,
     typer.Option("--jobs", min=1, help="parallel reps", show_default="one per core"),
@@ -253,18 +262,8 @@ def run_command(
         Path | None,
         typer.Option("--config", help="round.toml (`assay round config --example` shows one)"),
     ] = None,
-    corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="native corpus folder", show_default="bundled")
-    ] = None,
-    agent: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--agent",
-            help="an agent file (repeat)",
-            show_default="bundled agents",
-            metavar="AGENT.py",
-        ),
-    ] = None,
+    corpus: CorpusOption = None,
+    agent: AgentsOption = None,
     manifest: Annotated[
         list[Path] | None,
         typer.Option(
@@ -420,9 +419,7 @@ def config_command(
 def eval_command(
     agent: Annotated[Path, typer.Argument(help="the agent file", metavar="AGENT.py")],
     track: Annotated[Track, typer.Option("--track", help="the track to score the agent on")],
-    corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="native corpus folder", show_default="bundled")
-    ] = None,
+    corpus: CorpusOption = None,
     reps: Annotated[
         int | None,
         typer.Option("--reps", min=1, help="reps per task", show_default="the track's pinned reps"),
@@ -501,18 +498,8 @@ def demo_command(
     html: Annotated[Path, typer.Option("--html", help="where the HTML report is written")] = Path(
         "out/demo-report.html"
     ),
-    corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="native corpus folder", show_default="bundled")
-    ] = None,
-    agent: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--agent",
-            help="an agent file (repeat)",
-            show_default="bundled agents",
-            metavar="AGENT.py",
-        ),
-    ] = None,
+    corpus: CorpusOption = None,
+    agent: AgentsOption = None,
     jobs: JobsOption = None,
 ) -> None:
     """A full round of the bundled agents over the bundled corpus, with its report."""
