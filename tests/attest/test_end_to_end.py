@@ -40,7 +40,8 @@ def test_signed_submissions_run_and_every_sssa_verifies(
     assert len(payload["agents"]) == 2
 
     out = tmp_path / "sssa"
-    assay("attest", "export", "--db", str(db), payload["round_id"], "--out", str(out))
+    first = assay("attest", "export", "--db", str(db), payload["round_id"], "--out", str(out))
+    assert "created the validator's signing key" in first.stderr  # said once, where and why
     files = sorted(out.rglob("*.json"))
     assert len(files) == 2 * 4
     validator_pub = tmp_path / "data" / "assay" / "validator.key"

@@ -121,3 +121,26 @@ def test_round_list_and_report_formats(assay: Assay, skills_pair: Path, tmp_path
     out = tmp_path / "report.html"
     assay("round", "report", "round-0002", "--db", str(db), "--format", "html", "-o", str(out))
     assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_every_option_of_every_command_has_help() -> None:
+    import click
+    import typer
+
+    from assay.cli import _register, app
+
+    _register()
+    root = typer.main.get_command(app)
+
+    def walk(command: click.Command, path: str) -> list[str]:
+        missing = [
+            f"{path} {p.opts[0]}"
+            for p in command.params
+            if isinstance(p, click.Option) and not p.help
+        ]
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                missing += walk(sub, f"{path} {name}")
+        return missing
+
+    assert walk(root, "assay") == []

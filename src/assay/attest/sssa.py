@@ -213,6 +213,7 @@ class Skipped:
 class Export:
     written: list[Path]
     skipped: list[Skipped]
+    key_created: Path | None = None  # the validator key, when this export had to create it
 
 
 def round_sssas(ledger: RoundLedger, key: Ed25519PrivateKey) -> Iterator[tuple[str, Any] | Skipped]:
@@ -257,7 +258,11 @@ def export_round(
     anything skipped is listed, with its reason, in OUT/skipped.json.
     `key` defaults to the validator key under the data dir (created 0600 when missing).
     """
-    key = key or keys.load_or_create_private(default_validator_key_path())[0]
+    key_created = None
+    if key is None:
+        key_path = default_validator_key_path()
+        key, created = keys.load_or_create_private(key_path)
+        key_created = key_path if created else None
     with Store(db, create=False) as store:
         ledger = RoundLedger(store, round_id, pinned())
         status = store.round(round_id).status
@@ -277,4 +282,4 @@ def export_round(
         out.mkdir(parents=True, exist_ok=True)
         listing = [vars(s) for s in skipped]
         (out / "skipped.json").write_text(json.dumps(listing, indent=2, ensure_ascii=True) + "\n")
-    return Export(written, skipped)
+    return Export(written, skipped, key_created)

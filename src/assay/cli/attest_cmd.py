@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from assay.attest import keys
 from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
-from assay.attest.sssa import SssaError, export_round, verify_file
+from assay.attest.sssa import Export, SssaError, export_round, verify_file
 from assay.cli import app
 from assay.cli.output import console, emit_json, errors, fail, short
 from assay.mechanism.spec import Track
@@ -102,11 +102,23 @@ def attest_export(
         if not db.is_file():
             fail(f"no round store at {db}")
         export = export_round(db, round_id, out, keys.load_private(key) if key else None)
+    announce_new_key(export)
     console.print(f"wrote {len(export.written)} SSSA files under {out}")
     for skipped in export.skipped:
         errors.print(
             f"skipped {short(skipped.agent_hash)} on {skipped.track}/{skipped.task_id}: "
             f"{skipped.reason}",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+def announce_new_key(export: Export) -> None:
+    if export.key_created is not None:
+        errors.print(
+            f"created the validator's signing key at {export.key_created} (mode 0600): every "
+            "SSSA is signed with it; keep it, so consumers can pin its public key "
+            "(attestation.validator_key, `assay attest verify --key`) across rounds",
             markup=False,
             soft_wrap=True,
         )

@@ -20,6 +20,7 @@ from assay.attest.intake import admit_files
 from assay.attest.keys import KeyFileError
 from assay.attest.sssa import SssaError, export_round, verify_file
 from assay.cli import EXIT_BAR, EXIT_INFRA, app
+from assay.cli.attest_cmd import announce_new_key
 from assay.cli.output import (
     FORMAT_HELP,
     FormatOption,
@@ -517,6 +518,7 @@ def _attest_demo(db: Path, round_id: str) -> None:
     """Sign one SSSA per agent x task and verify each offline, as a consumer would."""
     out = db.parent / "sssa" / round_id
     export = export_round(db, round_id, out)
+    announce_new_key(export)
     written = export.written
     for path in written:
         verify_file(path)  # raises SssaError, naming the file and the field, on failure
