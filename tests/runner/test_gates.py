@@ -76,6 +76,7 @@ def test_good_observation_passes() -> None:
         ({"limit_hit": LimitHit.WALL_BACKSTOP, "exit_code": None}, FailureReason.WALL_BACKSTOP),
         ({"limit_hit": LimitHit.MEMORY, "exit_code": None}, FailureReason.MEMORY),
         ({"limit_hit": LimitHit.PIDS, "exit_code": None}, FailureReason.PIDS),
+        ({"limit_hit": LimitHit.TRACE_CAP, "exit_code": None}, FailureReason.TRACE_CAP),
         ({"exit_code": 1}, FailureReason.CRASH),
         ({"exit_code": 137}, FailureReason.CRASH),
         ({"exit_code": shim.EXIT_AGENT_INVALID}, FailureReason.AGENT_INVALID),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -19,10 +20,11 @@ from typer.testing import CliRunner
 
 from assay.cli import _register, app
 from assay.sandbox import InfrastructureError
-from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.bwrap import BwrapBackend, _cleanup, _Shape
 from assay.sandbox.cgroups import CGROUP_ROOT, CgroupV1Driver
 from assay.sandbox.hostfs import mount_tmpfs, mounts_under
-from assay.sandbox.interface import InputFile, ResourceLimits, SealedRequest
+from assay.sandbox.interface import InputFile, LimitHit, ResourceLimits, SealedRequest, TraceSet
+from assay.sandbox.tracer import PROFILES
 
 pytestmark = pytest.mark.sandbox
 
@@ -171,14 +173,71 @@ print(observation.exit_code)
 """
 
 
+def processes_naming(path: Path) -> list[str]:
+    """Command lines of live (not zombie) processes with an argument under `path`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and any(a.startswith(str(path).encode()) for a in argv[1:]):
+            found.append(b" ".join(argv)[:200].decode(errors="replace"))
+    return found
+
+
 def test_a_validator_that_exits_leaves_nothing_behind(runtime: Path) -> None:
-    validator = subprocess.Popen(
-        [sys.executable, "-c", QUICK_VALIDATOR, str(runtime)], stdout=subprocess.PIPE
-    )
-    stdout, _ = validator.communicate()
-    assert validator.returncode == 0 and stdout.strip() == b"0"
-    assert list(runtime.iterdir()) == []
-    assert list(CGROUP_ROOT.glob(f"*/assay/{validator.pid}-*")) == []
+    for _ in range(3):  # its prestarted tracer dies with its janitor thread, at any moment
+        validator = subprocess.Popen(
+            [sys.executable, "-c", QUICK_VALIDATOR, str(runtime)], stdout=subprocess.PIPE
+        )
+        stdout, _ = validator.communicate()
+        assert validator.returncode == 0 and stdout.strip() == b"0"
+        assert list(runtime.iterdir()) == []
+        assert list(CGROUP_ROOT.glob(f"*/assay/{validator.pid}-*")) == []
+        assert processes_naming(runtime) == []
+
+
+def test_a_tracer_killed_before_it_attached_leaves_no_stopped_child(runtime: Path) -> None:
+    """strace's first child stops itself until strace attaches; if strace dies
+    first (its parent thread ended), that child must not be left stopped forever."""
+    backend = BwrapBackend(runtime_base=runtime, prestart=False)
+    request = SealedRequest(argv=(backend.python, "-c", "pass"), limits=LIMITS)
+    for n in range(20):
+        run = backend._start(_Shape.of(request))
+        time.sleep(n * 0.0005)  # at every stage of strace's start-up
+        os.kill(run.process.pid, signal.SIGKILL)  # type: ignore[union-attr]
+        time.sleep(0.02)
+        _cleanup(run)
+        assert processes_naming(run.run_dir) == []
+    backend.release()
+
+
+def stopped_fake(argv0: str, names: Path) -> subprocess.Popen[bytes]:
+    """A process that stops itself, with argv[0] `argv0` and an argument naming `names`."""
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGSTOP)"
+    process = subprocess.Popen([argv0, "-c", code, "-o", str(names)], executable=sys.executable)
+    wait_for(lambda: Path(f"/proc/{process.pid}/stat").read_text().split()[2] == "T", "a stop")
+    return process
+
+
+def test_sweep_kills_the_stopped_tracers_of_a_dead_validator(runtime: Path) -> None:
+    live_owner = f"{os.getpid()}-{Path('/proc/self/stat').read_text().split()[21]}"
+    dead_tracer = stopped_fake("strace", runtime / DEAD_OWNER / "run-1" / "trace" / "t")
+    live_tracer = stopped_fake("strace", runtime / live_owner / "run-1" / "trace" / "t")
+    bystander = stopped_fake("python3", runtime / DEAD_OWNER / "run-1" / "trace" / "t")
+    # The dead validator's directory is gone already (an older sweeper removed it).
+    (runtime / live_owner / "run-1" / "trace").mkdir(parents=True)
+    try:
+        BwrapBackend(runtime_base=runtime).sweep_stale()
+        assert dead_tracer.wait(timeout=10) == -signal.SIGKILL
+        assert live_tracer.poll() is None and bystander.poll() is None
+    finally:
+        for process in (dead_tracer, live_tracer, bystander):
+            process.kill()
+            process.wait()
+        shutil.rmtree(runtime / live_owner)
 
 
 def test_prestarted_sandbox_gets_the_next_request(backend: BwrapBackend, tmp_path: Path) -> None:
@@ -224,3 +283,42 @@ def test_concurrent_runs_share_one_backend(backend: BwrapBackend) -> None:
     with ThreadPoolExecutor(2) as pool:
         outputs = list(pool.map(run, range(6)))
     assert outputs == [b"['-c']\n"] * 6
+
+
+def test_a_full_trace_of_many_distinct_opens_is_capped(backend: BwrapBackend) -> None:
+    code = (
+        b"for n in range(3000):\n"
+        b"    try:\n"
+        b"        open(f'/tmp/{n:05d}' + 'x' * 200)\n"
+        b"    except OSError:\n"
+        b"        pass\n"
+    )
+    request = SealedRequest(
+        argv=(backend.python, "-I", "-S", "/task/input/a.py"),
+        limits=LIMITS,
+        inputs=(InputFile("a.py", code),),
+        trace=TraceSet.FULL,
+    )
+    observation = backend.run(request)
+    assert observation.exit_code == 0 and observation.limit_hit is None
+    assert len(observation.trace.reads) == PROFILES[TraceSet.FULL].summary_items
+    assert observation.trace.truncated
+    assert observation.tracer_cpu_s > 0
+    assert observation.cpu_s > observation.tracer_cpu_s
+
+
+def test_a_trace_past_its_cap_ends_the_run(backend: BwrapBackend) -> None:
+    code = (
+        b"n = 0\nwhile True:\n    n += 1\n"
+        b"    try:\n        open(f'/tmp/{n}' + 'x' * 3000)\n    except OSError:\n        pass\n"
+    )
+    limits = dataclasses.replace(LIMITS, trace_bytes=1 << 20)
+    request = SealedRequest(
+        argv=(backend.python, "-I", "-S", "/task/input/a.py"),
+        limits=limits,
+        inputs=(InputFile("a.py", code),),
+        trace=TraceSet.FULL,
+    )
+    observation = backend.run(request)
+    assert observation.limit_hit is LimitHit.TRACE_CAP
+    assert observation.trace.reads  # what came before the cap is still evidence

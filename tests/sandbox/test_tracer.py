@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assay.sandbox.interface import Peer
-from assay.sandbox.tracer import decode_dns_query, parse_line, summarise
+from assay.sandbox.interface import Peer, TraceSet, TraceSummary
+from assay.sandbox.tracer import PROFILES, decode_dns_query, parse_line, summarise
 
 
 def hexs(text: str | bytes) -> str:
@@ -35,13 +35,13 @@ def test_execve_argv_is_decoded() -> None:
 
 def test_connect_peer_and_sendmmsg_payload(tmp_path: Path) -> None:
     connect = (
-        f"connect(3, {{sa_family=AF_INET, sin_port=htons(53), "
+        f"connect(3<UDP:[77]>, {{sa_family=AF_INET, sin_port=htons(53), "
         f"sin_addr=inet_addr({hexs('127.0.0.1')})}}, 16) = 0"
     )
     packet = dns_query("n1.probe.assay.invalid")
     iov = f"msg_iov=[{{iov_base={hexs(packet)}, iov_len={len(packet)}}}]"
     send = (
-        f"sendmmsg(3, [{{msg_hdr={{msg_name=NULL, msg_namelen=0, {iov}, msg_iovlen=1, "
+        f"sendmmsg(3<UDP:[77]>, [{{msg_hdr={{msg_name=NULL, msg_namelen=0, {iov}, msg_iovlen=1, "
         "msg_controllen=0, msg_flags=0}, msg_len=41}], 2, MSG_NOSIGNAL) = 2"
     )
     unix = f"connect(5, {{sa_family=AF_UNIX, sun_path={hexs('/run/x.sock')}}}, 110) = -1 ENOENT"
@@ -96,7 +96,9 @@ def test_summary_keeps_only_the_command_and_its_descendants(tmp_path: Path) -> N
             f"openat(AT_FDCWD, {hexs('/root/.ssh/id_rsa')}, O_RDONLY) = -1 ENOENT (No such file)",
             f"unlinkat(AT_FDCWD, {hexs('/tmp/gone')}, 0) = 0",
             f"renameat2(AT_FDCWD, {hexs('/tmp/a')}, AT_FDCWD, {hexs('/tmp/b')}, 0) = 0",
-            f"sendto(3, {hexs(packet)}, {len(packet)}, MSG_NOSIGNAL, NULL, 0) = {len(packet)}",
+            f"sendto(3<UDP:[9]>, {hexs(packet)}, {len(packet)}, MSG_NOSIGNAL, "
+            f"{{sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr({hexs('127.0.0.1')})}}"
+            f", 16) = {len(packet)}",
             "vfork() = 3",
         ],
         103: [  # a child of the command
@@ -115,6 +117,96 @@ def test_summary_keeps_only_the_command_and_its_descendants(tmp_path: Path) -> N
     assert summary.unlinks == ("/tmp/gone",)
     assert summary.renames == (("/tmp/a", "/tmp/b"),)
     assert summary.dns_queries == ("n1.probe.assay.invalid",)
-    assert summary.connects == (Peer("inet6", "::1", 443),)
+    assert summary.connects == (Peer("inet", "127.0.0.1", 53), Peer("inet6", "::1", 443))
     assert summary.saw_dns("N1.probe.assay.invalid.")
     assert summary.saw_exec_with("tok") and not summary.saw_exec_with("other")
+
+
+INET53 = f"{{sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr({hexs('127.0.0.1')})}}"
+EXEC = f"execve({hexs('/x')}, [{hexs('/x')}], 0x1) = 0"
+
+
+def summary_of(
+    tmp_path: Path, lines: list[str], trace_set: TraceSet = TraceSet.FULL
+) -> TraceSummary:
+    return summarise(write_trace(tmp_path, {7: [EXEC, *lines]}), ("launcher",), ("/x",), trace_set)
+
+
+def test_only_sends_that_reached_a_socket_are_dns_lookups(tmp_path: Path) -> None:
+    packet = hexs(dns_query("n1.probe.assay.invalid"))
+    forged = [
+        f"sendto(-1, {packet}, 40, 0, {INET53}, 16) = -1 EBADF (Bad file descriptor)",
+        f"sendto(4<UDP:[5]>, {packet}, 40, 0, {INET53}, 16) = -1 EPERM (Operation not permitted)",
+        f"sendmmsg(4<UDP:[5]>, [{{msg_hdr={{msg_name={INET53}, msg_iov=[{{iov_base={packet}}}]}}}}]"
+        ", 1, 0) = 0",
+        f"sendto(4<UDP:[5]>, {packet}, 40, 0, "
+        f"{{sa_family=AF_INET, sin_port=htons(80), sin_addr=inet_addr({hexs('1.2.3.4')})}}"
+        ", 16) = 40",  # a real send, but not to a DNS server
+        f"sendto(5<UNIX:[6]>, {hexs('x')}, 1, 0, {{sa_family=AF_UNIX, sun_path={packet}}}"
+        ", 110) = 1",  # the query's bytes are the address, not the data
+    ]
+    summary = summary_of(tmp_path, forged)
+    assert summary.dns_queries == ()
+    real = f"sendto(4<UDP:[5]>, {packet}, 40, 0, {INET53}, 16) = 40"
+    assert summary_of(tmp_path, [real]).dns_queries == ("n1.probe.assay.invalid",)
+
+
+def test_write_on_a_udp_socket_connected_to_port_53_is_a_lookup(tmp_path: Path) -> None:
+    packet = hexs(dns_query("go.probe.assay.invalid"))
+    other = hexs(dns_query("file.probe.assay.invalid"))
+    lines = [
+        f"connect(3<UDP:[41]>, {INET53}, 16) = 0",
+        f"write(3<UDP:[41]>, {packet}, 40) = 40",
+        f"connect(5<UDP:[42]>, {INET53.replace('htons(53)', 'htons(5353)')}, 16) = 0",
+        f"write(5<UDP:[42]>, {other}, 40) = 40",  # not port 53
+        f"write(6, {other}, 40) = 40",  # a file
+        f"writev(3<UDP:[41]>, [{{iov_base={other}, iov_len=40}}], 1) = -1 ECONNREFUSED",
+    ]
+    summary = summary_of(tmp_path, lines, TraceSet.LIVENESS)
+    assert summary.dns_queries == ("go.probe.assay.invalid",)
+    lines[-1] = f"writev(3<UDP:[41]>, [{{iov_base={other}, iov_len=40}}], 1) = 40"
+    summary = summary_of(tmp_path, lines, TraceSet.LIVENESS)
+    assert summary.dns_queries == ("go.probe.assay.invalid", "file.probe.assay.invalid")
+
+
+def test_an_exec_that_did_not_return_0_is_no_exec(tmp_path: Path) -> None:
+    lines = [
+        f"execve({hexs('/bin/echo')}, [{hexs('echo')}, {hexs('tok')}], 0x1) = ?",
+        f"execve({hexs('/bin/echo')}, [{hexs('echo')}, {hexs('tok2')}], 0x1) = -1 ENOENT",
+        f"execve({hexs('/bin/echo')}, [{hexs('echo')}, {hexs('tok3')}], 0x1) = 11",
+    ]
+    summary = summary_of(tmp_path, lines)
+    assert not any(summary.saw_exec_with(t) for t in ("tok", "tok2", "tok3"))
+
+
+def test_summary_lists_are_capped_and_marked_truncated(tmp_path: Path) -> None:
+    cap = PROFILES[TraceSet.FULL].summary_items
+    lines = [
+        f"sendto(4<UDP:[5]>, {hexs('x')}, 1, 0, {{sa_family=AF_INET, sin_port=htons({n % 60000}),"
+        f" sin_addr=inet_addr({hexs(f'10.0.{n // 250 % 250}.{n % 250}')})}}, 16) = 1"
+        for n in range(3 * cap)
+    ]
+    lines += [f"openat(AT_FDCWD, {hexs(f'/w/{n}')}, O_WRONLY|O_CREAT, 0666) = 3" for n in range(5)]
+    summary = summary_of(tmp_path, lines)
+    assert len(summary.connects) == cap and summary.truncated
+    assert summary.writes == tuple(f"/w/{n}" for n in range(5))
+    assert not summary_of(tmp_path, lines[:10]).truncated
+
+
+def test_the_launcher_is_recognised_when_strace_cuts_its_script(tmp_path: Path) -> None:
+    limit = PROFILES[TraceSet.LIVENESS].string_bytes
+    script = "echo 0 > /sys/fs/cgroup/run-1234/tasks; " * 20 + 'exec "$@"'
+    launcher = ("/bin/sh", "-c", script, "sh", "bwrap")
+    shown = hexs(script.encode()[:limit])[:-1] + '"...'
+    files = {
+        100: [
+            f"execve({hexs('/bin/sh')}, [{hexs('/bin/sh')}, {hexs('-c')}, {shown}, "
+            f"{hexs('sh')}, {hexs('bwrap')}], 0x1) = 0",
+            f"execve({hexs('/usr/bin/x')}, [{hexs('/usr/bin/x')}], 0x1) = 0",
+            "clone(child_stack=NULL, flags=CLONE_NEWPID|SIGCHLD) = 101",
+        ],
+        101: [f"execve({hexs('/usr/bin/y')}, [{hexs('/usr/bin/y')}], 0x1) = 0"],
+        102: [EXEC],
+    }
+    summary = summarise(write_trace(tmp_path, files), launcher, ("/x",), TraceSet.LIVENESS)
+    assert summary.execs == (("/x",),)

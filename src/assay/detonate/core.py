@@ -57,6 +57,7 @@ from assay.sandbox.interface import (
     ResourceLimits,
     SandboxBackend,
     SealedRequest,
+    TraceSet,
 )
 
 HARNESS_FLAGS = ("-I", "-S", "-B")
@@ -76,6 +77,7 @@ class Budget:
     memory_bytes: int = 1 << 30
     pids: int = 128
     workspace_bytes: int = 64 << 20
+    trace_bytes: int = 32 << 20  # every file, process and network event of a profile
 
     def limits(self) -> ResourceLimits:
         return ResourceLimits(
@@ -85,6 +87,7 @@ class Budget:
             pids=self.pids,
             workspace_bytes=self.workspace_bytes,
             result_bytes=1 << 20,
+            trace_bytes=self.trace_bytes,
         )
 
 
@@ -208,6 +211,7 @@ class _Setup:
                 InputFile("plan.json", json.dumps(harness_plan).encode()),
             ),
             artifact_dir=str(self.artifact_dir),
+            trace=TraceSet.FULL,
         )
 
     def attribution(self, profile: Profile) -> Attribution:

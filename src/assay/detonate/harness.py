@@ -487,6 +487,11 @@ class McpSession:
 
     def close(self) -> dict[str, Any]:
         """End the session: EOF on stdin (a polite server exits), then kill what is left."""
+        if self.closed:
+            # Its stdout ended, so it is exiting; under the validator's tracer that
+            # exit reaches this parent a moment after the EOF.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(0.5)
         died_early = self.process.poll() not in (0, None)
         with contextlib.suppress(OSError):
             if self.process.stdin is not None:

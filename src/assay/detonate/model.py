@@ -79,7 +79,7 @@ class ProfileRun:
 
     name: str
     description: str
-    status: str  # ok | cpu_budget | wall_backstop | memory | pids | harness_failed | skipped
+    status: str  # ok | a LimitHit value (cpu_budget, trace_cap, ...) | harness_failed | skipped
     steps: tuple[StepOutcome, ...] = ()
     skipped_steps: tuple[str, ...] = ()
     capabilities: tuple[str, ...] = ()

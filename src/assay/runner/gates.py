@@ -22,6 +22,7 @@ _LIMIT_REASONS = {
     LimitHit.WALL_BACKSTOP: FailureReason.WALL_BACKSTOP,
     LimitHit.MEMORY: FailureReason.MEMORY,
     LimitHit.PIDS: FailureReason.PIDS,
+    LimitHit.TRACE_CAP: FailureReason.TRACE_CAP,
 }
 _EXIT_REASONS = {
     shim.EXIT_AGENT_INVALID: FailureReason.AGENT_INVALID,
@@ -83,7 +84,10 @@ def judge(
 
 def _limit_detail(hit: LimitHit, seen: Observation, limits: ResourceLimits) -> str:
     if hit is LimitHit.CPU_BUDGET:
-        return f"used {seen.cpu_s:.2f} s of CPU; the budget is {limits.cpu_budget_s:g} s"
+        return (
+            f"used {seen.cpu_s:.2f} s of CPU (tracing its calls {seen.tracer_cpu_s:.2f} s of "
+            f"it); the budget is {limits.cpu_budget_s:g} s"
+        )
     if hit is LimitHit.WALL_BACKSTOP:
         return (
             f"still running after {seen.wall_s:.1f} s of wall time (backstop "
@@ -91,6 +95,11 @@ def _limit_detail(hit: LimitHit, seen: Observation, limits: ResourceLimits) -> s
         )
     if hit is LimitHit.MEMORY:
         return f"killed at the memory limit of {limits.memory_bytes >> 20} MiB"
+    if hit is LimitHit.TRACE_CAP:
+        return (
+            f"its traced calls passed the tracer's cap of {limits.trace_bytes >> 20} MiB "
+            f"or {limits.trace_files} processes"
+        )
     return f"hit the limit of {limits.pids} processes"
 
 

@@ -24,6 +24,7 @@ class FailureReason(StrEnum):
     WALL_BACKSTOP = "wall_backstop"  # ran past the wall-clock backstop (3 x budget)
     MEMORY = "memory"  # killed at the memory limit (no swap)
     PIDS = "pids"  # hit the process-count limit
+    TRACE_CAP = "trace_cap"  # made the validator's tracer write more than its cap
     CRASH = "crash"  # raised, was killed by a signal, or exited non-zero
     NO_REPORT = "no_report"  # exited cleanly without writing a report
     MALFORMED_REPORT = "malformed_report"  # not JSON, too big, or fails the track's schema

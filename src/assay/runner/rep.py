@@ -21,6 +21,7 @@ from assay.sandbox.interface import (
     ResourceLimits,
     SandboxBackend,
     SealedRequest,
+    TraceSet,
 )
 
 DEFAULT_ENTRYPOINT = "agent_main"
@@ -103,6 +104,8 @@ def sealed_request(
         artifact_dir=str(task.artifact_dir),
         copy_out=(probe.file_name,) if probe else (),
         copy_out_bytes=_PROBE_FILE_CAP,
+        # The gates read only the probe's exec and DNS query from the trace.
+        trace=TraceSet.LIVENESS,
     )
 
 

@@ -9,9 +9,12 @@ Process chain of one run (each exec keeps the pid):
          bwrap: namespaces, minimal read-only root and mounts, then waits on
          --block-fd; once released: seccomp, then the command
 
-strace stays outside the run's cgroups so its own work is not billed to the
-sandboxed tree. The validator polls the group's CPU counter every few
-milliseconds and kills the whole tree once it passes the budget.
+strace stays outside the run's cgroups (killing the group must leave it alive
+to finish the trace), but its CPU time, which the traced program causes with
+every traced call, is added to the run's: the validator polls both counters
+every few milliseconds and kills the whole tree once their sum passes the
+budget. strace writes into its own size-capped tmpfs; a run whose trace
+outgrows the request's cap is ended like any other limit (`TRACE_CAP`).
 
 A sandbox is started before its request is known and claimed by the request:
 inputs and a copy of the artifact are written into directories bubblewrap
@@ -72,6 +75,8 @@ from assay.sandbox.interface import (
     ResourceLimits,
     SandboxBackend,
     SealedRequest,
+    TraceSet,
+    TraceSummary,
 )
 from assay.sandbox.runtime import AGENT_RUNTIME_DIR, tree_digest
 from assay.sandbox.seccomp import compiled_filter
@@ -81,6 +86,7 @@ SANDBOX_UID = pwd.getpwnam(SANDBOX_USER).pw_uid
 SANDBOX_GID = pwd.getpwnam(SANDBOX_USER).pw_gid
 SANDBOX_INNER_UID = 1000
 POLL_INTERVAL_S = 0.004
+_PAGE = 4096  # every trace file holds at least one page of its tmpfs
 _ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _ETC_FILES = {
     "passwd": f"agent:x:{SANDBOX_INNER_UID}:{SANDBOX_INNER_UID}:agent:/tmp:/usr/sbin/nologin\n",
@@ -142,6 +148,25 @@ class _Capture:
         return CapturedStream(b"".join(self.chunks), self.total)
 
 
+class _ProcessClock:
+    """CPU time of one process (not its children), from its schedstat, kept open.
+
+    Reads after the process is gone return the last value seen.
+    """
+
+    def __init__(self, pid: int) -> None:
+        self._fd = os.open(f"/proc/{pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+        self._last = 0.0
+
+    def cpu_s(self) -> float:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            self._last = int(os.pread(self._fd, 128, 0).split()[0]) / 1e9
+        return self._last
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
 @dataclass(frozen=True)
 class _Shape:
     """What a sandbox is fixed to when it starts, before its request is known."""
@@ -150,11 +175,22 @@ class _Shape:
     memory_bytes: int
     pids: int
     workspace_bytes: int
+    trace: TraceSet
+    trace_bytes: int
+    trace_files: int
 
     @classmethod
     def of(cls, request: SealedRequest) -> _Shape:
         limits = request.limits
-        return cls(request.argv, limits.memory_bytes, limits.pids, limits.workspace_bytes)
+        return cls(
+            request.argv,
+            limits.memory_bytes,
+            limits.pids,
+            limits.workspace_bytes,
+            request.trace,
+            limits.trace_bytes,
+            limits.trace_files,
+        )
 
 
 @dataclass(eq=False)  # identity: runs in flight are kept in a set
@@ -172,6 +208,7 @@ class _Run:
     fds: list[int] = field(default_factory=list)  # closed at cleanup
     streams: tuple[int, int, int] = (-1, -1, -1)  # read ends: stdout, stderr, result
     release_fd: int = -1  # writing here lets bubblewrap execute the command
+    tracer_clock: _ProcessClock | None = None
 
     @property
     def box(self) -> Path:
@@ -206,6 +243,16 @@ class _Run:
     @property
     def trace_prefix(self) -> Path:
         return self.run_dir / "trace" / "t"
+
+    def trace_used(self) -> tuple[int, int]:
+        """Bytes and files the tracer has written so far."""
+        stat = os.statvfs(self.trace_prefix.parent)
+        return (stat.f_blocks - stat.f_bfree) * stat.f_frsize, stat.f_files - stat.f_ffree
+
+    def cpu_s(self) -> float:
+        """CPU time of the sandboxed tree and of its tracer."""
+        assert self.cgroup is not None and self.tracer_clock is not None
+        return self.cgroup.cpu_s() + self.tracer_clock.cpu_s()
 
 
 class BwrapBackend(SandboxBackend):
@@ -396,6 +443,11 @@ class BwrapBackend(SandboxBackend):
 
     def _prepare(self, run: _Run) -> None:
         run.trace_prefix.parent.mkdir(mode=0o700)
+        # Room for every file's partly used last page, and a little past the cap,
+        # so the poll sees it passed before strace finds the disk full.
+        shape = run.shape
+        size = shape.trace_bytes + shape.trace_files * _PAGE + (1 << 20)
+        hostfs.mount_tmpfs(run.trace_prefix.parent, size, 0, 0, inodes=shape.trace_files + 16)
         run.box.mkdir(mode=0o700)
         hostfs.mount_tmpfs(run.box, None, 0, 0, mode=0o755)
         for place in (run.inputs, run.artifact):
@@ -443,6 +495,10 @@ class BwrapBackend(SandboxBackend):
         finally:
             for fd in (result_w, out_w, err_w, block_r):
                 os.close(fd)
+        try:
+            run.tracer_clock = _ProcessClock(run.process.pid)
+        except OSError as exc:
+            raise InfrastructureError(f"the tracer died at start: {exc}") from exc
 
     def _bwrap_options(
         self, run: _Run, seccomp_fd: int, result_fd: int, block_fd: int
@@ -484,18 +540,19 @@ class BwrapBackend(SandboxBackend):
         die_with_validator = ["setpriv", "--pdeathsig", "KILL"]
         # strace -u drops the launcher to the sandbox user before its exec, sparing
         # a traced setpriv (its library and nss loading are ~20 traced stops).
-        strace = [*tracer.strace_argv(run.trace_prefix), "-u", SANDBOX_USER]
+        strace = [*tracer.strace_argv(run.trace_prefix, run.shape.trace), "-u", SANDBOX_USER]
         return [*die_with_validator, *strace, *run.launcher]
 
     def _claim(self, run: _Run, request: SealedRequest) -> Observation:
         """Give a started sandbox its request, let the command run, and observe it."""
-        assert run.cgroup is not None
+        assert run.cgroup is not None and run.tracer_clock is not None
         for item in request.inputs:
             (run.inputs / item.name).write_bytes(item.data)
         if request.artifact_dir is not None:
             hostfs.copy_tree(Path(request.artifact_dir), run.artifact)
         limits = request.limits
-        cpu_base = run.cgroup.cpu_s()  # the launcher's and bubblewrap's start-up
+        cpu_base = run.cpu_s()  # the launcher's, bubblewrap's and their tracing's start-up
+        tracer_base = run.tracer_clock.cpu_s()
         started = time.monotonic()
         try:
             os.write(run.release_fd, b"go")
@@ -507,9 +564,10 @@ class BwrapBackend(SandboxBackend):
             _Capture(err_r, limits.output_bytes),
             _Capture(result_r, limits.result_bytes),
         ]
-        limit_hit = _supervise(run, captures, _limits_check(run, limits, cpu_base, started))
+        check = _limits_check(run, limits, cpu_base, started)
+        limit_hit = _supervise(run, captures, limits, check)
         wall_s = time.monotonic() - started
-        return self._observe(run, request, limit_hit, wall_s, cpu_base, captures)
+        return self._observe(run, request, limit_hit, wall_s, (cpu_base, tracer_base), captures)
 
     def _observe(
         self,
@@ -517,12 +575,17 @@ class BwrapBackend(SandboxBackend):
         request: SealedRequest,
         limit_hit: LimitHit | None,
         wall_s: float,
-        cpu_base: float,
+        cpu_bases: tuple[float, float],
         captures: list[_Capture],
     ) -> Observation:
+        """`cpu_bases`: the run's and its tracer's CPU time when the command was released."""
         assert run.cgroup is not None and run.process is not None
-        trace = tracer.summarise(run.trace_prefix, run.launcher, request.argv)
-        if not trace.execs:
+        assert run.tracer_clock is not None
+        if limit_hit is LimitHit.TRACE_CAP and not tracer.PROFILES[request.trace].read_over_cap:
+            trace = TraceSummary(truncated=True)
+        else:
+            trace = tracer.summarise(run.trace_prefix, run.launcher, request.argv, request.trace)
+        if not trace.execs and limit_hit is not LimitHit.TRACE_CAP:
             stderr = captures[1].result().data.decode(errors="replace").strip()
             raise InfrastructureError(f"the sandbox never started the command: {stderr[-500:]}")
         root_fd = os.open(run.workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -535,7 +598,7 @@ class BwrapBackend(SandboxBackend):
         return Observation(
             exit_code=None if limit_hit else run.process.returncode,
             limit_hit=limit_hit,
-            cpu_s=run.cgroup.cpu_s() - cpu_base,
+            cpu_s=run.cpu_s() - cpu_bases[0],
             wall_s=wall_s,
             peak_memory_bytes=run.cgroup.peak_memory_bytes(),
             stdout=captures[0].result(),
@@ -543,6 +606,7 @@ class BwrapBackend(SandboxBackend):
             result=captures[2].result(),
             copied=copied,
             trace=trace,
+            tracer_cpu_s=run.tracer_clock.cpu_s() - cpu_bases[1],
         )
 
 
@@ -554,12 +618,14 @@ def _limits_check(
     assert cgroup is not None
 
     def check() -> LimitHit | None:
-        if cgroup.cpu_s() - cpu_base > limits.cpu_budget_s:
+        if run.cpu_s() - cpu_base > limits.cpu_budget_s:
             return LimitHit.CPU_BUDGET
         if cgroup.memory_killed():
             return LimitHit.MEMORY
         if cgroup.pids_exhausted():
             return LimitHit.PIDS
+        if _trace_over(run, limits):
+            return LimitHit.TRACE_CAP
         if time.monotonic() - started > limits.wall_backstop_s:
             return LimitHit.WALL_BACKSTOP
         return None
@@ -567,8 +633,18 @@ def _limits_check(
     return check
 
 
+def _trace_over(run: _Run, limits: ResourceLimits) -> bool:
+    """Past the cap on what strace wrote (pages used, less a page a file at most
+    left partly empty), or on the number of processes it traced."""
+    used, files = run.trace_used()
+    return used - files * _PAGE >= limits.trace_bytes or files >= limits.trace_files
+
+
 def _supervise(
-    run: _Run, captures: list[_Capture], over_limit: Callable[[], LimitHit | None]
+    run: _Run,
+    captures: list[_Capture],
+    limits: ResourceLimits,
+    over_limit: Callable[[], LimitHit | None],
 ) -> LimitHit | None:
     """Drain output and poll the limits until the tree is gone; kill it on a breach."""
     process, cgroup = run.process, run.cgroup
@@ -595,13 +671,15 @@ def _supervise(
             os.close(exited)
     if hit is None and cgroup.memory_killed():
         hit = LimitHit.MEMORY  # killed between two polls
+    if hit is None and _trace_over(run, limits):
+        hit = LimitHit.TRACE_CAP  # passed it between two polls
     return hit
 
 
 def _cleanup(run: _Run) -> None:
     errors: list[str] = []
 
-    def attempt(step: Callable[[], None]) -> None:
+    def attempt(step: Callable[[], object]) -> None:
         try:
             step()
         except (OSError, InfrastructureError) as exc:
@@ -612,7 +690,12 @@ def _cleanup(run: _Run) -> None:
     if run.process is not None:
         if run.process.poll() is None:
             attempt(functools.partial(os.killpg, run.process.pid, signal.SIGKILL))
-        run.process.wait()
+        if run.process.wait() < 0:
+            # Killed (by us, or with the thread that started it) perhaps before it
+            # attached its first child, which then waits stopped forever.
+            attempt(functools.partial(hostfs.kill_run_processes, run.run_dir))
+    if run.tracer_clock is not None:
+        attempt(run.tracer_clock.close)
     for fd in run.fds:
         attempt(functools.partial(os.close, fd))
     if run.cgroup is not None:

@@ -1,18 +1,22 @@
 """Host-side directories of a run: the runtime tree, tmpfs mounts, copies, sweeping.
 
 Layout: `<runtime>/<owner>/<run>/`, where the owner names the validator process
-(pid and start time). A directory whose owner is gone is stale: its mounts are
-detached and it is deleted by the next validator that starts.
+(pid and start time). A directory whose owner is gone is stale: the tracers and
+sandboxes still naming it are killed, its mounts are detached and it is deleted
+by the next validator that starts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
 import secrets
 import shutil
 import stat
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 from assay.sandbox.cgroups import owner_alive, owner_tag
@@ -23,9 +27,18 @@ _MS_NOSUID, _MS_NODEV = 2, 4
 _MNT_DETACH = 2
 
 
-def mount_tmpfs(target: Path, size: int | None, uid: int, gid: int, mode: int = 0o700) -> None:
+def mount_tmpfs(
+    target: Path,
+    size: int | None,
+    uid: int,
+    gid: int,
+    mode: int = 0o700,
+    inodes: int | None = None,
+) -> None:
     """A tmpfs at `target`; `size` None only for trees the validator alone writes."""
     options = f"mode={mode:o},uid={uid},gid={gid}" + (f",size={size}" if size is not None else "")
+    if inodes is not None:
+        options += f",nr_inodes={inodes}"
     _mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, options.encode())
 
 
@@ -91,6 +104,42 @@ def mounts_under(root: Path) -> list[Path]:
     return sorted(found, key=lambda p: len(p.parts), reverse=True)
 
 
+# The programs a run starts whose argv names its directory. A tracer killed before
+# it attached its first child leaves that child stopped (it stops itself to wait
+# for the attach) with init as its parent: it still carries strace's argv.
+_RUN_PROGRAMS = (b"strace", b"bwrap")
+
+
+def _run_processes(directory: Path) -> Iterator[tuple[int, str]]:
+    """Each strace or bwrap with an argument under `directory`, and that argument's
+    path relative to it."""
+    prefix = str(directory).rstrip("/").encode() + b"/"
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(os.path.join(entry.path, "cmdline"), "rb") as handle:
+                argv = handle.read().split(b"\0")
+        except OSError:
+            continue  # gone, or a kernel thread
+        if os.path.basename(argv[0]) not in _RUN_PROGRAMS:
+            continue
+        named = next((arg for arg in argv[1:] if arg.startswith(prefix)), None)
+        if named is not None:
+            yield int(entry.name), named[len(prefix) :].decode(errors="replace")
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def kill_run_processes(directory: Path) -> None:
+    """SIGKILL every strace or bwrap whose argv names a path under `directory`."""
+    for pid, _ in _run_processes(directory):
+        _kill(pid)
+
+
 def remove_tree(root: Path) -> None:
     for point in mounts_under(root):
         unmount(point)
@@ -131,6 +180,11 @@ class RuntimeTree:
     def sweep_stale(self) -> int:
         if not self.base.is_dir():
             return 0
+        # By argv, not by directory: a sweeper that did not know them may have
+        # removed the directory already.
+        for pid, named in _run_processes(self.base):
+            if not owner_alive(named.partition("/")[0]):
+                _kill(pid)
         stale = [p for p in self.base.iterdir() if p.is_dir() and not owner_alive(p.name)]
         for owner_dir in stale:
             remove_tree(owner_dir)

@@ -34,6 +34,20 @@ class LimitHit(StrEnum):
     WALL_BACKSTOP = "wall_backstop"
     MEMORY = "memory"
     PIDS = "pids"
+    TRACE_CAP = "trace_cap"  # the tracer's record of the run outgrew its cap
+
+
+class TraceSet(StrEnum):
+    """Which syscalls the tracer records, chosen by whoever asks for the run.
+
+    Every traced call stops the traced process and costs the tracer, so a run
+    traces only what its caller reads: an agent's rep needs liveness evidence
+    (successful execs and DNS sends of every kind), detonation needs every
+    file, process and network event, failed attempts included.
+    """
+
+    LIVENESS = "liveness"
+    FULL = "full"
 
 
 @dataclass(frozen=True)
@@ -45,6 +59,9 @@ class ResourceLimits:
     workspace_bytes: int
     result_bytes: int
     output_bytes: int = 64 * 1024  # per stream (stdout, stderr) kept; the rest is drained
+    # What the tracer may write for one run; past it the run ends (LimitHit.TRACE_CAP).
+    trace_bytes: int = 4 << 20
+    trace_files: int = 4096  # processes traced (one file each) in one run
 
 
 @dataclass(frozen=True)
@@ -63,6 +80,7 @@ class SealedRequest:
     artifact_dir: str | None = None  # host directory copied, read-only, to /task/artifact
     copy_out: tuple[str, ...] = ()  # single-component names under /task/workspace
     copy_out_bytes: int = 1 << 20
+    trace: TraceSet = TraceSet.FULL
 
 
 class CopyStatus(StrEnum):
@@ -97,6 +115,7 @@ class TraceSummary:
     renames: tuple[tuple[str, str], ...] = ()
     connects: tuple[Peer, ...] = ()  # connect/sendto/sendmsg/sendmmsg destinations
     dns_queries: tuple[str, ...] = ()  # query names decoded from outgoing packets
+    truncated: bool = False  # some events were dropped: a list reached the summary's cap
 
     def saw_dns(self, host: str) -> bool:
         wanted = host.rstrip(".").lower()
@@ -120,7 +139,7 @@ class CapturedStream:
 class Observation:
     exit_code: int | None  # None when killed by the validator
     limit_hit: LimitHit | None
-    cpu_s: float
+    cpu_s: float  # of the sandboxed tree and of its tracer
     wall_s: float
     peak_memory_bytes: int
     stdout: CapturedStream
@@ -128,6 +147,7 @@ class Observation:
     result: CapturedStream  # what the command wrote to its result channel
     copied: tuple[CopiedFile, ...] = ()
     trace: TraceSummary = field(default_factory=TraceSummary)
+    tracer_cpu_s: float = 0.0  # the part of `cpu_s` the tracer spent
 
     def copied_file(self, name: str) -> CopiedFile:
         for item in self.copied:

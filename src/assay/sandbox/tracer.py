@@ -3,13 +3,28 @@
 strace runs with `--seccomp-bpf` (only the listed syscalls stop the tracee),
 `-ff` (one file per process, so lines never interleave), `-xx` (every string in
 hex, so nothing the traced program writes can inject structure into the log)
-strings in hex, so nothing the traced program writes can inject structure into
-the log).
+and `--decode-fds=socket` (a socket descriptor is printed with its protocol and
+inode, `3<UDP:[4711]>`, which is how a `write` on a connected UDP socket is told
+from a write to a file).
+
+What is traced is the caller's choice (`TraceSet`): an agent's rep traces only
+successful execs, connects, sends and writes, with short strings; detonation
+traces every file, process and network event, failed attempts included. Only
+calls that did what they claim are evidence: an exec that returned 0 (an i386
+`int 0x80` exec killed by seccomp is printed with its syscall number as the
+result), a send or write that returned a count on a real socket, to port 53 for
+a DNS query (`sendto(-1, ...)` fails with EBADF and is none).
+
+Parsing streams each process's file once, line by line, and keeps bounded
+ordered sets: a line that cannot add to a list with room left is dropped by a
+few substring tests, so a flood of calls costs the validator little more than
+reading the trace, which the backend caps; the summary is capped too
+(`TraceSummary.truncated`).
 
 Which processes are the sandboxed tree: strace's first child is the launcher
-(sh → setpriv → bwrap), its one clone is bubblewrap's namespace init, and that
-init's one fork becomes the command. So every other process file belongs to the
-command or its descendants, and the command's own file counts from its exec on.
+(sh → bwrap), its one clone is bubblewrap's namespace init, and that init's one
+fork becomes the command. So every other process file belongs to the command
+or its descendants, and the command's own file counts from its exec on.
 (Asking strace to translate pids across namespaces instead would cost ~35 ms a run.)
 """
 
@@ -20,15 +35,20 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.sandbox.interface import SANDBOX_INPUT_DIR, Peer, TraceSummary
+from assay.sandbox.interface import SANDBOX_INPUT_DIR, Peer, TraceSet, TraceSummary
 
 _EXEC = ("execve", "execveat")
 _OPEN = ("open", "openat", "openat2", "creat")
 _UNLINK = ("unlink", "unlinkat", "rmdir")
 _RENAME = ("rename", "renameat", "renameat2")
-_SEND = ("connect", "sendto", "sendmsg", "sendmmsg")
+_SEND = ("sendto", "sendmsg", "sendmmsg")
+_WRITE = ("write", "writev")  # a connected UDP socket's DNS query (Go's resolver)
+_CONNECT = ("connect",)
 _FORK = ("clone",)  # how bubblewrap starts its namespace init (recognised as setup)
-TRACED_SYSCALLS = _EXEC + _OPEN + _UNLINK + _RENAME + _SEND + _FORK
+_FILE_CALLS = _OPEN + _UNLINK + _RENAME
+_NETWORK = _CONNECT + _SEND + _WRITE
+_ONE_BUFFER = ("sendto", "write")
+_SOCKADDRS_SEEN = 4096  # distinct printed addresses parsed, at most
 _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 # Read-only opens under these are the runtime loading itself (shared libraries,
 # the Python standard library, /proc/self, the validator's own inputs): public,
@@ -41,24 +61,57 @@ _QUIET_READ_PREFIXES = (
     "/dev/",
     f"{SANDBOX_INPUT_DIR}/",
 )
-STRING_CAP = 4096  # bytes of each string argument strace prints (DNS packets are < 512)
+# strace prints paths whole (up to 4 KiB) whatever its string limit; the summary keeps this much.
+_PATH_CHARS = 512
+# Bubblewrap's traced calls in the command's process, before its exec, are fewer.
+_SETUP_LINES = 256
+_SETUP_BYTES = 64 * 1024
+# errno of a send or connect that never reached a socket: no attempt at all.
+_NOT_A_SOCKET = ("-1 EBADF", "-1 ENOTSOCK", "-1 EFAULT")
 
 
-def strace_argv(out_prefix: Path) -> list[str]:
-    return [
-        "strace",
-        "-ff",
-        "--seccomp-bpf",
-        "-qq",
-        "-xx",
-        f"-s{STRING_CAP}",
-        "-e",
-        "signal=none",
-        "-e",
-        "trace=" + ",".join(TRACED_SYSCALLS),
-        "-o",
-        str(out_prefix),
-    ]
+@dataclass(frozen=True)
+class TraceProfile:
+    """How one `TraceSet` is traced and summarised."""
+
+    syscalls: tuple[str, ...]
+    string_bytes: int  # strace -s: each string, and each array, is cut to this many
+    successful_only: bool  # strace prints only calls that succeeded
+    summary_items: int  # per list of the summary
+    summary_chars: int  # over all strings of the summary
+    read_over_cap: bool  # whether a trace that outgrew its cap is still summarised
+
+
+PROFILES = {
+    # Enough for the probe's DNS query (< 100 bytes) and echo token; an argv
+    # or iovec array prints at most 256 x 256 bytes.
+    TraceSet.LIVENESS: TraceProfile(
+        syscalls=_EXEC + _CONNECT + _SEND + _WRITE + _FORK,
+        string_bytes=256,
+        successful_only=True,
+        summary_items=64,
+        summary_chars=32 * 1024,
+        read_over_cap=False,  # the rep fails at the cap, whatever its trace shows
+    ),
+    # Any DNS query (< 512 bytes), and argv strings long enough to show a canary.
+    TraceSet.FULL: TraceProfile(
+        syscalls=_EXEC + _FILE_CALLS + _CONNECT + _SEND + _WRITE + _FORK,
+        string_bytes=512,
+        successful_only=False,
+        summary_items=1024,
+        summary_chars=1 << 20,
+        read_over_cap=True,  # what was seen before the cap is still evidence
+    ),
+}
+
+
+def strace_argv(out_prefix: Path, trace_set: TraceSet) -> list[str]:
+    profile = PROFILES[trace_set]
+    argv = ["strace", "-ff", "--seccomp-bpf", "-qq", "-xx", f"-s{profile.string_bytes}"]
+    argv += ["--decode-fds=socket", "-e", "signal=none"]
+    if profile.successful_only:
+        argv.append("--status=successful")
+    return [*argv, "-e", "trace=" + ",".join(profile.syscalls), "-o", str(out_prefix)]
 
 
 @dataclass(frozen=True)
@@ -171,44 +224,6 @@ def parse_line(line: str) -> Event | None:
     return Event(m["name"], tuple(args), result)
 
 
-def _text(value: object) -> str:
-    return value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else str(value)
-
-
-def _ok(result: str) -> bool:
-    return result[:1].isdigit()
-
-
-def _walk(value: object) -> Iterator[object]:
-    yield value
-    if isinstance(value, list | tuple):
-        for item in value:
-            yield from _walk(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _walk(item)
-    elif isinstance(value, Call):
-        yield from _walk(value.args)
-
-
-def _peer(addr: dict[str, object]) -> Peer | None:
-    family = str(addr.get("sa_family", "")).removeprefix("AF_").lower()
-    port = None
-    address = ""
-    for key in ("sin_port", "sin6_port"):
-        call = addr.get(key)
-        if isinstance(call, Call) and call.args and str(call.args[0]).isdigit():
-            port = int(str(call.args[0]))
-    for item in _walk(addr):
-        if isinstance(item, Call) and item.name in ("inet_addr", "inet_pton"):
-            address = next((_text(a) for a in item.args if isinstance(a, bytes)), "")
-    if "sun_path" in addr:
-        address = _text(addr["sun_path"])
-    if "nl_pid" in addr:
-        address = str(addr["nl_pid"])
-    return Peer(family, address, port) if family else None
-
-
 def decode_dns_query(payload: bytes) -> str | None:
     """The first question name of a DNS query packet (UDP, or TCP with its length prefix)."""
     for candidate in (payload, payload[2:]):
@@ -239,119 +254,320 @@ def _question_name(packet: bytes) -> str | None:
     return None
 
 
-@dataclass
+def _text(value: object) -> str:
+    return value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else str(value)
+
+
+def _hex_bytes(hexed: str) -> bytes:
+    return bytes.fromhex(hexed.replace("\\x", ""))
+
+
+# Lines are read as strace wrote them: with -xx every string is "\xNN..." (no
+# quote, brace or bracket inside), so these patterns cannot be steered by data.
+_STRING = re.compile(r'"((?:\\x[0-9a-f]{2})*)"')
+_SOCKADDR = re.compile(r"\{sa_family=AF_(\w+)([^{}]*)\}")
+_PORT = re.compile(r"sin6?_port=htons\((\d+)\)")
+_INET = re.compile(r'inet_(?:addr|pton)\((?:AF_INET6?, )?"((?:\\x[0-9a-f]{2})*)"')
+_SUN_PATH = re.compile(r'sun_path=@?"((?:\\x[0-9a-f]{2})*)"')
+_NL_PID = re.compile(r"nl_pid=(-?\d+)")
+_MIN_DNS_HEX = 17 * 4  # a DNS query is at least 17 bytes
+
+
+def _result(line: str) -> str:
+    return line.rpartition(") = ")[2].strip()
+
+
+def _count(result: str) -> int | None:
+    """The non-negative count a call returned, None when it failed or never returned."""
+    head = result.split(" ", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _sockaddrs(line: str) -> Iterator[str]:
+    """The text of each socket address a call names (no braces nest inside one)."""
+    start = line.find("{sa_family=")
+    while start >= 0:
+        end = line.find("}", start)
+        if end < 0:
+            return
+        yield line[start : end + 1]
+        start = line.find("{sa_family=", end)
+
+
+def _peer(sockaddr: str) -> Peer | None:
+    m = _SOCKADDR.fullmatch(sockaddr)
+    if m is None:
+        return None
+    family, body = m[1].lower(), m[2]
+    port = _PORT.search(body)
+    address = _INET.search(body) or _SUN_PATH.search(body)
+    netlink = _NL_PID.search(body)
+    text = _text(_hex_bytes(address[1])) if address else (netlink[1] if netlink else "")
+    return Peer(family, text, int(port[1]) if port else None)
+
+
+def _dns_in(name: str, line: str) -> Iterator[str]:
+    """Query names in the data a call carried (addresses are not data).
+
+    `sendto` and `write` carry one buffer, their first string. Otherwise each
+    buffer is tried alone, and all of them joined: a packet may be split over
+    the buffers of one writev or sendmsg.
+    """
+    if name in _ONE_BUFFER:
+        start = line.find('"') + 1
+        end = line.find('"', start)
+        data = [line[start:end]] if 0 < start <= end else []
+    else:
+        data = [m[1] for m in _STRING.finditer(_SOCKADDR.sub("", line))]
+        if len(data) > 1:
+            data.append("".join(data))
+    for hexed in data:
+        if len(hexed) >= _MIN_DNS_HEX:
+            query = decode_dns_query(_hex_bytes(hexed))
+            if query is not None:
+                yield query
+
+
 class _Collector:
-    execs: list[tuple[str, ...]]
-    reads: list[str]
-    writes: list[str]
-    unlinks: list[str]
-    renames: list[tuple[str, str]]
-    connects: list[Peer]
-    dns: list[str]
+    """The summary under construction: ordered sets, each capped, and a size budget.
 
-    def add(self, event: Event) -> None:
-        name, args = event.syscall, event.args
-        strings = [_text(a) for a in args if isinstance(a, bytes)]
-        if name in _EXEC and _ok(event.result):
-            argv = next((a for a in args if isinstance(a, list)), [])
-            self.execs.append(tuple(_text(a) for a in argv))
-        elif name in _OPEN and strings:
-            flags = " ".join(str(a) for a in args if isinstance(a, str))
+    Lines are looked at in order of cost: a line that cannot add to a list that
+    still has room is dropped by a few string tests, before any parsing, so a
+    flood of calls costs the validator little more than reading its lines.
+    """
+
+    _KINDS = ("execs", "reads", "writes", "unlinks", "renames", "connects", "dns")
+
+    def __init__(self, profile: TraceProfile) -> None:
+        self.profile = profile
+        self.found: dict[str, dict[object, None]] = {kind: {} for kind in self._KINDS}
+        self.room = profile.summary_chars
+        self.truncated = False
+        # Inodes of the sockets whose last successful connect was to port 53.
+        self.dns_sockets: set[str] = set()
+        self.sockaddrs: set[str] = set()  # as printed, each parsed once
+
+    def _full(self, kind: str) -> bool:
+        if len(self.found[kind]) >= self.profile.summary_items or self.room <= 0:
+            self.truncated = True
+            return True
+        return False
+
+    def _add(self, kind: str, item: object, size: int) -> None:
+        bucket = self.found[kind]
+        if item in bucket:
+            return
+        if len(bucket) >= self.profile.summary_items or size > self.room:
+            self.truncated = True
+            return
+        bucket[item] = None
+        self.room -= size
+
+    def feed(self, line: str) -> None:
+        name = line[: line.find("(")]
+        if name in _NETWORK:
+            self._network(name, line)
+        elif name in _EXEC:
+            if line.rstrip().endswith(") = 0") and not self._full("execs"):
+                self._exec(line)
+        elif name in _FILE_CALLS:
+            self._file(name, line)
+
+    def _exec(self, line: str) -> None:
+        event = parse_line(line)
+        if event is not None:
+            argv = _argv(event)
+            self._add("execs", argv, sum(map(len, argv)) + 1)
+
+    def _file(self, name: str, line: str) -> None:
+        path_at = line.find('"') + 1
+        if name in _OPEN:
+            flags = line.rpartition('"')[2]  # the path is the last string; flags follow it
             if name == "creat" or any(f in flags for f in _WRITE_FLAGS):
-                self.writes.append(strings[0])
-            elif not strings[0].startswith(_QUIET_READ_PREFIXES):
-                self.reads.append(strings[0])
-        elif name in _UNLINK and strings:
-            self.unlinks.append(strings[0])
-        elif name in _RENAME and len(strings) >= 2:
-            self.renames.append((strings[0], strings[1]))
-        elif name in _SEND:
-            self._add_send(args)
+                kind = "writes"
+            elif any(line.startswith(quiet, path_at) for quiet in _QUIET_READ_HEX):
+                return  # the runtime loading itself
+            else:
+                kind = "reads"
+        else:
+            kind = "unlinks" if name in _UNLINK else "renames"
+        if path_at == 0 or self._full(kind):
+            return
+        first, end = _string_at(line, path_at)
+        if kind != "renames":
+            self._add(kind, first, len(first))
+            return
+        second_at = line.find('"', end + 1) + 1
+        if second_at > 0:
+            second, _ = _string_at(line, second_at)
+            self._add(kind, (first, second), len(first) + len(second))
 
-    def _add_send(self, args: tuple[object, ...]) -> None:
-        for item in _walk(args[1:]):
-            if isinstance(item, dict) and "sa_family" in item:
-                peer = _peer(item)
-                if peer is not None and peer not in self.connects:
-                    self.connects.append(peer)
-            elif isinstance(item, bytes):
-                query = decode_dns_query(item)
-                if query is not None and query not in self.dns:
-                    self.dns.append(query)
+    def _network(self, name: str, line: str) -> None:
+        # Ordered so that, once the peer list is full, a send that is not to port 53
+        # costs two substring tests.
+        if name == "connect":
+            self._connect(line)
+        addressed = "sa_family=" in line
+        if addressed:
+            if len(self.found["connects"]) < self.profile.summary_items:
+                self._add_peers(line)
+            else:
+                self.truncated = True
+            if name == "connect" or "htons(53)" not in line:
+                return
+        elif name == "connect" or _udp_inode(line) not in self.dns_sockets:
+            return  # a write to a file or pipe, or a send on a socket not connected to 53
+        count = _count(_result(line))
+        if count is not None and (count > 0 or name != "sendmmsg") and not self._full("dns"):
+            for query in _dns_in(name, line):
+                self._add("dns", query, len(query))
+
+    def _connect(self, line: str) -> None:
+        inode = _udp_inode(line)
+        if inode is not None and _count(_result(line)) == 0:
+            if "htons(53)" in line:
+                self.dns_sockets.add(inode)
+            else:
+                self.dns_sockets.discard(inode)
+
+    def _add_peers(self, line: str) -> None:
+        result = _result(line)
+        if _count(result) is None and result.startswith(_NOT_A_SOCKET):
+            return
+        for sockaddr in _sockaddrs(line):
+            if sockaddr in self.sockaddrs:
+                continue
+            if len(self.sockaddrs) >= _SOCKADDRS_SEEN:
+                self.truncated = True
+                return
+            self.sockaddrs.add(sockaddr)
+            peer = _peer(sockaddr)
+            if peer is not None:
+                self._add("connects", peer, len(peer.address) + 16)
 
     def summary(self) -> TraceSummary:
+        found = self.found
         return TraceSummary(
-            execs=tuple(self.execs),
-            reads=tuple(dict.fromkeys(self.reads)),
-            writes=tuple(dict.fromkeys(self.writes)),
-            unlinks=tuple(self.unlinks),
-            renames=tuple(self.renames),
-            connects=tuple(self.connects),
-            dns_queries=tuple(self.dns),
+            execs=tuple(found["execs"]),  # type: ignore[arg-type]
+            reads=tuple(found["reads"]),  # type: ignore[arg-type]
+            writes=tuple(found["writes"]),  # type: ignore[arg-type]
+            unlinks=tuple(found["unlinks"]),  # type: ignore[arg-type]
+            renames=tuple(found["renames"]),  # type: ignore[arg-type]
+            connects=tuple(found["connects"]),  # type: ignore[arg-type]
+            dns_queries=tuple(found["dns"]),  # type: ignore[arg-type]
+            truncated=self.truncated,
         )
 
 
-def _hexed(text: str) -> str:
-    """A string as strace -xx prints it."""
-    return '"\\x' + text.encode().hex("|").replace("|", "\\x") + '"' if text else '""'
+def _string_at(line: str, start: int) -> tuple[str, int]:
+    """The string whose text starts at `start` (cut to the summary's path length),
+    and the offset of its closing quote."""
+    end = line.find('"', start)
+    end = len(line) if end < 0 else end
+    return _text(_hex_bytes(line[start : min(end, start + 4 * _PATH_CHARS)])), end
 
 
-_QUIET_READ_HEX = tuple(_hexed(p)[:-1] for p in _QUIET_READ_PREFIXES)
+def _udp_inode(line: str) -> str | None:
+    """The inode of the UDP socket a call's first argument is (`3<UDP:[4711]>`)."""
+    head = line[:48]
+    start = head.find("<UDP")
+    if start < 0:
+        return None
+    end = head.find("]>", start)
+    return head[head.find(":[", start) + 2 : end] if end > 0 else None
 
 
-def _worth_parsing(line: str) -> bool:
-    """Cheap pre-filter: most lines are read-only opens of the interpreter's own files."""
-    if line.startswith(_OPEN):
-        flags = line.rpartition('"')[2]  # the path is the last string; flags follow it
-        if line.startswith("creat(") or any(f in flags for f in _WRITE_FLAGS):
-            return True
-        return not any(quiet in line for quiet in _QUIET_READ_HEX)
-    return not line.startswith(("+++", "---"))
+def _hexed(data: bytes) -> str:
+    """Bytes as strace -xx prints them inside a string (no quotes)."""
+    return "".join(f"\\x{b:02x}" for b in data)
 
 
-def _events(lines: Iterable[str]) -> list[Event]:
-    parsed = (parse_line(line) for line in lines if _worth_parsing(line))
-    return [e for e in parsed if e is not None]
+_QUIET_READ_HEX = tuple(_hexed(p.encode()) for p in _QUIET_READ_PREFIXES)
 
 
 def _argv(event: Event) -> tuple[str, ...]:
     return tuple(_text(a) for a in next((a for a in event.args if isinstance(a, list)), []))
 
 
-def _exec_prefix(argv: tuple[str, ...]) -> str:
-    """How strace -xx prints the start of a successful execve of `argv`."""
+def _exec_line_prefix(argv: Iterable[str], limit: int) -> str:
+    """How strace prints the start of an execve of `argv`, up to where it may cut.
 
-    return f"execve({_hexed(argv[0])}, [{', '.join(map(_hexed, argv))}]"
-
-
-def summarise(out_prefix: Path, launcher: Iterable[str], command: Iterable[str]) -> TraceSummary:
-    """Events of the sandboxed command (from its exec on) and all its descendants.
-
-    The process that executed `launcher` (strace's child) and the one process
-    it clones (bubblewrap's namespace init) only set the sandbox up; they are
-    recognised before anything is parsed (the launcher's argv, with its random
-    run paths, cannot be forged from inside the sandbox).
+    Each string is cut at `limit` bytes (then printed without its closing
+    quote here), so the prefix holds whatever part strace printed in full.
     """
-    command = tuple(command)
-    files = {
-        int(p.name.rsplit(".", 1)[1]): p.read_text("ascii", errors="replace").splitlines()
-        for p in out_prefix.parent.glob(out_prefix.name + ".*")
-    }
-    marker = _exec_prefix(tuple(launcher))
-    for pid, lines in list(files.items()):
-        if lines and lines[0].startswith(marker):
-            del files[pid]
-            forks = _events(line for line in lines if line.startswith(_FORK))
-            for fork in forks:
-                if fork.result.isdigit():
-                    files.pop(int(fork.result), None)
+    args = [a.encode() for a in argv]
+    parts = [f'"{_hexed(a[:limit])}' + ('"' if len(a) <= limit else "") for a in args]
+    return f"execve({parts[0]}, [{', '.join(parts)}"
+
+
+def _process_files(out_prefix: Path) -> dict[int, Path]:
+    files: dict[int, Path] = {}
+    for path in out_prefix.parent.glob(out_prefix.name + ".*"):
+        suffix = path.name.rsplit(".", 1)[1]
+        if suffix.isdigit():
+            files[int(suffix)] = path
+    return files
+
+
+def _lines(path: Path) -> Iterator[str]:
+    with path.open(encoding="ascii", errors="replace") as handle:
+        yield from handle
+
+
+def _from_command_exec(lines: Iterator[str], marker: str) -> Iterator[str]:
+    """A process's lines, from the command's exec on if it is the command's process.
+
+    The command's process was bubblewrap's until that exec, its first: a few
+    short lines. So only a bounded head is held while looking for it, and a
+    process that did more first is a descendant, counted whole.
+    """
+    head: list[str] = []
+    size = 0
+    for line in lines:
+        if line.startswith(_EXEC):
+            if not line.startswith(marker):
+                yield from head
+            yield line
             break
-    collector = _Collector([], [], [], [], [], [], [])
-    for _, lines in sorted(files.items()):  # pids grow with time (roughly)
-        events = _events(lines)
-        start = next(
-            (n for n, e in enumerate(events) if e.syscall in _EXEC and _argv(e) == command), 0
-        )
-        for event in events[start:]:
-            collector.add(event)
+        head.append(line)
+        size += len(line)
+        if len(head) >= _SETUP_LINES or size >= _SETUP_BYTES:
+            yield from head
+            break
+    else:
+        yield from head
+    yield from lines
+
+
+def _setup_pids(files: dict[int, Path], launcher: tuple[str, ...], limit: int) -> set[int]:
+    """The launcher's process and the namespace init it cloned.
+
+    The launcher's argv (its random run paths in the first `limit` bytes of
+    its script) cannot be forged from inside the sandbox.
+    """
+    marker = _exec_line_prefix(launcher[:3], limit)
+    for pid, path in files.items():
+        lines = _lines(path)
+        if next(lines, "").startswith(marker):
+            forks = (parse_line(line) for line in lines if line.startswith(_FORK))
+            return {pid, *(int(f.result) for f in forks if f is not None and f.result.isdigit())}
+    return set()
+
+
+def summarise(
+    out_prefix: Path,
+    launcher: Iterable[str],
+    command: Iterable[str],
+    trace_set: TraceSet = TraceSet.FULL,
+) -> TraceSummary:
+    """Events of the sandboxed command (from its exec on) and all its descendants."""
+    profile = PROFILES[trace_set]
+    files = _process_files(out_prefix)
+    setup = _setup_pids(files, tuple(launcher), profile.string_bytes)
+    start_marker = _exec_line_prefix(tuple(command), profile.string_bytes)
+    collector = _Collector(profile)
+    for pid in sorted(files):  # pids grow with time (roughly)
+        if pid not in setup:
+            for line in _from_command_exec(_lines(files[pid]), start_marker):
+                collector.feed(line)
     return collector.summary()

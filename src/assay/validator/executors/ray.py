@@ -189,10 +189,11 @@ def unpack(data: bytes, into: Path, digest: str) -> Path:
 @functools.cache
 def _worker_backend() -> SandboxBackend:
     """This worker process's sandbox, checked sound once: an unsound node makes the
-    round abstain. Ray ends idle workers without running their exit hooks, so a
-    sandbox started ahead of the next rep would be left behind: start none, and
-    sweep what killed workers left (sweeps on one node are serialised)."""
-    backend = BwrapBackend(prestart=False)
+    round abstain. Ray ends idle workers without running their exit hooks: the
+    sandbox a worker started ahead of its next rep dies with it, and what it left
+    (directories, groups, a tracer stopped before it attached) is swept by the
+    next worker (sweeps on one node are serialised)."""
+    backend = BwrapBackend()
     backend.sweep_stale()
     require_sound(backend)
     return backend
