@@ -14,8 +14,8 @@ import ctypes.util
 import os
 import secrets
 import shutil
-import stat
 import signal
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
