@@ -150,11 +150,14 @@ class _Shape:
     memory_bytes: int
     pids: int
     workspace_bytes: int
+    hostname: str
 
     @classmethod
     def of(cls, request: SealedRequest) -> _Shape:
         limits = request.limits
-        return cls(request.argv, limits.memory_bytes, limits.pids, limits.workspace_bytes)
+        return cls(
+            request.argv, limits.memory_bytes, limits.pids, limits.workspace_bytes, request.hostname
+        )
 
 
 @dataclass(eq=False)  # identity: runs in flight are kept in a set
@@ -449,7 +452,7 @@ class BwrapBackend(SandboxBackend):
     ) -> list[str]:
         argv = ["--unshare-user", "--disable-userns"]
         argv += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
-        argv += ["--unshare-cgroup", "--hostname", "sandbox"]
+        argv += ["--unshare-cgroup", "--hostname", run.shape.hostname]
         argv += ["--uid", str(SANDBOX_INNER_UID), "--gid", str(SANDBOX_INNER_UID)]
         argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
         for key, value in (

@@ -63,6 +63,7 @@ class SealedRequest:
     artifact_dir: str | None = None  # host directory copied, read-only, to /task/artifact
     copy_out: tuple[str, ...] = ()  # single-component names under /task/workspace
     copy_out_bytes: int = 1 << 20
+    hostname: str = "sandbox"  # what the command sees as the host's name
 
 
 class CopyStatus(StrEnum):
