@@ -64,6 +64,7 @@ from assay.validator.round import (
     RoundResult,
     make_executor,
 )
+from assay.validator.snapshot import snapshot_root
 
 round_app = typer.Typer(help="Run, resume and report validator rounds.", no_args_is_help=True)
 app.add_typer(round_app, name="round")
@@ -233,6 +234,7 @@ def _start(
         round_seed=config.round_seed or secrets.token_hex(16),
         validator_id=config.validator_id,
         spec=spec,
+        snapshots=snapshot_root(config.db, round_id),
         reps=reps,
         draw_all=draw_all,
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from assay.corpus.interface import artifact_digest
+from assay.corpus.interface import CorpusError, artifact_digest
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import ema
 from assay.results.diagnostics import Diagnostics, diagnose
@@ -192,10 +192,12 @@ class RoundEngine:
             self._record(outcome, cap)
 
     def _verify_artifacts(self) -> None:
+        """The round's snapshots are still what was planned (a validator-owned copy that
+        nothing should touch: a mismatch is the host's fault, so the round abstains)."""
         for task in self.plan.tasks:
             try:
                 digest = artifact_digest(Path(task.artifact_dir))
-            except OSError as exc:
+            except CorpusError as exc:
                 raise Abstained(
                     f"artifact of {task.track}/{task.task_id} unreadable: {exc}"
                 ) from exc
