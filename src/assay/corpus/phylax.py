@@ -266,14 +266,17 @@ def _csv_rows(csv_path: Path, limits: ZipLimits) -> tuple[list[tuple[int, dict[s
         return [], f"line {line} is not UTF-8 (byte {exc.start}); save the file as UTF-8"
     reader = csv.DictReader(io.StringIO(text, newline=""))
     rows: list[tuple[int, dict[str, Any]]] = []
+    done = 0  # the last line read whole: an error is in the one after it
     try:
         missing = {"ref", "label", "artifact_file"} - set(reader.fieldnames or [])
         if missing:
             return [], f"missing columns {sorted(missing)}"
+        done = reader.line_num
         for row in reader:
             rows.append((reader.line_num, row))
+            done = reader.line_num
     except csv.Error as exc:
-        return [], f"line {reader.line_num}: {exc}"
+        return [], f"line {done + 1}: {exc}"
     return rows, ""
 
 
