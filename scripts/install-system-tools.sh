@@ -59,3 +59,5 @@ if ! cmp -s "$lock" "$runtime/.lock"; then
   mv "$fresh" "$runtime"
   rm -rf "$runtime.old"
 fi
+# The MCP SDKs and TypeScript runner detonation offers servers, offline and pinned.
+"$(dirname "$0")/install-detonation-runtime.sh"

@@ -38,9 +38,9 @@ def _corpus(root: Path, rows: list[str], csv_bytes: bytes | None = None) -> Path
     return root
 
 
-def _refused(src: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> str:
+def _refused(src: Path, dest: Path, limits: ZipLimits | None = None) -> str:
     with pytest.raises(PhylaxImportError) as excinfo:
-        import_phylax(src, dest, limits)
+        import_phylax(src, dest, limits or ZipLimits())
     assert not dest.exists()  # all-or-nothing
     assert not list(dest.parent.glob(".phylax-*"))  # staging and unpacked archives removed
     return str(excinfo.value)
@@ -202,8 +202,15 @@ def test_hostile_labels_are_problems_with_their_path(
     assert any("bad/label.json" in m and reason in m for m in messages), messages
 
 
+def _remove_chain(deepest: Path, top: Path) -> None:
+    """Remove a deep directory chain bottom-up (pytest's cleanup would recurse)."""
+    while deepest != top / "artifact":
+        deepest.rmdir()
+        deepest = deepest.parent
+
+
 def test_deep_trees_and_link_loops_are_problems_not_crashes(
-    make_task: MakeTask, tmp_path: Path
+    make_task: MakeTask, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     make_task("skills", "good", "malicious")
     deep = make_task("skills", "deep", "safe")
@@ -211,6 +218,7 @@ def test_deep_trees_and_link_loops_are_problems_not_crashes(
     for _ in range(1200):  # os.makedirs would recurse this deep
         nested += "/d"
         os.mkdir(nested)
+    request.addfinalizer(lambda: _remove_chain(Path(nested), deep))
     loop = make_task("skills", "loop", "safe")
     (loop / "artifact" / "a").symlink_to(loop / "artifact" / "b")
     (loop / "artifact" / "b").symlink_to(loop / "artifact" / "a")

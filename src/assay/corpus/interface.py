@@ -41,7 +41,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        return f"{self.path}: {self.message}".replace("\n", " ")  # one line per problem
 
 
 def unsafe_path_reason(name: str) -> str | None:

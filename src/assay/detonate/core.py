@@ -85,7 +85,7 @@ class Budget:
     interference). The harness stops starting steps at its deadline."""
 
     profile_cpu_s: float = 5.0
-    profile_deadline_s: float = 7.0
+    profile_deadline_s: float = 9.0
     memory_bytes: int = 1 << 30
     pids: int = 128
     workspace_bytes: int = 64 << 20
@@ -258,8 +258,13 @@ class _Setup:
             profile=profile.name,
             canaries=self.canaries,
             harness_argvs=frozenset({_harness_argv(self.backend), *(s.argv for s in steps)}),
-            harness_prefixes=(_stage_dir(self.token) + "/", harness_dir(self.token) + "/"),
+            harness_prefixes=(
+                _stage_dir(self.token) + "/",
+                harness_dir(self.token) + "/",
+                *self.plan.runner_writes,
+            ),
             harness_files=frozenset(self.plan.placeholders),
+            runner_programs=self.plan.runner_programs,
         )
 
 
@@ -370,6 +375,9 @@ def _step_json(step: Step, disguise: Disguise) -> dict[str, Any]:
     out = step.to_json()
     if step.kind == "mcp":
         out["mcp"] = {
+            # Starting a server (Node, a TypeScript runner, an SDK) under the tracer
+            # takes longer than answering a request once started.
+            "init_timeout_s": 5.0,
             "request_timeout_s": 2.0,
             "call_timeout_s": 1.5,
             "max_tools": 16,
@@ -455,8 +463,15 @@ def _event_summary(
         "/proc/",
         user_site(),
         f"{HOME}/{FAKETIME_RC}",
+        *plan.runner_writes,
     )
     planned = {s.argv for p, _, _ in observations for s in plan.steps_for(p)}
+    planned |= {
+        argv
+        for _, observation, _ in observations
+        for argv in observation.trace.execs
+        if plan.runner_programs and argv and argv[0].startswith(plan.runner_programs)
+    }
     kinds: dict[str, set[str]] = defaultdict(set)
     for _profile, observation, log in observations:
         trace = observation.trace
@@ -529,9 +544,7 @@ def _mcp_summary(
                 tools = [_tool_surface(t) for t in _dicts(mcp["tools"])]
             if not changed and mcp.get("changed_tools"):
                 changed = [_tool_surface(t) for t in _dicts(mcp["changed_tools"])]
-            calls[profile.name] = [
-                _call_summary(c, profile.name) for c in _dicts(mcp.get("calls"))
-            ]
+            calls[profile.name] = [_call_summary(c, profile.name) for c in _dicts(mcp.get("calls"))]
             session = mcp.get("session")
             sessions[profile.name] = {
                 "initialize": mcp.get("initialize"),

@@ -580,7 +580,7 @@ def run_mcp(
                 "capabilities": {},
                 "clientInfo": limits["client"],
             },
-            limits["request_timeout_s"],
+            limits["init_timeout_s"],
         )
         out["initialize"] = _outcome(init)
         if "failure" in init:

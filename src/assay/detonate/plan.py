@@ -91,9 +91,12 @@ class Profile:
     variations: bool = True  # run the trigger variations (flags) too
 
     def clock_env(self, libfaketime: str) -> dict[str, str]:
-        """The preload only: the offset itself is in the fake home's ~/.faketimerc, and
-        a fixed offset on the monotonic clock leaves every timeout's length alone."""
-        return {} if self.clock_offset is None else {"LD_PRELOAD": libfaketime}
+        """The preload, with monotonic clocks left real (Node's event loop and the
+        processes it pairs with stall on a shifted one); the offset itself is in the
+        fake home's ~/.faketimerc, not in the environment."""
+        if self.clock_offset is None:
+            return {}
+        return {"LD_PRELOAD": libfaketime, "DONT_FAKE_MONOTONIC": "1"}
 
 
 def find_libfaketime() -> str | None:
@@ -127,6 +130,9 @@ class Plan:
     placeholders: dict[str, str] = field(default_factory=dict)  # sandbox path -> content
     links: dict[str, str] = field(default_factory=dict)  # sandbox symlink -> its target
     site_paths: tuple[str, ...] = ()  # extra import paths for Python children (SDKs)
+    # What the pinned runner (tsx) does itself: programs it starts, files it caches.
+    runner_programs: tuple[str, ...] = ()
+    runner_writes: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     # What planning could not cover (a walk cut short, a server it cannot start): the
     # detonation is incomplete, never quietly empty.
@@ -411,6 +417,7 @@ class _Server:
     argv: tuple[str, ...] = ()
     build: tuple[Step, ...] = ()
     not_run: str = ""
+    tsx: bool = False  # started through the pinned tsx runner
 
 
 def _server(artifact_dir: Path, manifest: dict[str, object], root: str) -> _Server:
@@ -466,7 +473,7 @@ def _script_server(script: str, root: str, rest: tuple[str, ...]) -> _Server:
             return _Server((NODE, "--experimental-strip-types", path, *rest))
         if not Path(_TSX_LOADER).is_file():
             return _Server(not_run=f"TypeScript server not run: {_TSX_LOADER} is not installed")
-        return _Server((NODE, "--import", f"file://{_TSX_LOADER}", path, *rest))
+        return _Server((NODE, "--import", f"file://{_TSX_LOADER}", path, *rest), tsx=True)
     return _Server((NODE, path, *rest))
 
 
@@ -535,13 +542,20 @@ def _mcp_plan(artifact_dir: Path, token: str) -> Plan:
         if isinstance(env, dict)
         else ()
     )
-    step = Step("mcp session", server.argv, cwd=root, kind="mcp", timeout_s=6.0, env=step_env)
+    step = Step("mcp session", server.argv, cwd=root, kind="mcp", timeout_s=8.0, env=step_env)
     links: dict[str, str] = {}
     site: tuple[str, ...] = ()
     if Path(MCP_RUNTIME).is_dir():
         links[f"{harness_dir(token)}/node_modules"] = f"{MCP_RUNTIME}/node/node_modules"
         site = (f"{MCP_RUNTIME}/python",)
-    return Plan((*server.build, step), copies=(root,), links=links, site_paths=site)
+    return Plan(
+        (*server.build, step),
+        copies=(root,),
+        links=links,
+        site_paths=site,
+        runner_programs=(f"{MCP_RUNTIME}/",) if server.tsx else (),
+        runner_writes=("/tmp/tsx-",) if server.tsx else (),
+    )
 
 
 # --- packages ----------------------------------------------------------------------------
