@@ -417,7 +417,9 @@ class _Server:
     argv: tuple[str, ...] = ()
     build: tuple[Step, ...] = ()
     not_run: str = ""
-    tsx: bool = False  # started through the pinned tsx runner
+    runner: str = ""  # where the programs that build or start it live (tsx, Go)
+    runner_writes: tuple[str, ...] = ()
+    workdirs: tuple[str, ...] = ()
 
 
 def _server(artifact_dir: Path, manifest: dict[str, object], root: str) -> _Server:
@@ -473,7 +475,11 @@ def _script_server(script: str, root: str, rest: tuple[str, ...]) -> _Server:
             return _Server((NODE, "--experimental-strip-types", path, *rest))
         if not Path(_TSX_LOADER).is_file():
             return _Server(not_run=f"TypeScript server not run: {_TSX_LOADER} is not installed")
-        return _Server((NODE, "--import", f"file://{_TSX_LOADER}", path, *rest), tsx=True)
+        return _Server(
+            (NODE, "--import", f"file://{_TSX_LOADER}", path, *rest),
+            runner=f"{MCP_RUNTIME}/",
+            runner_writes=("/tmp/tsx-",),  # its transpile cache
+        )
     return _Server((NODE, path, *rest))
 
 
@@ -512,10 +518,15 @@ def _go_server(artifact_dir: Path, root: str) -> _Server:
         ("GOTOOLCHAIN", "local"),
         ("GOCACHE", f"{root}/.gocache"),
         ("GOPATH", f"{root}/.gopath"),
+        ("GOTMPDIR", f"{root}/.gotmp"),
         ("CGO_ENABLED", "0"),
     )
-    build = Step("go build", (go, "build", "-o", binary, "."), cwd=root, timeout_s=20.0, env=env)
-    return _Server((binary,), build=(build,))
+    # -work: the build keeps its scratch directory, so none of its cleanup (unlinks by
+    # relative name) is mistaken for the server deleting files.
+    argv = (go, "build", "-work", "-o", binary, ".")
+    build = Step("go build", argv, cwd=root, timeout_s=20.0, env=env)
+    goroot = str(Path(go).resolve().parent.parent)
+    return _Server((binary,), build=(build,), runner=f"{goroot}/", workdirs=(f"{root}/.gotmp",))
 
 
 def _resolve_word(artifact_dir: Path, root: str, position: int, word: str) -> str:
@@ -551,10 +562,11 @@ def _mcp_plan(artifact_dir: Path, token: str) -> Plan:
     return Plan(
         (*server.build, step),
         copies=(root,),
+        workdirs=server.workdirs,
         links=links,
         site_paths=site,
-        runner_programs=(f"{MCP_RUNTIME}/",) if server.tsx else (),
-        runner_writes=("/tmp/tsx-",) if server.tsx else (),
+        runner_programs=(server.runner,) if server.runner else (),
+        runner_writes=server.runner_writes,
     )
 
 
