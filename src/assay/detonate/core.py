@@ -291,6 +291,8 @@ def _interference(
             continue
         if mcp.get("initialize") not in (None, "ok"):
             found.append(f"MCP server did not initialise ({clip(str(mcp['initialize']), 40)})")
+        if mcp.get("list_failure"):
+            found.append(f"MCP tools/list failed ({clip(str(mcp['list_failure']), 40)})")
         skipped = [c for c in _dicts(mcp.get("calls")) if c.get("outcome") == "skipped: deadline"]
         if skipped:
             found.append(f"{len(skipped)} MCP tool call(s) not made: deadline reached")

@@ -40,6 +40,7 @@ PLAN_PATH = "/task/input/plan.json"
 _TAIL = 2048  # bytes of each child's stderr kept for the log
 _SCAN_FILE_CAP = 1 << 20  # larger files are not scanned for canaries
 _SCAN_FILES_MAX = 2000
+_PARSE_DEPTH = 5000
 _HITS_PER_SCAN = 100
 _PATH_SHOWN = 300
 _MCP_LINE_CAP = 1 << 20
@@ -586,7 +587,7 @@ def run_mcp(
         if "failure" in init:
             return out
         session.notify("notifications/initialized", {})
-        tools = _list_tools(session, limits["request_timeout_s"])
+        tools = _list_tools(session, limits["request_timeout_s"], out)
         out["tools"] = tools[: limits["max_tools"]]
         _call_all(session, out["tools"], step, scanner, sink, deadline, out["calls"])
         # A server that changes its tools mid-session (a rug pull) announces it; the new
@@ -595,7 +596,8 @@ def run_mcp(
         changes = 0
         while session.tools_changed > changes and changes < 3 and time.monotonic() < deadline:
             changes = session.tools_changed
-            relisted = _list_tools(session, limits["request_timeout_s"])[: limits["max_tools"]]
+            relisted = _list_tools(session, limits["request_timeout_s"], out)
+            relisted = relisted[: limits["max_tools"]]
             fresh = [t for t in relisted if (t["name"], t["description"]) not in seen]
             seen.update((t["name"], t["description"]) for t in fresh)
             out.setdefault("changed_tools", []).extend(fresh)
@@ -637,13 +639,16 @@ def _call_all(
         )
 
 
-def _list_tools(session: McpSession, timeout_s: float) -> list[dict[str, Any]]:
+def _list_tools(session: McpSession, timeout_s: float, out: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tools the server lists; a list that could not be read is recorded in `out`
+    (never an empty list passed off as the server's answer)."""
     tools: list[dict[str, Any]] = []
     cursor: object = None
     for _ in range(3):  # pages
         reply = session.request("tools/list", {"cursor": cursor} if cursor else {}, timeout_s)
         result = reply.get("result")
         if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            out["list_failure"] = _outcome(reply) if "result" not in reply else "malformed"
             break
         for tool in result["tools"][:64]:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
@@ -773,6 +778,9 @@ def main() -> None:
     result_fd = int(os.environ.pop("ASSAY_RESULT_FD"))
     os.set_inheritable(result_fd, False)  # no child inherits the result channel
     _undumpable()
+    # Servers may answer with JSON nested thousands deep; it is parsed (and then cut
+    # down by _shallow) rather than dropped as unreadable.
+    sys.setrecursionlimit(_PARSE_DEPTH)
     started = time.monotonic()
     log: dict[str, Any] = {"steps": [], "skipped": [], "errors": []}
     cap = 1 << 20
