@@ -13,7 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from assay.cli import _register, app
 from assay.corpus.interface import CorpusError, artifact_digest
 from assay.corpus.phylax import PhylaxImportError, ZipLimits, import_phylax
 from assay.corpus.validate import validate_corpus
@@ -237,3 +239,16 @@ def test_label_json_error_messages_are_one_line(make_task: MakeTask, tmp_path: P
     assert all("\n" not in str(p) for p in report.problems)
     assert any("not UTF-8" in str(p) for p in report.problems)
     assert json.dumps([str(p) for p in report.problems])
+
+
+def test_terminal_output_shows_control_characters_as_escapes(
+    make_task: MakeTask, tmp_path: Path
+) -> None:
+    """A task named to clear the screen and print a fake green verdict cannot."""
+    _register()
+    make_task("skills", "good", "malicious")
+    make_task("skills", "evil\x1b[2J\x1b[32mcorpus is valid\x9b0m", "safe", track_override=1)
+    result = CliRunner().invoke(app, ["corpus", "validate", str(tmp_path / "corpus")])
+    assert result.exit_code == 1
+    assert "\x1b[2J" not in result.output and "\x9b" not in result.output
+    assert "evil\\x1b[2J\\x1b[32mcorpus is valid\\x9b0m" in result.output

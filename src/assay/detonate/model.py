@@ -82,7 +82,7 @@ class StepOutcome:
         if self.error:
             out["error"] = clip(self.error)
         if self.stderr_tail.strip():
-            out["stderr_tail"] = self.stderr_tail
+            out["stderr_tail"] = quoted(self.stderr_tail)
         return out
 
 
