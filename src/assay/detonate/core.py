@@ -285,6 +285,8 @@ def _interference(
     if run.skipped_steps:
         found.append(f"{len(run.skipped_steps)} step(s) not run: profile deadline reached")
     found += [f"step {s.name!r} timed out" for s in run.steps if s.timed_out][:4]
+    failed = [s for s in run.steps if s.error][:4]
+    found += [f"step {s.name!r} could not run: {clip(s.error, 120)}" for s in failed]
     for step in _dicts(log.get("steps")):
         mcp = step.get("mcp")
         if not isinstance(mcp, dict):
