@@ -300,3 +300,11 @@ def test_a_secret_piped_into_a_shell_network_command_is_exfiltration() -> None:
     assert "EXFILTRATE_DATA" not in {
         e.capability for e in map_trace(TraceSummary(execs=(local,)), WHO)
     }
+
+
+def test_python_module_servers_run_from_their_copy(tmp_path: Path) -> None:
+    (tmp_path / "notes_server").mkdir()
+    (tmp_path / "notes_server" / "__main__.py").write_text("")
+    (tmp_path / "mcp.json").write_text('{"command": "python3", "args": ["-m", "notes_server"]}')
+    (step,) = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n").core
+    assert step.argv == (PYTHON, "-m", "notes_server") and step.cwd == SERVER_COPY

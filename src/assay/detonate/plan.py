@@ -437,6 +437,8 @@ def _server(artifact_dir: Path, manifest: dict[str, object], root: str) -> _Serv
                 tuple(_resolve_word(artifact_dir, root, n, w) for n, w in enumerate(words))
             )
         args = words[1:]
+        if interpreter == PYTHON and "-m" in args:  # python -m package, run from its copy
+            return _Server((PYTHON, *args))
         found = [(n, _source_for(artifact_dir, a)) for n, a in enumerate(args)]
         n, script = next(((n, f) for n, f in found if f), (0, None))
         if script is None:
