@@ -159,7 +159,7 @@ def test_csv_decoding_and_field_errors_name_their_line(tmp_path: Path) -> None:
     [
         ('[{"category": "x", "title": "t", "plane": "action", "line": NaN}]', "NaN"),
         ('{"vulnerabilities": [], "vulnerabilities": [1]}', "duplicate key"),
-        ("[" + "9" * 5000 + "]", "digits"),
+        ("[" + "9" * 5000 + "]", "outside 64 bits"),
         ("[" * 5000 + "]" * 5000, "nesting depth"),
     ],
     ids=["nan", "duplicate", "bigint", "deep"],
@@ -188,7 +188,7 @@ def test_a_sidecar_that_is_a_link_is_refused(tmp_path: Path) -> None:
     [
         ('{"track": "skills", "label": "safe", "notes": NaN}', "NaN"),
         ('{"track": "skills", "label": "safe", "label": "malicious"}', "duplicate key"),
-        ('{"track": "skills", "label": "safe", "x": ' + "1" * 5000 + "}", "digits"),
+        ('{"track": "skills", "label": "safe", "x": ' + "1" * 5000 + "}", "outside 64 bits"),
         ('{"track": "skills", "label": "safe", "x": ' + "[" * 3000 + "]" * 3000 + "}", "depth"),
     ],
     ids=["nan", "duplicate", "bigint", "deep"],

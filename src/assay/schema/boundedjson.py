@@ -39,7 +39,7 @@ def _reject_constant(name: str) -> Any:
 
 def _bounded_int(text: str) -> int:
     if len(text.lstrip("-")) > _MAX_INT_DIGITS or int(text) not in _INT_RANGE:
-        raise JsonLimitError(f"integer of {len(text)} digits is outside 64 bits")
+        raise JsonLimitError(f"integer of {len(text)} characters is outside 64 bits")
     return int(text)
 
 
