@@ -64,7 +64,7 @@ from assay.validator.round import (
     RoundResult,
     make_executor,
 )
-from assay.validator.snapshot import snapshot_root
+from assay.validator.snapshot import prune_snapshots, snapshot_root
 
 round_app = typer.Typer(help="Run, resume and report validator rounds.", no_args_is_help=True)
 app.add_typer(round_app, name="round")
@@ -240,7 +240,16 @@ def _start(
     )
     plan = replace(plan, refused=admission.refused, manifests=admission.manifests)
     store.create_round(round_id, plan.to_json(), agents)
+    # Completed rounds are never resumed: their artifact snapshots are not needed again.
+    prune_snapshots(config.db, lambda other: _completed(store, other))
     return _engine(store, round_id, config.executor, config.jobs, secret, config.address)
+
+
+def _completed(store: Store, round_id: str) -> bool:
+    try:
+        return store.round(round_id).status == "completed"
+    except StoreError:
+        return False  # not a round of this store: not ours to remove
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from assay.corpus.interface import ARTIFACT_TREE, CorpusError, artifact_digest
@@ -89,3 +90,19 @@ def _remove(root: Path) -> None:
                 path.chmod(stat.S_IRWXU)
     root.chmod(stat.S_IRWXU)
     shutil.rmtree(root, ignore_errors=True)
+
+
+def prune_snapshots(db: Path, finished: Callable[[str], bool]) -> list[str]:
+    """Remove the snapshots of rounds that no longer need them (`finished(round_id)`:
+    completed, so never resumed); returns the round ids pruned."""
+    base = snapshot_root(db, "_").parent
+    pruned: list[str] = []
+    for round_dir in sorted(base.iterdir()) if base.is_dir() else ():
+        if round_dir.is_dir() and not round_dir.is_symlink() and finished(round_dir.name):
+            for task_snapshot in sorted(
+                p for track in round_dir.iterdir() for p in track.iterdir()
+            ):
+                _remove(task_snapshot)
+            shutil.rmtree(round_dir, ignore_errors=True)
+            pruned.append(round_dir.name)
+    return pruned
