@@ -194,6 +194,9 @@ def _show(
     for agent, refusals in sorted(result.plan.refused.items()):
         for track, why in sorted(refusals.items()):
             console.print(f"  refused {short(agent)} on {track}: {escape(why)}", highlight=False)
+    for task, reasons in result.incomplete_detonations.items():
+        shown = escape("; ".join(reasons))
+        console.print(f"  detonation incomplete on {escape(task)}: {shown}", highlight=False)
     if html is not None:
         console.print(f"HTML report: {html.resolve()}")
 
