@@ -48,7 +48,7 @@ PACKAGE = {
 @pytest.fixture(scope="module", autouse=True)
 def _runtime_installed() -> None:
     # scripts/install-system-tools.sh installs it; without it this suite must fail, not skip.
-    assert Path(MCP_RUNTIME, ".pins").is_file(), "run scripts/install-detonation-runtime.sh"
+    assert Path(MCP_RUNTIME, ".lock").is_file(), "run scripts/install-detonation-runtime.sh"
 
 
 def test_typescript_server_on_the_official_sdk_is_listed_and_called(
