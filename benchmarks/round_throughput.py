@@ -74,6 +74,7 @@ def round_wall(agents: list[Path], corpus: Path, db: Path, jobs: int) -> tuple[i
     spec = pinned()
     stored = [load_agent(a) for a in agents]
     plan = make_plan(
+        snapshots=db.parent / "snapshots",
         corpus=corpus,
         agents=stored,
         tracks=[Track.SKILLS],

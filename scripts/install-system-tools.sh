@@ -21,6 +21,8 @@ command -v node >/dev/null || want+=(nodejs)
 # sandbox, and libfaketime shifts the clock to wake time-bombed code.
 /usr/bin/python3 -c 'import setuptools' 2>/dev/null || want+=(python3-setuptools)
 compgen -G '/usr/lib/*/faketime/libfaketime.so.1' >/dev/null || want+=(libfaketime)
+# Go MCP servers are built inside the sandbox, offline, with Debian's toolchain.
+command -v go >/dev/null || want+=(golang-go)
 command -v chromium >/dev/null || want+=(chromium)
 command -v chromedriver >/dev/null || want+=(chromium-driver)
 if ((${#want[@]})); then
@@ -59,3 +61,5 @@ if ! cmp -s "$lock" "$runtime/.lock"; then
   mv "$fresh" "$runtime"
   rm -rf "$runtime.old"
 fi
+# The MCP SDKs and TypeScript runner detonation offers servers, offline and pinned.
+"$(dirname "$0")/install-detonation-runtime.sh"

@@ -14,6 +14,7 @@ import pytest
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
 from assay.detonate import Detonation, detonate
+from assay.detonate.core import relevance
 from assay.mechanism.spec import BEHAVIOURAL_TRACKS
 from assay.sandbox.bwrap import BwrapBackend
 
@@ -134,7 +135,7 @@ def test_output_is_json_bounded_and_sorted(detonations: dict[str, Detonation]) -
         names = [c["capability"] for c in data["capabilities"]]
         assert names == sorted(names)
         for kind, events in data["events"].items():
-            assert events == sorted(events), kind
+            assert events == sorted(events, key=lambda e, k=kind: (relevance(k, e), e)), kind
         for capability in data["capabilities"]:
             assert capability["protection"] in ("normal", "dangerous", "system", "redact")
             assert capability["evidence"]

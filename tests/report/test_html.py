@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from report_fixtures import (
 )
 from report_markup import Page, parse
 
-from assay.report.html import HtmlFormat, write_html
+from assay.report.html import HtmlFormat, render_html, write_html
 from assay.validator.round import RoundResult
 
 Render = Callable[[RoundResult], str]
@@ -245,3 +246,18 @@ def test_an_eval_report_is_titled_as_an_eval(render: Render) -> None:
     html = render(replace(build_result(agents=1, tracks=("skills",)), kind="eval"))
     assert "<title>assay eval" in html and "no weights were written" not in html
     assert 'id="weights"' not in html
+
+
+def test_control_characters_show_as_visible_escapes() -> None:
+    """ESC, CSI and bidi overrides from agent names and detonation reasons are shown,
+    never passed to whatever displays the report."""
+    result = build_result(agents=3, scale=0.1)
+    hostile = "fake\x1b[2J\x9b31m\u202egnp.exe"
+    names = {h: f"{n} {hostile}" for h, n in result.agents.items()}
+    result = replace(
+        result, agents=names, incomplete_detonations={"skills/x": [f"harness log {hostile}"]}
+    )
+    html = render_html(result)
+    assert not re.search("[\x1b\x9b\u202e]", html)
+    assert "fake\\x1b[2J\\x9b31m\\u202egnp.exe" in html
+    assert 'id="incomplete-detonations"' in html

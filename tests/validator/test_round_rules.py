@@ -53,6 +53,7 @@ def test_an_agent_whose_round_wall_cap_is_spent_fails_its_remaining_reps(
     spec = parse_spec(raw.encode())  # skills cap: 2 x 1 task x 3 reps x 0.2 s = 1.2 s of wall
     agent = load_agent(sleeper)
     plan = make_plan(
+        snapshots=tmp_path / "snapshots",
         corpus=small_corpus,
         agents=[agent],
         tracks=[Track.SKILLS],

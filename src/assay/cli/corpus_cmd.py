@@ -6,34 +6,31 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from assay.cli import app
+from assay.cli.output import console, errors
 from assay.corpus.phylax import PhylaxImportError, import_phylax
 from assay.corpus.validate import ValidationReport, validate_corpus
 
 corpus_app = typer.Typer(help="Author and check labelled corpora.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 
-_console = Console()
-_errors = Console(stderr=True)
-
 
 def _print_report(report: ValidationReport) -> None:
-    table = Table(title=f"corpus {report.root}")
+    table = Table(title=f"corpus {escape(str(report.root))}")
     for column in ("track", "tasks", "malicious", "safe"):
         table.add_column(column)
     for track, counts in report.counts.items():
         table.add_row(track.value, str(counts.total), str(counts.malicious), str(counts.safe))
-    _console.print(table)
+    console.print(table)
     for problem in report.problems:
-        _errors.print(f"[red]problem[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
+        errors.print(f"[red]problem[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
     if report.ok:
-        _console.print("[green]corpus is valid[/green]")
+        console.print("[green]corpus is valid[/green]")
     else:
-        _errors.print(f"[red]{len(report.problems)} problem(s) found[/red]")
+        errors.print(f"[red]{len(report.problems)} problem(s) found[/red]")
 
 
 @corpus_app.command("validate")
@@ -57,13 +54,13 @@ def import_phylax_cmd(
         summary = import_phylax(src, dest)
     except PhylaxImportError as exc:
         for problem in exc.problems:
-            _errors.print(
+            errors.print(
                 f"[red]refused[/red] {escape(str(problem))}", highlight=False, soft_wrap=True
             )
-        _errors.print("[red]import failed; nothing was written[/red]")
+        errors.print("[red]import failed; nothing was written[/red]")
         raise typer.Exit(1) from exc
     imported = ", ".join(f"{t.value}: {n}" for t, n in summary.tasks.items())
-    _console.print(f"imported into {summary.dest} ({imported})")
+    console.print(f"imported into {escape(str(summary.dest))} ({imported})")
     report = validate_corpus(dest)
     _print_report(report)
     if not report.ok:

@@ -61,13 +61,40 @@ def _print(result: Detonation, directory: Path) -> None:
         )
     console.print(table)
     if not result.capabilities:
-        console.print("[green]no capability observed[/]")
+        if result.complete:
+            console.print("[green]no capability observed[/]")
+        else:
+            console.print("[bold yellow]no capability observed, in a disturbed detonation[/]")
     for name, profiles in sorted(result.gated().items()):
         console.print(f"[bold]gated:[/] {name} only under {', '.join(profiles)}")
+    if result.mcp is not None:
+        _print_mcp(result.mcp)
     runs = ", ".join(f"{p.name} {p.status} ({p.wall_s:.1f}s)" for p in result.profiles)
-    console.print(f"profiles: {runs}", highlight=False)
+    console.print(f"profiles: {runs or 'none run'}", highlight=False)
     for note in result.notes:
-        console.print(f"note: {escape(note)}")
+        console.print(f"note: {escape(note)}", highlight=False)
+    if not result.complete:
+        console.print(
+            "[bold yellow]incomplete:[/] the detonation could not see everything "
+            "(interference is evidence, not a clean result):"
+        )
+        for reason in result.interference:
+            console.print(f"  - {escape(reason)}", highlight=False)
+
+
+def _print_mcp(mcp: dict[str, object]) -> None:
+    tools = mcp.get("tools") or []
+    calls = mcp.get("calls") or {}
+    assert isinstance(tools, list) and isinstance(calls, dict)
+    names = ", ".join(str(t.get("name")) for t in tools if isinstance(t, dict))
+    console.print(f"MCP tools listed: {escape(names) or 'none'}", highlight=False)
+    for profile, made in sorted(calls.items()):
+        outcomes = ", ".join(f"{c.get('tool')} {c.get('outcome')}" for c in made)
+        console.print(f"  calls under {profile}: {escape(outcomes) or 'none'}", highlight=False)
+    changed = mcp.get("tools_after_change")
+    if isinstance(changed, list) and changed:
+        after = ", ".join(str(t.get("name")) for t in changed if isinstance(t, dict))
+        console.print(f"[bold]tools changed mid-session:[/] {escape(after)}", highlight=False)
 
 
 def _evidence_line(evidence: dict[str, object]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -13,13 +13,33 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
 from rich.table import Table
 
 from assay.results.diagnostics import RepDiagnostic
 from assay.results.scorecard import AgentTrackScore, Scorecard
+from assay.schema.visible import visible
 
-console = Console()
-errors = Console(stderr=True)
+
+class SafeConsole(Console):
+    """A console that shows every control character it is given as a visible escape.
+
+    Text reaches the terminal through `_render_buffer` as segments; rich's own cursor
+    and style codes are not text segments, so only what was printed is changed.
+    """
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(_shown(segment) for segment in buffer)
+
+
+def _shown(segment: Segment) -> Segment:
+    if segment.control is not None:
+        return segment
+    return Segment(visible(segment.text), segment.style)
+
+
+console = SafeConsole()
+errors = SafeConsole(stderr=True)
 
 
 class OutputFormat(StrEnum):

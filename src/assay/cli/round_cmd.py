@@ -64,6 +64,7 @@ from assay.validator.round import (
     RoundResult,
     make_executor,
 )
+from assay.validator.snapshot import prune_snapshots, snapshot_root
 
 round_app = typer.Typer(help="Run, resume and report validator rounds.", no_args_is_help=True)
 app.add_typer(round_app, name="round")
@@ -193,6 +194,9 @@ def _show(
     for agent, refusals in sorted(result.plan.refused.items()):
         for track, why in sorted(refusals.items()):
             console.print(f"  refused {short(agent)} on {track}: {escape(why)}", highlight=False)
+    for task, reasons in result.incomplete_detonations.items():
+        shown = escape("; ".join(reasons))
+        console.print(f"  detonation incomplete on {escape(task)}: {shown}", highlight=False)
     if html is not None:
         console.print(f"HTML report: {html.resolve()}")
 
@@ -233,12 +237,22 @@ def _start(
         round_seed=config.round_seed or secrets.token_hex(16),
         validator_id=config.validator_id,
         spec=spec,
+        snapshots=snapshot_root(config.db, round_id),
         reps=reps,
         draw_all=draw_all,
     )
     plan = replace(plan, refused=admission.refused, manifests=admission.manifests)
     store.create_round(round_id, plan.to_json(), agents)
+    # Completed rounds are never resumed: their artifact snapshots are not needed again.
+    prune_snapshots(config.db, lambda other: _completed(store, other))
     return _engine(store, round_id, config.executor, config.jobs, secret, config.address)
+
+
+def _completed(store: Store, round_id: str) -> bool:
+    try:
+        return store.round(round_id).status == "completed"
+    except StoreError:
+        return False  # not a round of this store: not ours to remove
 
 
 @contextmanager

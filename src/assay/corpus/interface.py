@@ -18,6 +18,10 @@ from types import MappingProxyType
 from typing import Any
 
 from assay.mechanism.spec import TRACKS, Track
+from assay.schema.boundedfs import Entry, TreeLimitError, TreeLimits, walk
+
+# Bounds of any artifact tree the validator walks (digest, snapshot).
+ARTIFACT_TREE = TreeLimits(max_depth=64, max_entries=50_000)
 
 
 class Label(StrEnum):
@@ -37,7 +41,7 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        return f"{self.path}: {self.message}".replace("\n", " ")  # one line per problem
 
 
 def unsafe_path_reason(name: str) -> str | None:
@@ -105,22 +109,37 @@ def artifact_digest(root: Path) -> str:
     bytes). A regular file feeds: the path's UTF-8 bytes, a NUL byte, its size as
     8 big-endian bytes, then its bytes. A symlink feeds: the path, a 0x01 byte and
     the link text (it is never followed). Directories contribute only through
-    their entries. Special files (devices, fifos, sockets) are refused.
+    their entries. Special files (devices, fifos, sockets), trees past
+    `ARTIFACT_TREE` and names that are not UTF-8 are refused with `CorpusError`.
     """
-    entries: list[tuple[bytes, Path]] = []
-    for path in root.rglob("*"):
-        if not (path.is_symlink() or path.is_file() or path.is_dir()):
-            raise CorpusError(f"{path}: special files cannot be part of an artifact")
-        if path.is_symlink() or path.is_file():
-            entries.append((path.relative_to(root).as_posix().encode("utf-8"), path))
     digest = hashlib.sha256()
-    for rel, path in sorted(entries):
-        if path.is_symlink():
-            digest.update(rel + b"\1" + os.readlink(path).encode("utf-8"))
-            continue
-        data = path.read_bytes()
-        digest.update(rel + b"\0" + len(data).to_bytes(8, "big") + data)
+    try:
+        entries = sorted(
+            ((e.relative.as_posix().encode("utf-8"), e) for e in walk(root, ARTIFACT_TREE)),
+            key=lambda item: item[0],
+        )
+        for rel, entry in entries:
+            if entry.is_symlink:
+                digest.update(rel + b"\1" + os.readlink(entry.path).encode("utf-8"))
+            elif entry.is_file:
+                digest.update(rel + b"\0" + entry.size.to_bytes(8, "big"))
+                _feed(digest, entry)
+            elif not entry.is_dir:
+                raise CorpusError(f"{entry.path}: special files cannot be part of an artifact")
+    except (TreeLimitError, OSError, UnicodeEncodeError) as exc:
+        raise CorpusError(f"{root}: {exc}") from exc
     return digest.hexdigest()
+
+
+def _feed(digest: Any, entry: Entry) -> None:
+    """The file's bytes in chunks, exactly as many as its size said (a file that grows
+    or shrinks while being read changes the digest rather than the memory use)."""
+    fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        left = entry.size
+        while left > 0 and (chunk := handle.read(min(left, 1 << 20))):
+            digest.update(chunk)
+            left -= len(chunk)
 
 
 class CorpusSource(ABC):

@@ -7,7 +7,6 @@ rounds use: any problem in a track makes loading that track fail.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -26,9 +25,13 @@ from assay.corpus.interface import (
 )
 from assay.mechanism.spec import Track
 from assay.mechanism.taxonomy import normalise
+from assay.schema.boundedfs import TreeLimitError, read_capped, read_limited, regular_file
+from assay.schema.boundedjson import JsonLimitError, parse_bounded
 
 LABEL_FILE = "label.json"
 ARTIFACT_DIR = "artifact"
+MAX_LABEL_BYTES = 1 << 20
+_LINE_SCAN_BYTES = 64 << 20  # a planted line further into a file than this is refused
 
 _LABEL_KEYS = {
     "track",
@@ -141,11 +144,15 @@ class _LabelReader:
         return PlantedVulnerability(file, line, str(cwe), title, description)
 
     def check_line_exists(self, file: str, line: int, where: str) -> None:
-        target = self.artifact_dir / file
-        if not target.is_file() or target.is_symlink():
+        target = regular_file(self.artifact_dir, file)
+        if target is None:
             self.fail(f"{where}.file {file!r} is not a regular file of the artifact")
             return
-        lines = target.read_bytes().count(b"\n") + 1
+        try:
+            lines = read_capped(target, _LINE_SCAN_BYTES).count(b"\n") + 1
+        except TreeLimitError as exc:
+            self.fail(f"{where}.file {file!r}: {exc}")
+            return
         if line > lines:
             self.fail(f"{where}.line {line} is past the end of {file} ({lines} lines)")
 
@@ -162,12 +169,14 @@ class _LabelReader:
 
 
 def _read_json(path: Path) -> tuple[object, str | None]:
-    try:
-        return json.loads(path.read_text(encoding="utf-8")), None
-    except FileNotFoundError:
+    """The label, parsed strictly: no NaN, duplicate keys, huge integers or deep nesting."""
+    if not path.exists() and not path.is_symlink():
         return None, f"missing {LABEL_FILE}"
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return None, f"not valid UTF-8 JSON: {exc}"
+    try:
+        raw = read_limited(path, MAX_LABEL_BYTES)
+        return parse_bounded(raw, max_bytes=MAX_LABEL_BYTES, max_depth=16, strict=True), None
+    except (TreeLimitError, JsonLimitError) as exc:
+        return None, f"not a valid label: {exc}"
 
 
 def read_task(task_dir: Path, track: Track) -> tuple[Task | None, list[Problem]]:

@@ -17,20 +17,25 @@ into place only when every task converted cleanly.
 from __future__ import annotations
 
 import csv
+import io
 import json
+import os
 import re
 import shutil
 import stat
+import struct
 import tempfile
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from assay.corpus.interface import Problem, unsafe_path_reason
 from assay.corpus.native import ARTIFACT_DIR, LABEL_FILE, read_task
 from assay.mechanism.spec import TRACKS, Track
+from assay.schema.boundedfs import TreeLimitError, read_capped, read_limited, regular_file
+from assay.schema.boundedjson import JsonLimitError, parse_bounded
 
 _REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _CHUNK = 1 << 16
@@ -39,10 +44,15 @@ _CHUNK = 1 << 16
 @dataclass(frozen=True)
 class ZipLimits:
     max_files: int = 2_000
-    max_total_bytes: int = 64 << 20
+    max_total_bytes: int = 64 << 20  # per archive, so per task
     # A higher inflation ratio than this on a sizeable member is a bomb, not source code.
     max_ratio: float = 200.0
     ratio_floor_bytes: int = 1 << 20
+    max_import_bytes: int = 1 << 30  # inflated bytes of every archive of one import
+    max_central_bytes: int = 4 << 20  # the central directory zipfile would parse whole
+    max_depth: int = 32  # path components of a member name
+    max_csv_bytes: int = 16 << 20
+    max_sidecar_bytes: int = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -64,7 +74,8 @@ class UnsafeArchive(Exception):
 
 
 def safe_extract(archive_path: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> int:
-    """Extract `archive_path` into the empty directory `dest`; returns the file count."""
+    """Extract `archive_path` into the empty directory `dest`; returns the bytes written."""
+    check_central_directory(archive_path, limits)
     try:
         with zipfile.ZipFile(archive_path) as archive:
             infos = archive.infolist()
@@ -72,9 +83,54 @@ def safe_extract(archive_path: Path, dest: Path, limits: ZipLimits = ZipLimits()
             written = 0
             for info in infos:
                 written += _extract_member(archive, info, dest, limits, written)
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
-        raise UnsafeArchive(f"corrupt or unsupported zip: {exc}") from exc
-    return sum(1 for info in infos if not info.is_dir())
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        NotImplementedError,
+        RuntimeError,  # encrypted members
+        UnicodeDecodeError,  # names flagged UTF-8 that are not
+        ValueError,
+    ) as exc:
+        raise UnsafeArchive(f"corrupt or unsupported zip: {type(exc).__name__}: {exc}") from exc
+    return written
+
+
+_EOCD = struct.Struct("<4s4H2LH")
+_EOCD64_LOCATOR = struct.Struct("<4sLQL")
+_EOCD64 = struct.Struct("<4sQ2H2L4Q")
+
+
+def check_central_directory(path: Path, limits: ZipLimits) -> None:
+    """The entry count and central-directory size the end record declares, checked
+    before zipfile reads (and builds an object for) every entry of the directory."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            tail_size = min(size, _EOCD.size + 0xFFFF + _EOCD64_LOCATOR.size)
+            handle.seek(size - tail_size)
+            tail = handle.read(tail_size)
+            at = tail.rfind(b"PK\x05\x06")
+            if at < 0 or at + _EOCD.size > len(tail):
+                raise UnsafeArchive("not a zip archive: no end-of-central-directory record")
+            _, _, _, _, entries, cd_size, _, _ = _EOCD.unpack_from(tail, at)
+            locator = at - _EOCD64_LOCATOR.size
+            if locator >= 0 and tail[locator : locator + 4] == b"PK\x06\x07":
+                _, _, offset, _ = _EOCD64_LOCATOR.unpack_from(tail, locator)
+                handle.seek(offset)
+                record = handle.read(_EOCD64.size)
+                if len(record) < _EOCD64.size or record[:4] != b"PK\x06\x06":
+                    raise UnsafeArchive("corrupt zip64 end-of-central-directory record")
+                fields = _EOCD64.unpack(record)
+                entries, cd_size = fields[7], fields[8]
+    except OSError as exc:
+        raise UnsafeArchive(f"unreadable archive: {exc.strerror}") from exc
+    if entries > limits.max_files:
+        raise UnsafeArchive(f"{entries} entries exceed the cap of {limits.max_files}")
+    if cd_size > limits.max_central_bytes:
+        raise UnsafeArchive(
+            f"central directory of {cd_size} bytes exceeds {limits.max_central_bytes}"
+        )
 
 
 def _check_declared(infos: list[zipfile.ZipInfo], limits: ZipLimits) -> None:
@@ -92,6 +148,8 @@ def _check_declared(infos: list[zipfile.ZipInfo], limits: ZipLimits) -> None:
         reason = unsafe_path_reason(name)
         if reason:
             raise UnsafeArchive(f"member {info.filename!r}: {reason}")
+        if name.count("/") >= limits.max_depth:
+            raise UnsafeArchive(f"member {name[:80]!r}…: deeper than {limits.max_depth} levels")
         kind = stat.S_IFMT(info.external_attr >> 16)
         if kind == stat.S_IFLNK:
             raise UnsafeArchive(f"member {info.filename!r}: symlinks are not allowed")
@@ -138,10 +196,13 @@ def import_phylax(src: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> Imp
         raise PhylaxImportError([Problem(src, "no <track>/<track>.csv found for any track")])
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".phylax-import-", dir=dest.parent))
+    unpacked = Path(tempfile.mkdtemp(prefix=".phylax-archives-", dir=dest.parent))
     try:
+        archives = _Archives(unpacked, limits)
         problems: list[Problem] = []
         counts = {
-            t: _import_track(src / t.value, staging / t.value, t, limits, problems) for t in tracks
+            t: _import_track(src / t.value, staging / t.value, t, archives, problems)
+            for t in tracks
         }
         if problems:
             raise PhylaxImportError(problems)
@@ -150,49 +211,112 @@ def import_phylax(src: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> Imp
         staging.rename(dest)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(unpacked, ignore_errors=True)
     return ImportSummary(dest, counts)
 
 
-def _import_track(
-    track_dir: Path, out_dir: Path, track: Track, limits: ZipLimits, problems: list[Problem]
-) -> int:
-    csv_path = track_dir / f"{track.value}.csv"
-    with csv_path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
+class _Archives:
+    """Each archive unpacked once, however many rows name it (rows get hard links to
+    the one copy), and every byte inflated counted against the whole import's cap."""
+
+    def __init__(self, root: Path, limits: ZipLimits) -> None:
+        self.root = root
+        self.limits = limits
+        self.inflated = 0
+        self.done: dict[tuple[int, int], Path | UnsafeArchive] = {}
+
+    def extract(self, zip_path: Path, dest: Path) -> None:
+        """Raises `UnsafeArchive` (again, for every row naming a refused archive)."""
+        st = zip_path.stat()
+        key = (st.st_dev, st.st_ino)
+        if key not in self.done:
+            self.done[key] = self._unpack(zip_path, self.root / str(len(self.done)))
+        unpacked = self.done[key]
+        if isinstance(unpacked, UnsafeArchive):
+            raise unpacked
+        shutil.copytree(unpacked, dest, copy_function=os.link, dirs_exist_ok=True)
+
+    def _unpack(self, zip_path: Path, target: Path) -> Path | UnsafeArchive:
+        left = self.limits.max_import_bytes - self.inflated
+        limits = replace(self.limits, max_total_bytes=min(self.limits.max_total_bytes, left))
+        target.mkdir()
+        try:
+            self.inflated += safe_extract(zip_path, target, limits)
+        except UnsafeArchive as exc:
+            shutil.rmtree(target, ignore_errors=True)
+            if left < self.limits.max_total_bytes:
+                return UnsafeArchive(
+                    f"{exc} (the import's total cap of {self.limits.max_import_bytes} "
+                    f"inflated bytes leaves {left})"
+                )
+            return exc
+        return target
+
+
+def _csv_rows(csv_path: Path, limits: ZipLimits) -> tuple[list[tuple[int, dict[str, Any]]], str]:
+    """The rows with their line numbers, or why the file cannot be read (naming the row)."""
+    try:
+        raw = read_limited(csv_path, limits.max_csv_bytes)
+    except TreeLimitError as exc:
+        return [], str(exc)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return [], f"line {line} is not UTF-8 (byte {exc.start}); save the file as UTF-8"
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows: list[tuple[int, dict[str, Any]]] = []
+    done = 0  # the last line read whole: an error is in the one after it
+    try:
         missing = {"ref", "label", "artifact_file"} - set(reader.fieldnames or [])
         if missing:
-            problems.append(Problem(csv_path, f"missing columns {sorted(missing)}"))
-            return 0
-        rows = list(reader)
+            return [], f"missing columns {sorted(missing)}"
+        done = reader.line_num
+        for row in reader:
+            rows.append((reader.line_num, row))
+            done = reader.line_num
+    except csv.Error as exc:
+        return [], f"line {done + 1}: {exc}"
+    return rows, ""
+
+
+def _import_track(
+    track_dir: Path, out_dir: Path, track: Track, archives: _Archives, problems: list[Problem]
+) -> int:
+    csv_path = track_dir / f"{track.value}.csv"
+    rows, error = _csv_rows(csv_path, archives.limits)
+    if error:
+        problems.append(Problem(csv_path, error))
+        return 0
     imported = 0
-    for number, row in enumerate(rows, start=2):  # line 1 is the header
+    for number, row in rows:
         where = f"{csv_path.name} line {number}"
-        found = _import_row(row, track_dir, out_dir, track, limits)
+        found = _import_row(row, track_dir, out_dir, track, archives)
         problems.extend(Problem(p.path, f"{p.message} ({where})") for p in found)
         imported += not found
     return imported
 
 
 def _import_row(
-    row: dict[str, Any], track_dir: Path, out_dir: Path, track: Track, limits: ZipLimits
+    row: dict[str, Any], track_dir: Path, out_dir: Path, track: Track, archives: _Archives
 ) -> list[Problem]:
-    ref = (row.get("ref") or "").strip()
+    ref = str(row.get("ref") or "").strip()
     if not _REF.fullmatch(ref):
-        return [Problem(track_dir, f"ref {ref!r} is not a usable task id")]
-    zip_path, error = _locate_archive(track_dir, (row.get("artifact_file") or "").strip())
+        return [Problem(track_dir, f"ref {ref[:80]!r} is not a usable task id")]
+    zip_path, error = _locate_archive(track_dir, str(row.get("artifact_file") or "").strip())
     if zip_path is None:
         return [Problem(track_dir, f"{ref}: {error}")]
     task_dir = out_dir / ref
     if task_dir.exists():
         return [Problem(zip_path, f"{ref}: duplicate ref")]
-    (task_dir / ARTIFACT_DIR).mkdir(parents=True)
+    task_dir.mkdir(parents=True)
     try:
-        safe_extract(zip_path, task_dir / ARTIFACT_DIR, limits)
+        archives.extract(zip_path, task_dir / ARTIFACT_DIR)
     except UnsafeArchive as exc:
         return [Problem(zip_path, f"{ref}: archive refused: {exc}")]
     except OSError as exc:
-        return [Problem(zip_path, f"{ref}: cannot extract: {exc}")]
-    label, problems = _native_label(row, ref, zip_path, track)
+        return [Problem(zip_path, f"{ref}: cannot extract: {exc.strerror}")]
+    label, problems = _native_label(row, ref, zip_path, track, archives.limits)
     if problems:
         return problems
     (task_dir / LABEL_FILE).write_text(json.dumps(label, indent=2) + "\n", encoding="utf-8")
@@ -202,32 +326,39 @@ def _import_row(
 def _locate_archive(track_dir: Path, artifact_file: str) -> tuple[Path | None, str]:
     reason = unsafe_path_reason(artifact_file)
     if reason:
-        return None, f"artifact_file {artifact_file!r}: {reason}"
-    for candidate in (track_dir / artifact_file, track_dir / "artifacts" / artifact_file):
-        if candidate.is_file() and not candidate.is_symlink():
-            return candidate, ""
-    return None, f"artifact_file {artifact_file!r} not found under {track_dir}"
+        return None, f"artifact_file {artifact_file[:120]!r}: {reason}"
+    for base in (track_dir, track_dir / "artifacts"):
+        found = regular_file(base, artifact_file)
+        if found is not None:
+            return found, ""
+    return None, f"artifact_file {artifact_file[:120]!r} not found under {track_dir}"
 
 
 def _native_label(
-    row: dict[str, Any], ref: str, zip_path: Path, track: Track
+    row: dict[str, Any], ref: str, zip_path: Path, track: Track, limits: ZipLimits
 ) -> tuple[dict[str, Any], list[Problem]]:
     label: dict[str, Any] = {
         "track": track.value,
-        "label": (row.get("label") or "").strip(),
+        "label": str(row.get("label") or "").strip(),
         "expected_capabilities": [],
         "source": {"format": "phylax", "ref": ref, "row": dict(row)},
         "notes": "imported from a Phylax corpus",
     }
     sidecar_name = "ground_truth" if track is Track.REPOSITORIES else "expected_findings"
     sidecar = zip_path.parent / f"{ref}.{sidecar_name}.json"
+    if sidecar.is_symlink():
+        return label, [Problem(sidecar, f"{ref}: sidecar is a symlink; links are refused")]
     if not sidecar.is_file():
         if track is Track.REPOSITORIES:
             label["ground_truth"] = {"vulnerabilities": []}
         return label, []
     try:
-        data = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = parse_bounded(
+            read_capped(sidecar, limits.max_sidecar_bytes + 1),
+            max_bytes=limits.max_sidecar_bytes,
+            strict=True,
+        )
+    except (TreeLimitError, JsonLimitError) as exc:
         return label, [Problem(sidecar, f"{ref}: not valid JSON: {exc}")]
     if track is Track.REPOSITORIES:
         # Phylax publishes `{}` (or a null list) for a repository with nothing planted.

@@ -8,15 +8,23 @@ validation goes on to find the rest.
 from __future__ import annotations
 
 import os
-import stat
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.corpus.interface import CorpusError, Label, Problem, Task, unsafe_path_reason
+from assay.corpus.interface import (
+    ARTIFACT_TREE,
+    CorpusError,
+    Label,
+    Problem,
+    Task,
+    unsafe_path_reason,
+)
 from assay.corpus.native import ARTIFACT_DIR, read_task
+from assay.corpus.phylax import UnsafeArchive, ZipLimits, check_central_directory
 from assay.mechanism.spec import Track
+from assay.schema.boundedfs import TreeLimitError, walk
 
 # DESIGN §9: a track's malicious share must stay within 30..70 %.
 MIN_CLASS_SHARE = 0.30
@@ -100,34 +108,36 @@ def _balance_problems(track_dir: Path, counts: TrackCounts) -> list[Problem]:
     return []
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    # os.walk does not follow directory symlinks, so a link cannot lead the walk away.
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in sorted(dirnames + filenames):
-            yield Path(dirpath) / name
-
-
 def _tree_problems(task_dir: Path) -> list[Problem]:
-    """Links leaving the task, special files, and archives with escaping member names."""
+    """Links leaving the task, special files, archives with escaping member names, and
+    trees too deep or too large to walk."""
     problems: list[Problem] = []
-    task_root = task_dir.resolve()
-    for path in _walk(task_dir / ARTIFACT_DIR):
-        mode = path.lstat().st_mode
-        if stat.S_ISLNK(mode):
-            if not path.resolve().is_relative_to(task_root):
-                problems.append(Problem(path, f"symlink leaves the task: -> {os.readlink(path)}"))
-        elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            problems.append(Problem(path, "special file (device, socket or fifo)"))
-        elif path.suffix == ".zip":
-            problems.extend(_zip_member_problems(path))
+    task_root = Path(os.path.realpath(task_dir))
+    artifact = task_dir / ARTIFACT_DIR
+    try:
+        for entry in walk(artifact, ARTIFACT_TREE) if artifact.is_dir() else ():
+            if entry.is_symlink:
+                # realpath, not resolve(): a link loop is reported, never raised.
+                if not Path(os.path.realpath(entry.path)).is_relative_to(task_root):
+                    link = os.readlink(entry.path)
+                    problems.append(Problem(entry.path, f"symlink leaves the task: -> {link}"))
+            elif not (entry.is_file or entry.is_dir):
+                problems.append(Problem(entry.path, "special file (device, socket or fifo)"))
+            elif entry.path.suffix == ".zip":
+                problems.extend(_zip_member_problems(entry.path))
+    except TreeLimitError as exc:
+        problems.append(Problem(artifact, f"artifact tree refused: {exc}"))
     return problems
 
 
 def _zip_member_problems(path: Path) -> list[Problem]:
     try:
+        check_central_directory(path, ZipLimits())
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
-    except (zipfile.BadZipFile, OSError) as exc:
+    except UnsafeArchive as exc:
+        return [Problem(path, f"zip archive refused: {exc}")]
+    except (zipfile.BadZipFile, OSError, ValueError, RuntimeError) as exc:
         return [Problem(path, f"unreadable zip archive: {exc}")]
     return [
         Problem(path, f"zip member {name!r}: {reason}")

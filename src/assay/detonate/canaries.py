@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 HOME = "/tmp/home/dev"  # looks like a developer's home; HOME points here
 USER = "dev"
+FAKETIME_RC = ".faketimerc"  # relative to HOME
 _ALNUM = string.ascii_letters + string.digits
 _UPPER = string.ascii_uppercase + string.digits
 
@@ -204,3 +205,47 @@ def make_canaries(seed: bytes) -> CanarySet:
 
 def canary_named(name: str) -> CanaryFile | None:
     return next((item for item in CANARY_FILES if item.name == name), None)
+
+
+# What an MCP client, a host and a user's argument look like: one of these is chosen
+# per detonation, so no fixed name or value gives the instrumentation away.
+_CLIENTS = (
+    ("claude-code", "2.0.14"),
+    ("cursor-vscode", "1.7.2"),
+    ("Visual Studio Code", "1.105.0"),
+    ("windsurf-client", "1.12.1"),
+    ("zed", "0.208.4"),
+    ("cline", "3.32.0"),
+)
+_HOSTS = ("dev-laptop", "workstation", "mbp-{n}", "thinkpad-{n}", "devbox-{n}", "desktop-{n}")
+_CI_HOSTS = ("fv-az{n}-{m}", "runnervm{n}", "gitlab-runner-{n}")
+_WORDS = ("quarterly", "invoice", "roadmap", "meeting", "budget", "release", "summary", "draft")
+
+
+@dataclass(frozen=True)
+class Disguise:
+    """Per-detonation names the artifact can see: MCP client identity, the argument
+    value tools are called with (a needle of its own), the host name."""
+
+    client_name: str
+    client_version: str
+    argument: str
+    host: str
+    ci_host: str
+
+    def hostname(self, profile: str) -> str:
+        return self.ci_host if profile == "ci" else self.host
+
+
+def make_disguise(seed: bytes) -> Disguise:
+    digest = hashlib.sha256(seed + b"disguise").digest()
+    n, m = int.from_bytes(digest[4:6], "big") % 900 + 100, digest[6] % 90 + 10
+    client = _CLIENTS[digest[0] % len(_CLIENTS)]
+    word = _WORDS[digest[1] % len(_WORDS)]
+    return Disguise(
+        client_name=client[0],
+        client_version=client[1],
+        argument=f"{word}-{_derive(seed, 'argument', 6, string.ascii_lowercase)}",
+        host=_HOSTS[digest[2] % len(_HOSTS)].format(n=n),
+        ci_host=_CI_HOSTS[digest[3] % len(_CI_HOSTS)].format(n=n, m=m),
+    )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
-import time
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -15,18 +15,24 @@ from pathlib import Path
 from typing import Any
 
 from assay.detonate.canaries import (
+    FAKETIME_RC,
     HOME,
     PLAIN_HOME_FILES,
     USER,
     CanarySet,
+    Disguise,
     make_canaries,
+    make_disguise,
 )
 from assay.detonate.mapping import (
     Attribution,
+    exec_capabilities,
     home_relative,
     map_harness,
     map_trace,
     map_uploads,
+    secret_read_capability,
+    write_capability,
 )
 from assay.detonate.model import (
     MAX_EVENTS_PER_KIND,
@@ -36,9 +42,12 @@ from assay.detonate.model import (
     ProfileRun,
     StepOutcome,
     clip,
+    quoted,
 )
 from assay.detonate.plan import (
+    PROFILES,
     PROJECT_DIR,
+    PYTHON,
     Plan,
     Profile,
     Step,
@@ -51,6 +60,7 @@ from assay.sandbox.interface import (
     SANDBOX_ARTIFACT_DIR,
     SANDBOX_INPUT_DIR,
     SANDBOX_WORKSPACE_DIR,
+    InfrastructureError,
     InputFile,
     Observation,
     Peer,
@@ -59,21 +69,24 @@ from assay.sandbox.interface import (
     SealedRequest,
     TraceSet,
 )
+from assay.schema.boundedjson import JsonLimitError, parse_bounded
 
 HARNESS_FLAGS = ("-I", "-S", "-B")
+LOG_CAP = 1 << 20  # bytes of harness log a profile may return
+_LOG_DEPTH = 40  # the harness bounds what it logs; deeper means it did not write this
 _STDERR_SHOWN = 240
 PARALLEL_PROFILES = 2
 
 
 @dataclass(frozen=True)
 class Budget:
-    """Bounds of one detonation. Each profile is one sealed run with its own CPU
-    budget; the harness stops starting steps at its deadline; the whole detonation
-    stops starting profiles once `total_wall_s` is spent."""
+    """Bounds of one detonation. Each profile is one sealed run with its own CPU,
+    memory and wall budget, and every profile runs: one slow profile cannot starve
+    another (what a slowdown costs is its own profile's completeness, recorded as
+    interference). The harness stops starting steps at its deadline."""
 
     profile_cpu_s: float = 5.0
-    profile_deadline_s: float = 7.0
-    total_wall_s: float = 18.0
+    profile_deadline_s: float = 9.0
     memory_bytes: int = 1 << 30
     pids: int = 128
     workspace_bytes: int = 64 << 20
@@ -86,7 +99,7 @@ class Budget:
             memory_bytes=self.memory_bytes,
             pids=self.pids,
             workspace_bytes=self.workspace_bytes,
-            result_bytes=1 << 20,
+            result_bytes=LOG_CAP,
             trace_bytes=self.trace_bytes,
         )
 
@@ -111,32 +124,56 @@ def detonate(
     sandbox and map what it did.
 
     `InfrastructureError` from the backend propagates: a broken sandbox is never
-    reported as a clean artifact.
+    reported as a clean artifact. Anything else the artifact provokes ends as a
+    detonation with `complete = false` and the reason, never as an exception.
     """
     if not track.behavioural:
         raise ValueError(f"the {track.value} track is not detonated")
     seed = seed if seed is not None else os.urandom(16)
+    try:
+        return _detonate(artifact_dir, track, backend, budget, seed, only)
+    except InfrastructureError:
+        raise
+    except Exception as exc:
+        return Detonation.failed(track, f"detonation failed: {type(exc).__name__}: {exc}")
+
+
+def _detonate(
+    artifact_dir: Path,
+    track: Track,
+    backend: SandboxBackend,
+    budget: Budget,
+    seed: bytes,
+    only: Collection[str] | None,
+) -> Detonation:
     token = seed.hex()[:16]
     setup = _Setup(
         artifact_dir=artifact_dir,
         plan=build_plan(artifact_dir, track, token),
         canaries=make_canaries(seed),
+        disguise=make_disguise(seed),
         token=token,
         backend=backend,
         budget=budget,
         libfaketime=find_libfaketime(),
-        started=time.monotonic(),
     )
     profiles = [p for p in setup.plan.profiles() if only is None or p.name in only]
     notes = list(setup.plan.notes)
+    interference = list(setup.plan.interference)
     if setup.libfaketime is None and any(p.clock_offset for p in profiles):
-        notes.append("libfaketime is not installed: the shifted-clock profiles did not run")
+        skipped = [p.name for p in profiles if p.clock_offset]
+        interference.append(f"profiles {', '.join(skipped)} not run: libfaketime is not installed")
         profiles = [p for p in profiles if p.clock_offset is None]
-    # Profiles are independent sealed runs; two at a time roughly halves the wall time
-    # (much of a run is spent waiting on the tracer, not on a CPU).
-    with ThreadPoolExecutor(max_workers=PARALLEL_PROFILES) as pool:
-        results = list(pool.map(setup.run, profiles))
-    observations = [(r.profile, r.observation, r.log) for r in results if r.observation]
+    if setup.plan.steps_for(PROFILES[0]) or setup.plan.variations:
+        # Profiles are independent sealed runs; two at a time roughly halves the wall time
+        # (much of a run is spent waiting on the tracer, not on a CPU).
+        with ThreadPoolExecutor(max_workers=PARALLEL_PROFILES) as pool:
+            results = list(pool.map(setup.run, profiles))
+    else:
+        results = []  # nothing to run: the plan's notes and interference say why
+    observations = [(r.profile, r.observation, r.log) for r in results]
+    for r in results:
+        interference.extend(f"{r.profile.name}: {reason}" for reason in r.interference)
     return Detonation(
         track=track,
         capabilities=_aggregate(
@@ -146,6 +183,7 @@ def detonate(
         events=_event_summary(observations, setup.canaries, setup.plan, token),
         mcp=_mcp_summary(observations) if track is Track.MCP_SERVERS else None,
         notes=tuple(notes),
+        interference=tuple(dict.fromkeys(interference)),
     )
 
 
@@ -153,9 +191,10 @@ def detonate(
 class _ProfileResult:
     profile: Profile
     run: ProfileRun
+    observation: Observation
     evidence: tuple[Evidence, ...] = ()
-    observation: Observation | None = None  # None: skipped
     log: dict[str, Any] = field(default_factory=dict)
+    interference: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -165,40 +204,41 @@ class _Setup:
     artifact_dir: Path
     plan: Plan
     canaries: CanarySet
+    disguise: Disguise
     token: str
     backend: SandboxBackend
     budget: Budget
     libfaketime: str | None
-    started: float
 
     def run(self, profile: Profile) -> _ProfileResult:
-        if time.monotonic() - self.started > self.budget.total_wall_s:
-            return _ProfileResult(profile, ProfileRun(profile.name, profile.description, "skipped"))
         observation = self.backend.run(self.request(profile))
-        log = _parse_log(observation)
+        log, unreadable = _parse_log(observation)
         who = self.attribution(profile)
         evidence = map_trace(observation.trace, who) + map_harness(log, profile.name)
         evidence += map_uploads(observation.trace.execs, log, who)
         status = observation.limit_hit.value if observation.limit_hit else "ok"
-        if not log and status == "ok":
+        if unreadable and status == "ok":
             status = "harness_failed"
+        steps = _step_outcomes(self.plan.steps_for(profile), log, self.token)
         run = ProfileRun(
             name=profile.name,
             description=profile.description,
             status=status,
-            steps=_step_outcomes(self.plan.steps_for(profile), log, self.token),
-            skipped_steps=tuple(str(s) for s in log.get("skipped", [])),
+            steps=steps,
+            skipped_steps=tuple(clip(str(s), 160) for s in log.get("skipped", [])),
             capabilities=tuple(sorted({e.capability for e in evidence})),
             cpu_s=observation.cpu_s,
             wall_s=observation.wall_s,
         )
-        return _ProfileResult(profile, run, tuple(evidence), observation, log)
+        disturbed = _interference(observation, log, unreadable, run)
+        return _ProfileResult(profile, run, observation, tuple(evidence), log, disturbed)
 
     def request(self, profile: Profile) -> SealedRequest:
         harness_plan = _harness_plan(
             self.plan,
             profile,
             self.canaries,
+            self.disguise,
             self.token,
             self.budget.profile_deadline_s,
             self.libfaketime,
@@ -212,6 +252,7 @@ class _Setup:
             ),
             artifact_dir=str(self.artifact_dir),
             trace=TraceSet.FULL,
+            hostname=self.disguise.hostname(profile.name),
         )
 
     def attribution(self, profile: Profile) -> Attribution:
@@ -221,26 +262,80 @@ class _Setup:
             profile=profile.name,
             canaries=self.canaries,
             harness_argvs=frozenset({_harness_argv(self.backend), *(s.argv for s in steps)}),
-            harness_prefixes=(_stage_dir(self.token) + "/", harness_dir(self.token) + "/"),
+            harness_prefixes=(
+                _stage_dir(self.token) + "/",
+                harness_dir(self.token) + "/",
+                *self.plan.runner_writes,
+            ),
             harness_files=frozenset(self.plan.placeholders),
+            runner_programs=self.plan.runner_programs,
         )
+
+
+def _interference(
+    observation: Observation, log: dict[str, Any], unreadable: str, run: ProfileRun
+) -> tuple[str, ...]:
+    """Why this profile's run may not show everything the artifact would do."""
+    found: list[str] = []
+    if observation.limit_hit is not None:
+        found.append(f"stopped by its {observation.limit_hit.value} limit")
+    if unreadable:
+        found.append(unreadable)
+    if observation.result.truncated:
+        found.append(f"harness log over its {LOG_CAP}-byte cap")
+    if observation.trace.truncated:
+        found.append("trace summary capped: the artifact did more than the summary keeps")
+    if log.get("truncated"):
+        found.append("harness log cut down to fit its cap")
+    found += [clip(str(e), 200) for e in log.get("errors", [])][:4]
+    if run.skipped_steps:
+        found.append(f"{len(run.skipped_steps)} step(s) not run: profile deadline reached")
+    found += [f"step {s.name!r} timed out" for s in run.steps if s.timed_out][:4]
+    failed = [s for s in run.steps if s.error][:4]
+    found += [f"step {s.name!r} could not run: {clip(s.error, 120)}" for s in failed]
+    for step in _dicts(log.get("steps")):
+        mcp = step.get("mcp")
+        if not isinstance(mcp, dict):
+            continue
+        if mcp.get("initialize") not in (None, "ok"):
+            found.append(f"MCP server did not initialise ({clip(str(mcp['initialize']), 40)})")
+        if mcp.get("list_failure"):
+            found.append(f"MCP tools/list failed ({clip(str(mcp['list_failure']), 40)})")
+        skipped = [c for c in _dicts(mcp.get("calls")) if c.get("outcome") == "skipped: deadline"]
+        if skipped:
+            found.append(f"{len(skipped)} MCP tool call(s) not made: deadline reached")
+        session = mcp.get("session")
+        if isinstance(session, dict) and session.get("flooded"):
+            found.append("MCP server flooded its output past the cap")
+    return tuple(found)
+
+
+def _dicts(value: object) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _harness_plan(
     plan: Plan,
     profile: Profile,
     canaries: CanarySet,
+    disguise: Disguise,
     token: str,
     deadline_s: float,
     libfaketime: str | None,
 ) -> dict[str, Any]:
+    home_files = {
+        **PLAIN_HOME_FILES,
+        # libfaketime reads its offset from here when FAKETIME is unset: no clock marker
+        # in the environment.
+        **({FAKETIME_RC: f"{profile.clock_offset}\n"} if profile.clock_offset else {}),
+    }
     files = [
         {"path": path, "data": base64.b64encode(data).decode(), "mode": 0o600}
         for path, data in canaries.files.items()
     ]
     files += [
         {"path": f"{HOME}/{rel}", "data": base64.b64encode(text.encode()).decode(), "mode": 0o644}
-        for rel, text in PLAIN_HOME_FILES.items()
+        for rel, text in home_files.items()
     ]
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -261,24 +356,44 @@ def _harness_plan(
         "dirs": [HOME, PROJECT_DIR, *plan.workdirs],
         "placeholders": plan.placeholders,
         "copies": list(plan.copies),
+        "links": plan.links,
+        "user_site": user_site(),
+        "site_paths": list(plan.site_paths),
         "scan_roots": ["/tmp", SANDBOX_WORKSPACE_DIR],
         "scan_skip": [_stage_dir(token)],
         "needles": {name: list(forms) for name, forms in canaries.needles.items()},
         "env": env,
-        "steps": [_step_json(step, token) for step in plan.steps_for(profile)],
+        "steps": [_step_json(step, disguise) for step in plan.steps_for(profile)],
         "deadline_s": deadline_s,
+        "log_cap": LOG_CAP,
     }
 
 
+@functools.cache
+def user_site() -> str:
+    """The fake home's user site-packages of the sandbox's Python (the host's, bound
+    read-only): every Python child the artifact starts reads it by itself."""
+    version = Path(PYTHON).resolve().name  # python3.11
+    return f"{HOME}/.local/lib/{version}/site-packages"
+
+
 def _stage_dir(token: str) -> str:
-    return f"/tmp/.assay-{token}"
+    return f"/tmp/tmp{token[:8]}"  # named like any tempfile.mkdtemp() directory
 
 
-def _step_json(step: Step, token: str) -> dict[str, Any]:
+def _step_json(step: Step, disguise: Disguise) -> dict[str, Any]:
     out = step.to_json()
     if step.kind == "mcp":
-        out["mcp"] = {"request_timeout_s": 2.0, "call_timeout_s": 1.5, "max_tools": 16}
-        out["canary"] = f"canary-{token[:8]}"
+        out["mcp"] = {
+            # Starting a server (Node, a TypeScript runner, an SDK) under the tracer
+            # takes longer than answering a request once started.
+            "init_timeout_s": 5.0,
+            "request_timeout_s": 2.0,
+            "call_timeout_s": 1.5,
+            "max_tools": 16,
+            "client": {"name": disguise.client_name, "version": disguise.client_version},
+            "canary": disguise.argument,
+        }
     return out
 
 
@@ -286,19 +401,24 @@ def _harness_argv(backend: SandboxBackend) -> tuple[str, ...]:
     return (backend.python, *HARNESS_FLAGS, f"{SANDBOX_INPUT_DIR}/harness.py")
 
 
-def _parse_log(observation: Observation) -> dict[str, Any]:
+def _parse_log(observation: Observation) -> tuple[dict[str, Any], str]:
+    """The harness log, and why it could not be read ("" when it could)."""
+    if not observation.result.data:
+        return {}, "no harness log: the harness was killed or crashed"
     try:
-        log = json.loads(observation.result.data)
-    except ValueError:
-        return {}
-    return log if isinstance(log, dict) else {}
+        log = parse_bounded(observation.result.data, max_bytes=LOG_CAP, max_depth=_LOG_DEPTH)
+    except JsonLimitError as exc:
+        return {}, f"harness log unreadable: {clip(str(exc), 120)}"
+    if not isinstance(log, dict):
+        return {}, "harness log unreadable: not an object"
+    return log, ""
 
 
 def _step_outcomes(
     steps: Iterable[Step], log: dict[str, Any], token: str
 ) -> tuple[StepOutcome, ...]:
-    """Each step's outcome; the harness's random directory name is shown as `.assay`."""
-    records = {r.get("name"): r for r in log.get("steps", []) if isinstance(r, dict)}
+    """Each step's outcome, the harness's random directory names shown as placeholders."""
+    records = {r.get("name"): r for r in _dicts(log.get("steps"))}
     out = []
     for step in steps:
         record = records.get(step.name)
@@ -308,7 +428,7 @@ def _step_outcomes(
         out.append(
             StepOutcome(
                 name=step.name,
-                argv=tuple(a.replace(f".assay-{token}", ".assay") for a in step.argv),
+                argv=tuple(_shown(a, token) for a in step.argv),
                 exit_code=exit_code if isinstance(exit_code, int) else None,
                 timed_out=bool(record.get("timed_out")),
                 error=str(record.get("error", "")),
@@ -316,6 +436,10 @@ def _step_outcomes(
             )
         )
     return tuple(out)
+
+
+def _shown(arg: str, token: str) -> str:
+    return arg.replace(harness_dir(token), "<work>").replace(_stage_dir(token), "<stage>")
 
 
 def _aggregate(
@@ -339,9 +463,25 @@ def _event_summary(
     plan: Plan,
     token: str,
 ) -> dict[str, list[Any]]:
-    """The raw events of every profile, the harness's own left out; sorted and capped."""
-    ignored = (_stage_dir(token), harness_dir(token), SANDBOX_ARTIFACT_DIR + "/", "/dev/", "/proc/")
+    """The raw events of every profile, the harness's own left out; capped, the most
+    security-relevant kept first (so decoys cannot push a key read out of the sample)."""
+    ignored = (
+        _stage_dir(token),
+        harness_dir(token),
+        SANDBOX_ARTIFACT_DIR + "/",
+        "/dev/",
+        "/proc/",
+        user_site(),
+        f"{HOME}/{FAKETIME_RC}",
+        *plan.runner_writes,
+    )
     planned = {s.argv for p, _, _ in observations for s in plan.steps_for(p)}
+    planned |= {
+        argv
+        for _, observation, _ in observations
+        for argv in observation.trace.execs
+        if plan.runner_programs and argv and argv[0].startswith(plan.runner_programs)
+    }
     kinds: dict[str, set[str]] = defaultdict(set)
     for _profile, observation, log in observations:
         trace = observation.trace
@@ -363,14 +503,31 @@ def _event_summary(
             if not _harness_peer(c, log.get("sink_port"))
         )
         kinds["dns"].update(trace.dns_queries)
-        for step in log.get("steps", []):
-            for hit in step.get("canary_hits") or [] if isinstance(step, dict) else []:
+        for step in _dicts(log.get("steps")):
+            for hit in _dicts(step.get("canary_hits")):
                 kinds["canary_hits"].add(
                     f"{hit.get('canary')} in {home_relative(str(hit.get('path')))}"
                 )
     kinds["reads"] -= {"/tmp", SANDBOX_WORKSPACE_DIR}  # the harness's own canary scan
     names = ("execs", "reads", "writes", "unlinks", "connects", "dns", "canary_hits")
-    return {name: sorted(kinds[name])[:MAX_EVENTS_PER_KIND] for name in names}
+    return {name: _sample(name, kinds[name]) for name in names}
+
+
+def _sample(kind: str, events: set[str]) -> list[str]:
+    ranked = sorted(events, key=lambda event: (relevance(kind, event), event))
+    return [clip(e) for e in ranked[:MAX_EVENTS_PER_KIND]]
+
+
+def relevance(kind: str, event: str) -> int:
+    """0 for events that stand for a capability beyond the ordinary, 1 otherwise."""
+    if kind == "reads":
+        return 0 if secret_read_capability(event) else 1
+    if kind in ("writes", "unlinks"):
+        return 0 if write_capability(event) != "WRITE_FILE" else 1
+    if kind == "execs":
+        found = exec_capabilities(tuple(event.split()))
+        return 0 if any(c != "CREATE_PROCESS" for c, _ in found) else 1
+    return 0
 
 
 def _harness_peer(peer: Peer, sink_port: object) -> bool:
@@ -387,16 +544,26 @@ def _mcp_summary(
     tools: list[dict[str, Any]] = []
     calls: dict[str, list[dict[str, str]]] = {}
     sessions: dict[str, dict[str, Any]] = {}
+    changed: list[dict[str, Any]] = []
     for profile, _, log in observations:
-        for step in log.get("steps", []):
-            mcp = step.get("mcp") if isinstance(step, dict) else None
+        for step in _dicts(log.get("steps")):
+            mcp = step.get("mcp")
             if not isinstance(mcp, dict):
                 continue
             if not tools and mcp.get("tools"):
-                tools = [_tool_surface(t) for t in mcp["tools"]]
-            calls[profile.name] = [_call_summary(c, profile.name) for c in mcp.get("calls", [])]
-            sessions[profile.name] = {"initialize": mcp.get("initialize"), **mcp.get("session", {})}
-    return {"tools": tools, "calls": calls, "sessions": sessions}
+                tools = [_tool_surface(t) for t in _dicts(mcp["tools"])]
+            if not changed and mcp.get("changed_tools"):
+                changed = [_tool_surface(t) for t in _dicts(mcp["changed_tools"])]
+            calls[profile.name] = [_call_summary(c, profile.name) for c in _dicts(mcp.get("calls"))]
+            session = mcp.get("session")
+            sessions[profile.name] = {
+                "initialize": mcp.get("initialize"),
+                **(session if isinstance(session, dict) else {}),
+            }
+    out = {"tools": tools, "calls": calls, "sessions": sessions}
+    if changed:
+        out["tools_after_change"] = changed  # announced by notifications/tools/list_changed
+    return out
 
 
 def _call_summary(call: dict[str, Any], profile: str) -> dict[str, Any]:
@@ -415,6 +582,8 @@ def _tool_surface(tool: dict[str, Any]) -> dict[str, Any]:
     properties = schema.get("properties") if isinstance(schema, dict) else None
     return {
         "name": clip(str(tool.get("name", "")), 120),
-        "description": clip(str(tool.get("description", "")), 2000),
-        "parameters": sorted(str(k) for k in properties) if isinstance(properties, dict) else [],
+        "description": quoted(str(tool.get("description", "")), 2000),
+        "parameters": sorted(clip(str(k), 120) for k in properties)[:64]
+        if isinstance(properties, dict)
+        else [],
     }

@@ -40,6 +40,9 @@ PLAN_PATH = "/task/input/plan.json"
 _TAIL = 2048  # bytes of each child's stderr kept for the log
 _SCAN_FILE_CAP = 1 << 20  # larger files are not scanned for canaries
 _SCAN_FILES_MAX = 2000
+_PARSE_DEPTH = 5000
+_HITS_PER_SCAN = 100
+_PATH_SHOWN = 300
 _MCP_LINE_CAP = 1 << 20
 _MCP_TOTAL_CAP = 8 << 20
 _PR_SET_DUMPABLE = 4
@@ -76,10 +79,14 @@ def lay_out_home(plan: dict[str, Any]) -> None:
 
 
 def copy_artifact(plan: dict[str, Any]) -> None:
-    """Copy the read-only artifact where install steps need a writable tree."""
+    """Copy the read-only artifact where steps need a writable tree, and link in what
+    the plan provides beside it (the pinned SDKs)."""
     for destination in plan["copies"]:
         os.makedirs(os.path.dirname(destination), exist_ok=True)
-        shutil.copytree("/task/artifact", destination, symlinks=True)
+        shutil.copytree("/task/artifact", destination, symlinks=True, dirs_exist_ok=True)
+    for link, target in plan["links"].items():
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink(target, link)
 
 
 # --- canary scanning ---------------------------------------------------------------------
@@ -154,7 +161,8 @@ class Scanner:
         for name, forms in self.needles.items():
             if (name, full) not in self.seen and any(form in data for form in forms):
                 self.seen.add((name, full))
-                hits.append({"canary": name, "path": full})
+                if len(hits) < _HITS_PER_SCAN:
+                    hits.append({"canary": name, "path": full[:_PATH_SHOWN]})
 
 
 # --- egress sink -------------------------------------------------------------------------
@@ -190,10 +198,14 @@ def _assay_egress(sink=("127.0.0.1", {port})):
 _assay_egress()
 del _assay_egress
 """
+# Extra import paths (the pinned MCP SDK) as a .pth line: no PYTHONPATH to notice.
+_SITE_PTH = "{paths}\n"
 # The same for Node children (through NODE_OPTIONS=--require): a throwaway socket
 # makes the real, traced attempt; the artifact's own socket goes to the sink.
 _EGRESS_HOOK_JS = """
 const net = require("net");
+// Loaded through NODE_OPTIONS; the variable itself is not the artifact's business.
+delete process.env.NODE_OPTIONS;
 const realConnect = net.Socket.prototype.connect;
 net.Socket.prototype.connect = function (...args) {
   // net.connect() passes arguments it has already normalised (an array).
@@ -228,16 +240,25 @@ class EgressSink:
         self.busy = threading.Event()  # set while a connection is being read
         threading.Thread(target=self._serve, daemon=True).start()
 
-    def hook_env(self, directory: str) -> dict[str, str]:
-        """Write the hooks under `directory` (the harness's own); the child env using them."""
+    def hook_env(self, directory: str, user_site: str, site_paths: list[str]) -> dict[str, str]:
+        """Install the hooks: Python's in the fake home's user site-packages (which every
+        Python child reads on its own; written under `directory`, the harness's own, and
+        hard-linked in, untraced), Node's under `directory`; returns the child env that
+        loads the Node one."""
         os.makedirs(directory, exist_ok=True)
-        python_hook = os.path.join(directory, "sitecustomize.py")
-        node_hook = os.path.join(directory, "egress.js")
-        with open(python_hook, "w", encoding="utf-8") as handle:
-            handle.write(_EGRESS_HOOK.format(port=self.port))
+        os.makedirs(user_site, exist_ok=True)
+        python_files = {"usercustomize.py": _EGRESS_HOOK.format(port=self.port)}
+        if site_paths:
+            python_files["vendor.pth"] = _SITE_PTH.format(paths="\n".join(site_paths))
+        for name, text in python_files.items():
+            staged = os.path.join(directory, name)
+            with open(staged, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.link(staged, os.path.join(user_site, name))
+        node_hook = os.path.join(directory, "preload.js")
         with open(node_hook, "w", encoding="utf-8") as handle:
             handle.write(_EGRESS_HOOK_JS.replace("{port}", str(self.port)))
-        return {"PYTHONPATH": directory, "NODE_OPTIONS": f"--require {node_hook}"}
+        return {"NODE_OPTIONS": f"--require {node_hook}"}
 
     def drain(self) -> list[dict[str, Any]]:
         """Events so far, once connections already made have been read (a step's child
@@ -412,6 +433,7 @@ class McpSession:
         self.malformed = 0
         self.flooded = False
         self.closed = False
+        self.tools_changed = 0  # notifications/tools/list_changed received
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
@@ -426,7 +448,11 @@ class McpSession:
         while True:
             for line in self._lines():
                 message = self._parse(line)
-                if message is not None and message.get("id") == wanted:
+                if message is None:
+                    continue
+                if message.get("method") == "notifications/tools/list_changed":
+                    self.tools_changed += 1
+                if message.get("id") == wanted:
                     return message
             if self.flooded:
                 return {"failure": "flood"}
@@ -504,6 +530,7 @@ class McpSession:
             "exit": self.process.returncode,
             "malformed_lines": self.malformed,
             "flooded": self.flooded,
+            "tools_changed": self.tools_changed,
             "stdout_bytes": self.total,
         }
 
@@ -554,56 +581,84 @@ def run_mcp(
             {
                 "protocolVersion": "2024-11-05",
                 "capabilities": {},
-                "clientInfo": {"name": "assay-detonate", "version": "1"},
+                "clientInfo": limits["client"],
             },
-            limits["request_timeout_s"],
+            limits["init_timeout_s"],
         )
         out["initialize"] = _outcome(init)
         if "failure" in init:
             return out
         session.notify("notifications/initialized", {})
-        tools = _list_tools(session, limits["request_timeout_s"])
+        tools = _list_tools(session, limits["request_timeout_s"], out)
         out["tools"] = tools[: limits["max_tools"]]
-        for tool in out["tools"]:
-            if time.monotonic() > deadline:
-                out["calls"].append({"tool": tool["name"], "outcome": "skipped: deadline"})
-                continue
-            reply = session.request(
-                "tools/call",
-                {
-                    "name": tool["name"],
-                    "arguments": canary_arguments(tool["inputSchema"], step["canary"]),
-                },
-                limits["call_timeout_s"],
-            )
-            out["calls"].append(
-                {
-                    "tool": tool["name"],
-                    "outcome": _outcome(reply),
-                    "canary_hits": scanner.scan(),
-                    "egress": sink.drain(),
-                }
-            )
+        _call_all(session, out["tools"], step, scanner, sink, deadline, out["calls"])
+        # A server that changes its tools mid-session (a rug pull) announces it; the new
+        # list is what a real client would use next, so it is listed and called too.
+        seen = {(t["name"], t["description"]) for t in out["tools"]}
+        changes = 0
+        while session.tools_changed > changes and changes < 3 and time.monotonic() < deadline:
+            changes = session.tools_changed
+            relisted = _list_tools(session, limits["request_timeout_s"], out)
+            relisted = relisted[: limits["max_tools"]]
+            fresh = [t for t in relisted if (t["name"], t["description"]) not in seen]
+            seen.update((t["name"], t["description"]) for t in fresh)
+            out.setdefault("changed_tools", []).extend(fresh)
+            _call_all(session, fresh, step, scanner, sink, deadline, out["calls"])
     finally:
         out["session"] = session.close()
     return out
 
 
-def _list_tools(session: McpSession, timeout_s: float) -> list[dict[str, Any]]:
+def _call_all(
+    session: McpSession,
+    tools: list[dict[str, Any]],
+    step: dict[str, Any],
+    scanner: Scanner,
+    sink: EgressSink,
+    deadline: float,
+    calls: list[dict[str, Any]],
+) -> None:
+    limits = step["mcp"]
+    for tool in tools:
+        if time.monotonic() > deadline:
+            calls.append({"tool": tool["name"], "outcome": "skipped: deadline"})
+            continue
+        reply = session.request(
+            "tools/call",
+            {
+                "name": tool["name"],
+                "arguments": canary_arguments(tool["inputSchema"], limits["canary"]),
+            },
+            limits["call_timeout_s"],
+        )
+        calls.append(
+            {
+                "tool": tool["name"],
+                "outcome": _outcome(reply),
+                "canary_hits": scanner.scan(),
+                "egress": sink.drain(),
+            }
+        )
+
+
+def _list_tools(session: McpSession, timeout_s: float, out: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tools the server lists; a list that could not be read is recorded in `out`
+    (never an empty list passed off as the server's answer)."""
     tools: list[dict[str, Any]] = []
     cursor: object = None
     for _ in range(3):  # pages
         reply = session.request("tools/list", {"cursor": cursor} if cursor else {}, timeout_s)
         result = reply.get("result")
         if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            out["list_failure"] = _outcome(reply) if "result" not in reply else "malformed"
             break
-        for tool in result["tools"]:
+        for tool in result["tools"][:64]:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                 tools.append(
                     {
                         "name": tool["name"][:200],
                         "description": str(tool.get("description", ""))[:4000],
-                        "inputSchema": tool.get("inputSchema")
+                        "inputSchema": _shallow(tool.get("inputSchema"), _SCHEMA_DEPTH)
                         if isinstance(tool.get("inputSchema"), dict)
                         else {},
                     }
@@ -612,6 +667,40 @@ def _list_tools(session: McpSession, timeout_s: float) -> list[dict[str, Any]]:
         if not cursor:
             break
     return tools
+
+
+_SCHEMA_DEPTH = 6
+_SCHEMA_ITEMS = 64
+
+
+def _shallow(value: object, depth: int) -> object:
+    """The schema cut to a few levels and items (iteratively copied), so no server can
+    make the log deep or huge; what is cut is marked."""
+    if not isinstance(value, (dict, list)):
+        return value if not isinstance(value, str) else value[:500]
+    root: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[object, Any, int]] = [(value, root, depth)]
+    while stack:
+        source, target, left = stack.pop()
+        pairs = (
+            list(source.items())[:_SCHEMA_ITEMS]
+            if isinstance(source, dict)
+            else list(enumerate(source[:_SCHEMA_ITEMS]))  # type: ignore[index]
+        )
+        for key, item in pairs:
+            if isinstance(item, (dict, list)):
+                if left <= 1:
+                    copied: Any = "(cut: nested too deep)"
+                else:
+                    copied = {} if isinstance(item, dict) else []
+                    stack.append((item, copied, left - 1))
+            else:
+                copied = item[:500] if isinstance(item, str) else item
+            if isinstance(target, dict):
+                target[str(key)[:200]] = copied
+            else:
+                target.append(copied)
+    return root
 
 
 def _outcome(reply: dict[str, Any]) -> str:
@@ -650,36 +739,78 @@ def run_step(
         else:
             child = Child(step["argv"], step["cwd"], env, step.get("stdin", "").encode())
             record.update(child.wait(timeout))
-    except OSError as exc:
-        record["error"] = f"{type(exc).__name__}: {exc}"
+    except (OSError, ValueError, RecursionError) as exc:
+        record["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
     record["canary_hits"] = scanner.scan()
     record["egress"] = sink.drain()
     return record
+
+
+def _harness_env(plan: dict[str, Any], sink: EgressSink) -> None:
+    hooks = sink.hook_env(
+        os.path.join(plan["stage"], "hooks"), plan["user_site"], plan["site_paths"]
+    )
+    plan["env"].update(hooks)
+
+
+def fit_log(log: dict[str, Any], cap: int) -> bytes:
+    """The log as JSON within `cap` bytes: when the artifact made it bigger (hits, tools,
+    calls), per-step detail is cut down step by step and the cut is recorded."""
+    data = json.dumps(log).encode()
+    for keep in (64, 16, 4, 0):
+        if len(data) <= cap:
+            return data
+        log["truncated"] = True
+        for record in log["steps"]:
+            for key in ("canary_hits", "egress"):
+                record[key] = record.get(key, [])[:keep]
+            record["stderr_tail"] = record.get("stderr_tail", "")[: keep * 8]
+            mcp = record.get("mcp")
+            if isinstance(mcp, dict):
+                for key in ("tools", "calls", "changed_tools"):
+                    if key in mcp:
+                        mcp[key] = mcp[key][:keep]
+        data = json.dumps(log).encode()
+    if len(data) > cap:
+        data = json.dumps({"steps": [], "skipped": log["skipped"], "truncated": True}).encode()
+    return data
 
 
 def main() -> None:
     result_fd = int(os.environ.pop("ASSAY_RESULT_FD"))
     os.set_inheritable(result_fd, False)  # no child inherits the result channel
     _undumpable()
-    with open(PLAN_PATH, "rb") as handle:
-        plan = json.loads(handle.read())
+    # Servers may answer with JSON nested thousands deep; it is parsed (and then cut
+    # down by _shallow) rather than dropped as unreadable.
+    sys.setrecursionlimit(_PARSE_DEPTH)
     started = time.monotonic()
-    deadline = started + plan["deadline_s"]
-    log: dict[str, Any] = {"steps": [], "skipped": []}
-    lay_out_home(plan)
-    copy_artifact(plan)
-    scanner = Scanner(plan)
-    sink = EgressSink(scanner.needles)
-    plan["env"].update(sink.hook_env(os.path.join(plan["stage"], "hooks")))
-    for step in plan["steps"]:
-        if time.monotonic() >= deadline:
-            log["skipped"].append(step["name"])
-            continue
-        log["steps"].append(run_step(plan, step, scanner, sink, deadline))
+    log: dict[str, Any] = {"steps": [], "skipped": [], "errors": []}
+    cap = 1 << 20
+    try:
+        with open(PLAN_PATH, "rb") as handle:
+            plan = json.loads(handle.read())
+        cap = plan["log_cap"]
+        deadline = started + plan["deadline_s"]
+        lay_out_home(plan)
+        scanner = Scanner(plan)
+        sink = EgressSink(scanner.needles)
+        log["sink_port"] = sink.port
+        _harness_env(plan, sink)
+        # Anything the artifact's tree can make fail here (a copy it breaks) is recorded
+        # and the steps still run: they then fail on their own, visibly.
+        try:
+            copy_artifact(plan)
+        except (OSError, shutil.Error) as exc:
+            log["errors"].append(f"copying the artifact failed: {type(exc).__name__}")
+        for step in plan["steps"]:
+            if time.monotonic() >= deadline:
+                log["skipped"].append(step["name"])
+                continue
+            log["steps"].append(run_step(plan, step, scanner, sink, deadline))
+    except Exception as exc:
+        log["errors"].append(f"harness error: {type(exc).__name__}: {str(exc)[:200]}")
     log["elapsed_s"] = round(time.monotonic() - started, 3)
-    log["sink_port"] = sink.port
-    data = json.dumps(log).encode()
-    view = memoryview(data)
+    view = memoryview(fit_log(log, cap))
     while view:
         view = view[os.write(result_fd, view) :]
     os.close(result_fd)

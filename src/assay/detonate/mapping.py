@@ -76,9 +76,14 @@ class Attribution:
     harness_argvs: frozenset[tuple[str, ...]]
     harness_prefixes: tuple[str, ...]
     harness_files: frozenset[str]
+    runner_programs: tuple[str, ...] = ()  # the pinned runner's own helpers (esbuild)
 
     def is_harness_write(self, path: str) -> bool:
         return path in self.harness_files or path.startswith(self.harness_prefixes)
+
+    def is_harness_exec(self, argv: tuple[str, ...]) -> bool:
+        own = bool(argv) and bool(self.runner_programs) and argv[0].startswith(self.runner_programs)
+        return argv in self.harness_argvs or own
 
 
 def home_relative(path: str) -> str:
@@ -215,7 +220,7 @@ def _writes(trace: TraceSummary, who: Attribution) -> Iterator[Evidence]:
 
 def _execs(execs: Iterable[tuple[str, ...]], who: Attribution) -> Iterator[Evidence]:
     for argv in execs:
-        if argv in who.harness_argvs:
+        if who.is_harness_exec(argv):
             continue
         for capability, detail in exec_capabilities(argv):
             yield Evidence(capability, who.profile, "exec", argv=argv, detail=detail)
@@ -325,7 +330,7 @@ def map_uploads(
     loaded = _canary_files(log)
     found: list[Evidence] = []
     for argv in execs:
-        if argv in who.harness_argvs or not _is_network(argv):
+        if who.is_harness_exec(argv) or not _is_network(argv):
             continue
         for word in argv[1:]:
             path = word.partition("=")[2] if word.startswith("--") else word

@@ -8,11 +8,12 @@ is attributable to that profile.
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import re
 import shlex
-import stat
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -20,6 +21,14 @@ from pathlib import Path, PurePosixPath
 from assay.detonate.canaries import HOME
 from assay.mechanism.spec import Track
 from assay.sandbox.interface import SANDBOX_ARTIFACT_DIR, SANDBOX_WORKSPACE_DIR
+from assay.schema.boundedfs import (
+    TreeLimitError,
+    TreeLimits,
+    read_capped,
+    regular_file,
+    walk,
+)
+from assay.schema.boundedjson import JsonLimitError, parse_bounded
 
 PYTHON = "/usr/bin/python3"
 NODE = "/usr/bin/node"
@@ -45,6 +54,7 @@ _PLACEHOLDER_TEXT = {
     ".py": "print('example')\n",
     ".html": "<html><body>example</body></html>\n",
 }
+_NPM_NAME = re.compile(r"(@[a-z0-9][\w.-]{0,100}/)?[a-z0-9][\w.-]{0,100}")
 _LIFECYCLE = ("preinstall", "install", "postinstall", "prepare")
 
 
@@ -81,14 +91,12 @@ class Profile:
     variations: bool = True  # run the trigger variations (flags) too
 
     def clock_env(self, libfaketime: str) -> dict[str, str]:
+        """The preload, with monotonic clocks left real (Node's event loop and the
+        processes it pairs with stall on a shifted one); the offset itself is in the
+        fake home's ~/.faketimerc, not in the environment."""
         if self.clock_offset is None:
             return {}
-        # Monotonic clocks stay real so timeouts inside the artifact still work.
-        return {
-            "LD_PRELOAD": libfaketime,
-            "FAKETIME": self.clock_offset,
-            "DONT_FAKE_MONOTONIC": "1",
-        }
+        return {"LD_PRELOAD": libfaketime, "DONT_FAKE_MONOTONIC": "1"}
 
 
 def find_libfaketime() -> str | None:
@@ -120,7 +128,15 @@ class Plan:
     copies: tuple[str, ...] = ()  # sandbox paths the artifact is copied to (writable trees)
     workdirs: tuple[str, ...] = ()  # directories the harness creates before the steps
     placeholders: dict[str, str] = field(default_factory=dict)  # sandbox path -> content
+    links: dict[str, str] = field(default_factory=dict)  # sandbox symlink -> its target
+    site_paths: tuple[str, ...] = ()  # extra import paths for Python children (SDKs)
+    # What the pinned runner (tsx) does itself: programs it starts, files it caches.
+    runner_programs: tuple[str, ...] = ()
+    runner_writes: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # What planning could not cover (a walk cut short, a server it cannot start): the
+    # detonation is incomplete, never quietly empty.
+    interference: tuple[str, ...] = ()
 
     def steps_for(self, profile: Profile) -> tuple[Step, ...]:
         return self.core + (self.variations if profile.variations else ())
@@ -134,7 +150,7 @@ def build_plan(artifact_dir: Path, track: Track, token: str) -> Plan:
     if track is Track.SKILLS:
         return _skill_plan(artifact_dir)
     if track is Track.MCP_SERVERS:
-        return _mcp_plan(artifact_dir)
+        return _mcp_plan(artifact_dir, token)
     if track is Track.PACKAGES:
         return _package_plan(artifact_dir, token)
     raise ValueError(f"the {track.value} track is not detonated")
@@ -142,19 +158,50 @@ def build_plan(artifact_dir: Path, track: Track, token: str) -> Plan:
 
 # --- reading the artifact on the host ------------------------------------------------------
 
+# Planning reads the artifact on the host, as the validator: bounded walks and reads,
+# never through a symlink, so no tree or file can stall, exhaust or mislead it.
+PLAN_TREE = TreeLimits(max_depth=24, max_entries=5_000)
+_READ_CAP = 256 * 1024  # bytes of a file planning looks at (manifests, scripts, docs)
+_HEAD = 128  # bytes read to find a shebang
+
 
 def _regular(artifact_dir: Path, path: Path) -> bool:
-    """A regular file really inside the artifact: planning runs on the host (as the
-    validator), so a symlink must never lead it to read anything else."""
     try:
-        inside = path.resolve().is_relative_to(artifact_dir.resolve())
-        return inside and stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
+        relative = path.relative_to(artifact_dir)
+    except ValueError:
         return False
+    return regular_file(artifact_dir, relative.as_posix()) is not None
 
 
-def _read(artifact_dir: Path, path: Path) -> str:
-    return path.read_text("utf-8", errors="replace") if _regular(artifact_dir, path) else ""
+def _read(artifact_dir: Path, path: Path, limit: int = _READ_CAP) -> str:
+    if not _regular(artifact_dir, path):
+        return ""
+    try:
+        return read_capped(path, limit).decode("utf-8", errors="replace")
+    except TreeLimitError:
+        return ""
+
+
+def _json(artifact_dir: Path, path: Path) -> object:
+    """A small JSON document of the artifact, or None (unreadable, too big or too deep)."""
+    if not _regular(artifact_dir, path):
+        return None
+    try:
+        return parse_bounded(read_capped(path, _READ_CAP + 1), max_bytes=_READ_CAP)
+    except (TreeLimitError, JsonLimitError):
+        return None
+
+
+def _files(artifact_dir: Path) -> tuple[list[PurePosixPath], str]:
+    """Regular files of the artifact in sorted order, and why the walk stopped early."""
+    found: list[PurePosixPath] = []
+    try:
+        for entry in walk(artifact_dir, PLAN_TREE):
+            if entry.is_file:
+                found.append(entry.relative)
+    except TreeLimitError as exc:
+        return sorted(found), f"artifact walk stopped: {exc}"
+    return sorted(found), ""
 
 
 # --- skills ------------------------------------------------------------------------------
@@ -167,30 +214,30 @@ def _sandbox_path(relative: PurePosixPath | Path) -> str:
 def _interpreter(artifact_dir: Path, path: Path) -> str | None:
     kind = _SCRIPT_SUFFIXES.get(path.suffix)
     if kind is None:
-        first = _read(artifact_dir, path)[:128].split("\n", 1)[0]
+        first = _read(artifact_dir, path, _HEAD).split("\n", 1)[0]
         if not first.startswith("#!"):
             return None
         kind = next((k for k in ("python", "node", "bash", "sh") if k in first), None)
     return {"python": PYTHON, "node": NODE, "bash": BASH, "sh": SH}.get(kind or "")
 
 
-def _scripts(artifact_dir: Path) -> list[tuple[Path, str]]:
-    found: list[tuple[Path, str]] = []
-    for path in sorted(artifact_dir.rglob("*")):
-        relative = path.relative_to(artifact_dir)
-        if not _regular(artifact_dir, path) or "node_modules" in relative.parts:
+def _scripts(artifact_dir: Path) -> tuple[list[tuple[PurePosixPath, str]], str]:
+    files, stopped = _files(artifact_dir)
+    found: list[tuple[PurePosixPath, str]] = []
+    for relative in files:
+        if "node_modules" in relative.parts:
             continue
-        interpreter = _interpreter(artifact_dir, path)
+        interpreter = _interpreter(artifact_dir, artifact_dir / relative)
         if interpreter is not None:
             found.append((relative, interpreter))
-    return found[:MAX_SCRIPTS]
+    return found[:MAX_SCRIPTS], stopped
 
 
 def _doc_text(artifact_dir: Path) -> str:
     return "\n".join(_read(artifact_dir, artifact_dir / name) for name in ("SKILL.md", "README.md"))
 
 
-def _documented_args(doc: str, script: Path) -> list[tuple[tuple[str, ...], bool]]:
+def _documented_args(doc: str, script: PurePosixPath) -> list[tuple[tuple[str, ...], bool]]:
     """Argument lists SKILL.md shows for `script`, and whether input is piped into it."""
     found: list[tuple[tuple[str, ...], bool]] = []
     for line in _command_lines(doc):
@@ -251,7 +298,8 @@ def _skill_plan(artifact_dir: Path) -> Plan:
     core: list[Step] = []
     variations: list[Step] = []
     placeholders: dict[str, str] = {}
-    for relative, interpreter in _scripts(artifact_dir):
+    scripts, stopped = _scripts(artifact_dir)
+    for relative, interpreter in scripts:
         base = (interpreter, _sandbox_path(relative))
         label = str(relative)
         core.append(Step(f"{label} (plain)", base))
@@ -276,18 +324,41 @@ def _skill_plan(artifact_dir: Path) -> Plan:
         if s.argv not in {c.argv for c in unique_core}
     )
     notes = () if core else ("no runnable script found",)
-    return Plan(unique_core, unique_variations, placeholders=placeholders, notes=notes)
+    return Plan(
+        unique_core,
+        unique_variations,
+        placeholders=placeholders,
+        notes=notes,
+        interference=(stopped,) if stopped else (),
+    )
 
 
 # --- MCP servers -------------------------------------------------------------------------
 
+# The pinned MCP SDKs and TypeScript runner (scripts/install-detonation-runtime.sh), under
+# /usr so the sandbox sees them read-only at the same path.
+MCP_RUNTIME = "/usr/local/lib/mcp-runtime"
+_TSX_LOADER = f"{MCP_RUNTIME}/node/node_modules/tsx/dist/loader.mjs"
+_GO_CANDIDATES = ("/usr/bin/go", "/usr/lib/go/bin/go", "/usr/local/go/bin/go")
+_SERVER_GUESSES = (
+    "server.py",
+    "main.py",
+    "index.js",
+    "server.js",
+    "index.ts",
+    "server.ts",
+    "src/index.ts",
+    "src/server.ts",
+    "src/index.js",
+    "main.go",
+)
+_NODE_RUNNERS = {"tsx", "ts-node", "node", "nodejs"}
+_GO_REQUIRE = re.compile(r"^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]+/\S+)\s+v[\w.+-]+", re.M)
+
 
 def _manifest(artifact_dir: Path) -> dict[str, object]:
     for name in ("mcp.json", "server.json", ".mcp.json"):
-        try:
-            data = json.loads(_read(artifact_dir, artifact_dir / name))
-        except ValueError:
-            continue
+        data = _json(artifact_dir, artifact_dir / name)
         if isinstance(data, dict):
             servers = data.get("mcpServers")
             if isinstance(servers, dict) and servers:
@@ -297,7 +368,7 @@ def _manifest(artifact_dir: Path) -> dict[str, object]:
     return {}
 
 
-def _server_argv(artifact_dir: Path, manifest: dict[str, object]) -> tuple[str, ...] | None:
+def _manifest_words(manifest: dict[str, object]) -> list[str]:
     command = manifest.get("command")
     args = manifest.get("args")
     words: list[str] = []
@@ -307,44 +378,198 @@ def _server_argv(artifact_dir: Path, manifest: dict[str, object]) -> tuple[str, 
         words = [command]
     if isinstance(args, list):
         words += [str(a) for a in args]
-    if not words:
-        for guess, interpreter in (("server.py", PYTHON), ("index.js", NODE), ("server.js", NODE)):
-            if _regular(artifact_dir, artifact_dir / guess):
-                return (interpreter, _sandbox_path(Path(guess)))
+    return words[:64]
+
+
+def _package_entry(artifact_dir: Path) -> str | None:
+    """The script package.json names (`bin`, else `main`), as MCP servers on npm ship."""
+    manifest = _json(artifact_dir, artifact_dir / "package.json")
+    if not isinstance(manifest, dict):
         return None
-    return tuple(_resolve_word(artifact_dir, n, word) for n, word in enumerate(words))
+    bin_field = manifest.get("bin")
+    if isinstance(bin_field, dict) and bin_field:
+        bin_field = next(iter(bin_field.values()))
+    for candidate in (bin_field, manifest.get("main")):
+        if isinstance(candidate, str) and candidate:
+            return candidate.removeprefix("./")
+    return None
 
 
-def _resolve_word(artifact_dir: Path, position: int, word: str) -> str:
+def _source_for(artifact_dir: Path, name: str) -> str | None:
+    """`name` when it is a file of the artifact; for a build output that was not shipped
+    (dist/index.js), the TypeScript source it is built from (src/index.ts)."""
+    if _regular(artifact_dir, artifact_dir / name):
+        return name
+    stem = PurePosixPath(name)
+    if stem.suffix not in (".js", ".mjs", ".cjs"):
+        return None
+    tail = PurePosixPath(*stem.parts[1:]) if len(stem.parts) > 1 else stem
+    for guess in (f"src/{tail.with_suffix('.ts')}", str(stem.with_suffix(".ts"))):
+        if _regular(artifact_dir, artifact_dir / guess):
+            return guess
+    return None
+
+
+@dataclass(frozen=True)
+class _Server:
+    """How to start one MCP server, or why it cannot be started."""
+
+    argv: tuple[str, ...] = ()
+    build: tuple[Step, ...] = ()
+    not_run: str = ""
+    runner: str = ""  # where the programs that build or start it live (tsx, Go)
+    runner_writes: tuple[str, ...] = ()
+    workdirs: tuple[str, ...] = ()
+
+
+def _server(artifact_dir: Path, manifest: dict[str, object], root: str) -> _Server:
+    words = _manifest_words(manifest)
+    if words and PurePosixPath(words[0]).name == "npx":
+        words = [w for w in words[1:] if not w.startswith("-")]  # npx -y tsx src/x.ts
+    script: str | None = None
+    if words:
+        if PurePosixPath(words[0]).name == "go" or words[0].endswith(".go"):
+            return _go_server(artifact_dir, root)
+        program = PurePosixPath(words[0]).name
+        interpreter = _interpreter_named(program)
+        if interpreter is None and program not in _NODE_RUNNERS:
+            return _Server(
+                tuple(_resolve_word(artifact_dir, root, n, w) for n, w in enumerate(words))
+            )
+        args = words[1:]
+        if interpreter == PYTHON and "-m" in args:  # python -m package, run from its copy
+            return _Server((PYTHON, *args))
+        found = [(n, _source_for(artifact_dir, a)) for n, a in enumerate(args)]
+        n, script = next(((n, f) for n, f in found if f), (0, None))
+        if script is None:
+            return _Server(not_run=f"server command {shlex.join(words)!r} names no artifact file")
+        rest = tuple(args[n + 1 :])
+    else:
+        entry = _package_entry(artifact_dir)
+        script = _source_for(artifact_dir, entry) if entry else None
+        script = script or next(
+            (g for g in _SERVER_GUESSES if _regular(artifact_dir, artifact_dir / g)), None
+        )
+        if script is None:
+            return _Server(not_run="no MCP server command found")
+        if script.endswith(".go"):
+            return _go_server(artifact_dir, root)
+        rest = ()
+    return _script_server(script, root, rest)
+
+
+def _interpreter_named(program: str) -> str | None:
+    if program.startswith("python"):
+        return PYTHON
+    if program in ("sh", "bash"):
+        return SH if program == "sh" else BASH
+    return None
+
+
+def _script_server(script: str, root: str, rest: tuple[str, ...]) -> _Server:
+    path = f"{root}/{script}"
+    if script.endswith(".py"):
+        return _Server((PYTHON, path, *rest))
+    if script.endswith((".sh", ".bash")):
+        return _Server((BASH, path, *rest))
+    if script.endswith((".ts", ".mts", ".cts")):
+        if node_strips_types():
+            return _Server((NODE, "--experimental-strip-types", path, *rest))
+        if not Path(_TSX_LOADER).is_file():
+            return _Server(not_run=f"TypeScript server not run: {_TSX_LOADER} is not installed")
+        return _Server(
+            (NODE, "--import", f"file://{_TSX_LOADER}", path, *rest),
+            runner=f"{MCP_RUNTIME}/",
+            runner_writes=("/tmp/tsx-",),  # its transpile cache
+        )
+    return _Server((NODE, path, *rest))
+
+
+@functools.cache
+def node_strips_types() -> bool:
+    """Node's own type stripping (22.6+): the validator's own Node, asked once."""
+    try:
+        out = subprocess.run((NODE, "--version"), capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    match = re.match(r"v(\d+)\.(\d+)", out.stdout)
+    return match is not None and (int(match[1]), int(match[2])) >= (22, 6)
+
+
+def go_toolchain() -> str | None:
+    return next((g for g in _GO_CANDIDATES if Path(g).is_file()), None)
+
+
+def _go_server(artifact_dir: Path, root: str) -> _Server:
+    """Go servers are built inside the sandbox, offline, from the artifact's own vendor
+    tree; the modules it needs and does not ship are named, never guessed at."""
+    go = go_toolchain()
+    if go is None:
+        return _Server(not_run="Go server not run: the Go toolchain is not installed")
+    go_mod = _read(artifact_dir, artifact_dir / "go.mod")
+    required = _GO_REQUIRE.findall(go_mod)
+    vendored = _read(artifact_dir, artifact_dir / "vendor" / "modules.txt")
+    missing = sorted({m for m in required if f"# {m} " not in vendored})
+    if missing:
+        shown = ", ".join(missing[:8]) + (" …" if len(missing) > 8 else "")
+        return _Server(not_run=f"Go server not built: needs modules {shown}")
+    binary = f"{root}/.server-bin"
+    env = (
+        ("GOFLAGS", "-mod=vendor" if vendored else "-mod=mod"),
+        ("GOPROXY", "off"),
+        ("GOTOOLCHAIN", "local"),
+        ("GOCACHE", f"{root}/.gocache"),
+        ("GOPATH", f"{root}/.gopath"),
+        ("GOTMPDIR", f"{root}/.gotmp"),
+        ("CGO_ENABLED", "0"),
+    )
+    # -work: the build keeps its scratch directory, so none of its cleanup (unlinks by
+    # relative name) is mistaken for the server deleting files.
+    argv = (go, "build", "-work", "-o", binary, ".")
+    build = Step("go build", argv, cwd=root, timeout_s=20.0, env=env)
+    goroot = str(Path(go).resolve().parent.parent)
+    return _Server((binary,), build=(build,), runner=f"{goroot}/", workdirs=(f"{root}/.gotmp",))
+
+
+def _resolve_word(artifact_dir: Path, root: str, position: int, word: str) -> str:
     if position == 0:
-        name = PurePosixPath(word).name
-        if name.startswith("python"):
-            return PYTHON
-        if name in ("node", "nodejs"):
-            return NODE
-        if name in ("sh", "bash"):
-            return SH if name == "sh" else BASH
-    relative = PurePosixPath(word)
-    if (
-        not relative.is_absolute()
-        and ".." not in relative.parts
-        and _regular(artifact_dir, artifact_dir / word)
-    ):
-        return _sandbox_path(relative)
+        interpreter = _interpreter_named(PurePosixPath(word).name)
+        if interpreter is not None:
+            return interpreter
+    if _regular(artifact_dir, artifact_dir / word):
+        return f"{root}/{PurePosixPath(word)}"
     return word
 
 
-def _mcp_plan(artifact_dir: Path) -> Plan:
+def _mcp_plan(artifact_dir: Path, token: str) -> Plan:
+    """The server runs from a writable copy (its own files, node_modules beside it) whose
+    parent holds the pinned SDKs, so `import`/`require` of the SDK resolve offline."""
+    root = f"{harness_dir(token)}/server"
     manifest = _manifest(artifact_dir)
-    argv = _server_argv(artifact_dir, manifest)
-    if argv is None:
-        return Plan((), notes=("no MCP server command found",))
+    server = _server(artifact_dir, manifest, root)
+    if not server.argv:
+        return Plan((), interference=(server.not_run,))
     env = manifest.get("env")
     step_env = (
-        tuple(sorted((str(k), str(v)) for k, v in env.items())) if isinstance(env, dict) else ()
+        tuple(sorted((str(k), str(v)) for k, v in env.items()))[:64]
+        if isinstance(env, dict)
+        else ()
     )
-    step = Step("mcp session", argv, kind="mcp", timeout_s=6.0, env=step_env)
-    return Plan((step,))
+    step = Step("mcp session", server.argv, cwd=root, kind="mcp", timeout_s=8.0, env=step_env)
+    links: dict[str, str] = {}
+    site: tuple[str, ...] = ()
+    if Path(MCP_RUNTIME).is_dir():
+        links[f"{harness_dir(token)}/node_modules"] = f"{MCP_RUNTIME}/node/node_modules"
+        site = (f"{MCP_RUNTIME}/python",)
+    return Plan(
+        (*server.build, step),
+        copies=(root,),
+        workdirs=server.workdirs,
+        links=links,
+        site_paths=site,
+        runner_programs=(server.runner,) if server.runner else (),
+        runner_writes=server.runner_writes,
+    )
 
 
 # --- packages ----------------------------------------------------------------------------
@@ -360,7 +585,7 @@ def _package_plan(artifact_dir: Path, token: str) -> Plan:
 
 def harness_dir(token: str) -> str:
     """The workspace directory the harness owns (copies, install targets)."""
-    return f"{SANDBOX_WORKSPACE_DIR}/.assay-{token}"
+    return f"{SANDBOX_WORKSPACE_DIR}/.cache-{token[:8]}"
 
 
 # Installs the source tree the way pip does without an index or build isolation:
@@ -427,13 +652,13 @@ def _pip_plan(artifact_dir: Path, token: str) -> Plan:
 
 
 def _npm_plan(artifact_dir: Path, token: str) -> Plan:
-    try:
-        manifest = json.loads(_read(artifact_dir, artifact_dir / "package.json"))
-    except ValueError:
-        manifest = {}
+    manifest = _json(artifact_dir, artifact_dir / "package.json")
     if not isinstance(manifest, dict):
         manifest = {}
-    name = str(manifest.get("name") or "package").replace("/", "__")
+    declared = str(manifest.get("name") or "")
+    # The install directory is the harness's: a name such as "." or "../x" must not
+    # choose where (or over what) the copy lands.
+    name = declared.replace("/", "__") if _NPM_NAME.fullmatch(declared) else "package"
     package_dir = f"{harness_dir(token)}/node_modules/{name}"
     scripts = manifest.get("scripts") if isinstance(manifest.get("scripts"), dict) else {}
     assert isinstance(scripts, dict)

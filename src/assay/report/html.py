@@ -24,14 +24,25 @@ from assay.report.interface import ReportFormat
 from assay.results.diagnostics import RepDiagnostic
 from assay.results.records import RepRecord
 from assay.results.scorecard import AgentTrackScore, TaskView
+from assay.schema.visible import visible
 from assay.validator.plan import PlannedTask
 from assay.validator.round import RoundResult
 
 NAME_LIMIT = 22  # characters of an agent name shown before it is cut (full name on hover)
 
+
+def _shown(value: object) -> object:
+    """Every value the template prints, control characters as visible escapes
+    (markup the report built itself stays markup; its text was escaped already)."""
+    if isinstance(value, Markup):
+        return Markup(visible(str(value)))
+    return visible(value) if isinstance(value, str) else value
+
+
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("assay.report", "templates"),
     autoescape=True,
+    finalize=_shown,
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,

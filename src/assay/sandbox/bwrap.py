@@ -178,6 +178,7 @@ class _Shape:
     trace: TraceSet
     trace_bytes: int
     trace_files: int
+    hostname: str
 
     @classmethod
     def of(cls, request: SealedRequest) -> _Shape:
@@ -190,6 +191,7 @@ class _Shape:
             request.trace,
             limits.trace_bytes,
             limits.trace_files,
+            request.hostname,
         )
 
 
@@ -505,7 +507,7 @@ class BwrapBackend(SandboxBackend):
     ) -> list[str]:
         argv = ["--unshare-user", "--disable-userns"]
         argv += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
-        argv += ["--unshare-cgroup", "--hostname", "sandbox"]
+        argv += ["--unshare-cgroup", "--hostname", run.shape.hostname]
         argv += ["--uid", str(SANDBOX_INNER_UID), "--gid", str(SANDBOX_INNER_UID)]
         argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
         for key, value in (

@@ -81,6 +81,7 @@ class SealedRequest:
     copy_out: tuple[str, ...] = ()  # single-component names under /task/workspace
     copy_out_bytes: int = 1 << 20
     trace: TraceSet = TraceSet.FULL
+    hostname: str = "sandbox"  # what the command sees as the host's name
 
 
 class CopyStatus(StrEnum):

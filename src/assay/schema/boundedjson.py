@@ -8,6 +8,7 @@ parser sees it, so a document nested 100,000 deep is refused without recursion.
 from __future__ import annotations
 
 import json
+import math
 import re
 from itertools import accumulate
 from typing import Any
@@ -42,7 +43,31 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def parse_bounded(raw: bytes, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise JsonLimitError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise JsonLimitError(f"number {text[:40]} is not finite")
+    return value
+
+
+def parse_bounded(
+    raw: bytes,
+    *,
+    max_bytes: int,
+    max_depth: int = MAX_DEPTH,
+    strict: bool = False,
+) -> Any:
+    """`strict` also refuses duplicate object keys and numbers that overflow to
+    infinity (what hand-written documents such as labels must never contain)."""
     if len(raw) > max_bytes:
         raise JsonLimitError(f"document of {len(raw)} bytes exceeds {max_bytes}")
     try:
@@ -53,6 +78,16 @@ def parse_bounded(raw: bytes, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> 
     if depth > max_depth:
         raise JsonLimitError(f"nesting depth {depth} exceeds {max_depth}")
     try:
+        if strict:
+            return json.loads(
+                text,
+                parse_constant=_reject_constant,
+                parse_int=_bounded_int,
+                object_pairs_hook=_unique_object,
+                parse_float=_finite_float,
+            )
         return json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int)
-    except (json.JSONDecodeError, RecursionError) as exc:
+    except JsonLimitError:
+        raise
+    except (ValueError, RecursionError) as exc:
         raise JsonLimitError(f"not JSON: {exc}") from exc

@@ -18,6 +18,7 @@ from assay.corpus.native import NativeCorpus
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.runner.rep import DEFAULT_ENTRYPOINT
 from assay.store.sqlite import StoredAgent
+from assay.validator.snapshot import snapshot_artifact
 
 
 class PlanError(ValueError):
@@ -117,13 +118,15 @@ class Plan:
         return order
 
 
-def _planned(task: Task) -> PlannedTask:
+def _planned(task: Task, snapshots: Path) -> PlannedTask:
+    """The task as the round will run it: its artifact is the snapshot taken now."""
+    copy = snapshots / task.track.value / task.task_id
     return PlannedTask(
         track=task.track,
         task_id=task.task_id,
         label=task.label.value,
-        artifact_dir=str(task.artifact_dir.resolve()),
-        artifact_digest=task.artifact_digest(),
+        artifact_dir=str(copy),
+        artifact_digest=snapshot_artifact(task.artifact_dir, copy),
         expected_findings=tuple(_plain(f) for f in task.expected_findings),
         planted=tuple(_plain(v) for v in task.vulnerabilities),
     )
@@ -151,10 +154,12 @@ def make_plan(
     round_seed: str,
     validator_id: str,
     spec: MechanismSpec,
+    snapshots: Path,
     reps: int | None = None,
     draw_all: bool = False,
 ) -> Plan:
-    """Draw each track's tasks (DESIGN §9) and pin the agents."""
+    """Draw each track's tasks (DESIGN §9), snapshot their artifacts under `snapshots`
+    (what the round verifies, detonates and mounts) and pin the agents."""
     hashes = [a.agent_hash for a in agents]
     if len(set(hashes)) != len(hashes):
         raise PlanError("the same agent code is given twice (agents are identified by hash)")
@@ -168,7 +173,7 @@ def make_plan(
         drawn = draw_tasks(
             available, track=track, round_seed=round_seed, validator_id=validator_id, count=count
         )
-        tasks.extend(_planned(t) for t in drawn)
+        tasks.extend(_planned(t, snapshots.resolve()) for t in drawn)
     return Plan(
         round_seed=round_seed,
         validator_id=validator_id,

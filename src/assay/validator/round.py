@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from assay.corpus.interface import artifact_digest
+from assay.corpus.interface import CorpusError, artifact_digest
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import ema
 from assay.results.diagnostics import Diagnostics, diagnose
@@ -47,6 +47,8 @@ class RoundResult:
     kind: str = "round"  # "eval" when one agent was scored locally on one track
     # Written weights of the store's completed rounds, oldest first (for the report's chart).
     weight_history: tuple[tuple[str, dict[str, float]], ...] = ()
+    # "track/task" -> why its detonation was disturbed (`observed.interference`)
+    incomplete_detonations: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         card = self.card.to_json_dict() if self.card else {}
@@ -67,6 +69,7 @@ class RoundResult:
             "weights": self.weights,
             # Beside the scores, not in them: CPU seconds differ from run to run.
             "failures": failed,
+            "incomplete_detonations": self.incomplete_detonations,
         }
 
 
@@ -139,7 +142,15 @@ class RoundLedger:
             round_weights=card.weights if card else {},
             diagnostics=diagnose(records, self.spec),
             records=tuple(records),
+            incomplete_detonations=self.incomplete_detonations(),
         )
+
+    def incomplete_detonations(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for (track, task), observed in sorted(self.store.observed(self.round_id).items()):
+            if isinstance(observed, dict) and observed.get("complete") is False:
+                out[f"{track}/{task}"] = [str(r) for r in observed.get("interference", [])]
+        return out
 
 
 class RoundEngine:
@@ -192,10 +203,12 @@ class RoundEngine:
             self._record(outcome, cap)
 
     def _verify_artifacts(self) -> None:
+        """The round's snapshots are still what was planned (a validator-owned copy that
+        nothing should touch: a mismatch is the host's fault, so the round abstains)."""
         for task in self.plan.tasks:
             try:
                 digest = artifact_digest(Path(task.artifact_dir))
-            except OSError as exc:
+            except CorpusError as exc:
                 raise Abstained(
                     f"artifact of {task.track}/{task.task_id} unreadable: {exc}"
                 ) from exc
