@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from assay.schema.visible import visible
+
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
 def printable(text: str, limit: int = 500) -> str:
-    """No control characters (C0, DEL, C1: they move terminals and break XML), bounded."""
+    """One line, control and invisible characters as visible escapes, bounded."""
     # Lone surrogates (from undecodable file names) cannot be written as UTF-8 or XML.
     text = text.encode("utf-8", "replace").decode("utf-8")
-    clean = _CONTROL.sub("?", text).replace("\n", " ")
+    clean = visible(text.replace("\n", " ").replace("\t", " "))
     return clean if len(clean) <= limit else clean[: limit - 1] + "…"
 
 

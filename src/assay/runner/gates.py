@@ -16,6 +16,7 @@ from assay.runner.outcome import FailureReason
 from assay.runner.probe import Probe, ProbeObservation, observe_probe
 from assay.sandbox.interface import CopyStatus, LimitHit, Observation, ResourceLimits
 from assay.schema.report import AgentReport, ReportError, parse_report
+from assay.schema.visible import visible
 
 _LIMIT_REASONS = {
     LimitHit.CPU_BUDGET: FailureReason.CPU_BUDGET,
@@ -120,8 +121,8 @@ def _exit_detail(seen: Observation) -> str:
 
 
 def _printable(text: str) -> str:
-    # Details reach terminals and reports: no control characters, bounded length.
-    clean = "".join(ch if ch.isprintable() else "?" for ch in text)
+    # Details reach terminals and reports: hidden characters made visible, bounded length.
+    clean = visible(text)
     return clean if len(clean) <= _DETAIL_CAP else clean[: _DETAIL_CAP - 1] + "…"
 
 
