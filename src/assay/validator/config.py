@@ -90,6 +90,15 @@ executor = "local"
 # jobs = 2
 # Ray cluster address, for executor = "ray" (default: start a local one).
 # address = "10.0.0.1:6379"
+
+# Agents may call a language model through a metered proxy (docs/inference.md).
+# Any OpenAI-compatible upstream; the key is read from the variable key_env names.
+# [inference]
+# base_url = "http://127.0.0.1:8080/v1"   # e.g. llama.cpp's llama-server
+# model = "local-model"
+# provider = "llama.cpp"
+# key_env = "ASSAY_INFERENCE_KEY"         # omit for a server that needs no key
+# timeout_s = 60
 """
 
 
