@@ -48,9 +48,13 @@ class AgentManifest(BaseModel):
     author_key: str
     issued_at: str
     signature: str
+    # The model the agent wants from the round's upstream; a validator serves it when its
+    # round allows that model, and its own model otherwise. Absent from manifests that
+    # name none, so their signatures stay what they were.
+    model: str | None = None
 
     def signed_fields(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude=set(_UNSIGNED))
+        return self.model_dump(mode="json", exclude=set(_UNSIGNED), exclude_none=True)
 
     @property
     def slot(self) -> tuple[str, Track]:
@@ -69,6 +73,7 @@ def pin(
     entrypoint: str,
     sandbox_digest: str,
     manifest_path: Path,
+    model: str | None = None,
 ) -> AgentManifest:
     """Sign a manifest for `agent` that will be stored at `manifest_path`."""
     fields: dict[str, Any] = {
@@ -80,13 +85,15 @@ def pin(
         "author_key": keys.public_hex(key),
         "issued_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+    if model is not None:
+        fields["model"] = model
     signature = keys.sign(key, _DOMAIN, canonical_bytes(fields))
     relative = os.path.relpath(agent.resolve(), manifest_path.resolve().parent)
     return AgentManifest(**fields, agent_file=Path(relative).as_posix(), signature=signature)
 
 
 def write_manifest(manifest: AgentManifest, path: Path) -> None:
-    path.write_text(manifest.model_dump_json(indent=2) + "\n")
+    path.write_text(manifest.model_dump_json(indent=2, exclude_none=True) + "\n")
 
 
 def read_manifest(path: Path) -> AgentManifest:

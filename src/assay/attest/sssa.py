@@ -1,7 +1,9 @@
 """SSSA: one signed, self-standing attestation per agent × task of a stored round.
 
 Layout: a body `{format, round, track, artifact {task_id, bundle_sha256, nonce},
-reps, verdict, evidence, findings, policy}` and an `attestation` block
+reps, verdict, evidence, findings, policy[, inference]}` (`inference` only when the
+round served a model: per rep, its usage and each exchange's request and response
+SHA-256) and an `attestation` block
 `{agent_hash, author_key, validator_key, mechanism_digest, field_hashes,
 canonical_hash, signature}`.
 
@@ -29,7 +31,7 @@ import itertools
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +101,29 @@ def _body(plan: Plan, round_id: str, task: PlannedTask, outcomes: Sequence[RunOu
         if report
         else [],
         "policy": report.policy if report else None,
+        **_inference(outcomes),
     }
+
+
+def _inference(outcomes: Sequence[RunOutcome]) -> dict[str, Any]:
+    """`inference`, when the round had a model: every rep's exchanges by digest, so the
+    attestation states what was asked and what the model answered (times are left out)."""
+    used = sorted((o for o in outcomes if o.inference), key=lambda o: o.rep)
+    if not used:
+        return {}
+    timing = {"upstream_s", "wall_extension_s"}
+    reps = [
+        {
+            "rep": o.rep,
+            **o.inference.model_dump(mode="json", exclude=timing | {"exchanges"}),
+            "exchanges": [
+                e.model_dump(mode="json", exclude={"upstream_s"}) for e in o.inference.exchanges
+            ],
+        }
+        for o in used
+        if o.inference
+    ]
+    return {"inference": reps}
 
 
 def sign_sssa(body: dict[str, Any], identity: dict[str, Any], key: Ed25519PrivateKey) -> Any:
@@ -214,6 +238,7 @@ class Export:
     written: list[Path]
     skipped: list[Skipped]
     key_created: Path | None = None  # the validator key, when this export had to create it
+    bodies: list[Path] = field(default_factory=list)  # inference bodies the SSSAs name
 
 
 def round_sssas(ledger: RoundLedger, key: Ed25519PrivateKey) -> Iterator[tuple[str, Any] | Skipped]:
@@ -255,7 +280,9 @@ def export_round(
     """Write one SSSA per agent × task of a completed round.
 
     Files are OUT/<agent hash[:16]>/<track>.<task id>.json, in canonical form;
-    anything skipped is listed, with its reason, in OUT/skipped.json.
+    anything skipped is listed, with its reason, in OUT/skipped.json. The stored
+    bodies of the inference exchanges they name are OUT/inference/<sha256>.json,
+    byte for byte what was sent or received, so anyone can check a digest.
     `key` defaults to the validator key under the data dir (created 0600 when missing).
     """
     key_created = None
@@ -268,7 +295,7 @@ def export_round(
         status = store.round(round_id).status
         if status != "completed":
             raise SssaError(f"round {round_id} is {status}; only completed rounds are attested")
-        written, skipped = [], []
+        written, skipped, signed = [], [], []
         for item in round_sssas(ledger, key):
             if isinstance(item, Skipped):
                 skipped.append(item)
@@ -278,8 +305,28 @@ def export_round(
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(canonical_bytes(doc).decode("utf-8") + "\n")
             written.append(path)
+            signed.append(doc)
+        bodies = _write_bodies(store, signed, out / "inference")
     if skipped:
         out.mkdir(parents=True, exist_ok=True)
         listing = [vars(s) for s in skipped]
         (out / "skipped.json").write_text(json.dumps(listing, indent=2, ensure_ascii=True) + "\n")
-    return Export(written, skipped, key_created)
+    return Export(written, skipped, key_created, bodies)
+
+
+def _write_bodies(store: Store, docs: Sequence[Any], folder: Path) -> list[Path]:
+    digests = {
+        digest
+        for doc in docs
+        for rep in doc.get("inference") or ()
+        for exchange in rep["exchanges"]
+        for digest in (exchange["request_sha256"], exchange["response_sha256"])
+        if digest
+    }
+    paths = []
+    for digest, text in sorted(store.inference_bodies(digests).items()):
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{digest}.json"
+        path.write_bytes(text.encode("utf-8"))
+        paths.append(path)
+    return paths

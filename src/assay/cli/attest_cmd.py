@@ -60,6 +60,9 @@ def agent_pin(
     entrypoint: Annotated[
         str, typer.Option("--entrypoint", help="the function assay calls with the context")
     ] = DEFAULT_ENTRYPOINT,
+    model: Annotated[
+        str | None, typer.Option("--model", help="the model to ask the round's upstream for")
+    ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help=f"default: beside AGENT as *{MANIFEST_SUFFIX}")
     ] = None,
@@ -80,6 +83,7 @@ def agent_pin(
             entrypoint=entrypoint,
             sandbox_digest=sandbox_digest,
             manifest_path=path,
+            model=model,
         )
         write_manifest(manifest, path)
     console.print(f"manifest {path}: {track.value}, code sha256 {manifest.code_sha256}")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from rich.markup import escape
 from rich.table import Table
 
-from assay.cli.output import console, fail, print_failures
+from assay.cli.output import console, fail, print_failures, print_inference
 from assay.mechanism.spec import Track
 from assay.results.diagnostics import RepDiagnostic
 from assay.results.scorecard import AgentTrackScore, RepView
@@ -73,6 +74,7 @@ def _rep_json(rep: RepView, seen: RepDiagnostic | None) -> dict[str, Any]:
         "detail": seen.detail if seen else "",
         "cpu_s": seen.cpu_s if seen else None,
         "cpu_budget_s": seen.cpu_budget_s if seen else None,
+        "inference": msgspec.to_builtins(seen.inference) if seen and seen.inference else None,
     }
 
 
@@ -94,6 +96,7 @@ def print_eval(result: RoundResult, track: Track) -> None:
         table.add_row(escape(t.task), t.label, f"{mark} {outcome}", reps)
     console.print(table)
     print_failures(result.diagnostics.failed(), "failed reps")
+    print_inference(result.diagnostics.inference())
     if score.confusion is not None:
         c = score.confusion
         silent = f"  (no verdict on {c.no_verdict}, counted as wrong)" if c.no_verdict else ""

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table
 
-from assay.results.diagnostics import RepDiagnostic
+from assay.results.diagnostics import InferenceTotals, RepDiagnostic
 from assay.results.scorecard import AgentTrackScore, Scorecard
 from assay.schema.visible import visible
 
@@ -168,6 +168,31 @@ def print_failures(
     for agent, count in shown.items():
         if limit is not None and count > limit:
             console.print(f"  {escape(short(agent, names))}  … {count - limit} more (see --json)")
+
+
+def print_inference(
+    totals: Sequence[InferenceTotals], names: Mapping[str, str] | None = None
+) -> None:
+    """What agents spent through the inference proxy (diagnostic, like CPU seconds)."""
+    if not totals:
+        return
+    table = Table(title="inference (per agent and track, summed over reps)", title_justify="left")
+    for column in ("track", "agent", "requests", "429", "errors", "tokens in+out", "upstream s"):
+        table.add_column(column, justify="left" if column in ("track", "agent") else "right")
+    for t in totals:
+        counted = "*" if t.estimated else ""
+        table.add_row(
+            t.track.value,
+            escape(short(t.agent, names)),
+            str(t.requests),
+            str(t.refused),
+            str(t.errors),
+            f"{t.prompt_tokens}+{t.completion_tokens}{counted}",
+            f"{t.upstream_s:.2f}",
+        )
+    console.print(table)
+    if any(t.estimated for t in totals):
+        console.print("[dim]* includes tokens counted as bytes / 4 (the upstream gave no usage)[/]")
 
 
 def _cpu(d: RepDiagnostic) -> str:

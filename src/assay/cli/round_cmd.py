@@ -32,12 +32,14 @@ from assay.cli.output import (
     emit_text,
     errors,
     fail,
+    print_inference,
     print_scorecard,
     short,
 )
 from assay.corpus.interface import CorpusError
 from assay.corpus.validate import require_valid
 from assay.detonate.observer import DetonationObserver
+from assay.inference.config import InferenceConfigError
 from assay.mechanism.spec import Track, pinned
 from assay.report.registry import report_format
 from assay.report.text import printable
@@ -186,6 +188,7 @@ def _show(
         fail(f"--output writes a report file: choose a --format other than table ({FORMAT_HELP})")
     if result.card is not None:
         print_scorecard(result.card, result.agents, result.weights, result.diagnostics.failed())
+    print_inference(result.diagnostics.inference(), result.agents)
     status = "[green]completed[/]" if result.status == "completed" else f"[red]{result.status}[/]"
     # Reasons and names come from agents, artifacts and exceptions: never markup.
     console.print(f"round {result.round_id}: {status} {escape(result.reason or '')}")
@@ -215,6 +218,8 @@ def _start(
 ) -> RoundEngine:
     spec = pinned()
     require_valid(config.corpus, config.tracks)
+    if config.inference is not None:
+        config.inference.resolve()  # an unset key variable stops here, before the round exists
     secret, created = load_secret(config.secret_file)
     if created:
         errors.print(
@@ -242,6 +247,14 @@ def _start(
         draw_all=draw_all,
     )
     plan = replace(plan, refused=admission.refused, manifests=admission.manifests)
+    if config.inference is not None:
+        models = {
+            a.agent_hash: config.inference.model_for(
+                admission.manifests.get(a.agent_hash, {}).get("model")
+            )
+            for a in agents
+        }
+        plan = replace(plan, inference=config.inference.model_dump(mode="json"), models=models)
     store.create_round(round_id, plan.to_json(), agents)
     # Completed rounds are never resumed: their artifact snapshots are not needed again.
     prune_snapshots(config.db, lambda other: _completed(store, other))
@@ -267,6 +280,7 @@ def _user_errors() -> Iterator[None]:
         Abstained,
         SssaError,
         KeyFileError,
+        InferenceConfigError,
     ) as exc:
         fail(str(exc))
 
@@ -449,6 +463,9 @@ def eval_command(
             help="exit 1 when the score is below this (instead of when not eligible)",
         ),
     ] = None,
+    config_file: Annotated[
+        Path | None, typer.Option("--config", help="round.toml, e.g. for its [inference] model")
+    ] = None,
     as_json: JsonOption = False,
     html: HtmlOption = None,
     fmt: FormatOption = None,
@@ -470,7 +487,8 @@ def eval_command(
             "jobs": jobs,
             "round_seed": EVAL_SEED,
         }
-        result = _drive(_start(build_config({}, flags), reps=reps, draw_all=True))
+        config = build_config(load_config(config_file), flags)
+        result = _drive(_start(config, reps=reps, draw_all=True))
         result = replace(result, kind="eval")
         if html is not None:
             report_format("html").write(result, html)

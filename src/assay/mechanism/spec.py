@@ -37,6 +37,15 @@ class SpecError(ValueError):
 
 
 @dataclass(frozen=True)
+class InferenceBudget:
+    """What one rep may spend through the metered inference proxy."""
+
+    requests: int
+    tokens: int  # prompt + completion
+    wall_extension_s: float  # most the wall backstop grows by for time spent upstream
+
+
+@dataclass(frozen=True)
 class TrackSpec:
     track: Track
     tasks: int
@@ -45,6 +54,7 @@ class TrackSpec:
     metric: str
     threshold: float
     emission_share: float
+    inference: InferenceBudget
 
 
 @dataclass(frozen=True)
@@ -147,6 +157,11 @@ def _track_spec(r: _Reader, track: Track) -> TrackSpec:
         metric=r.text(f"{p}.metric", _METRICS),
         threshold=r.number(f"{p}.threshold", low=0.0, high=1.0),
         emission_share=r.number(f"{p}.emission_share", low=0.0, high=1.0),
+        inference=InferenceBudget(
+            requests=r.integer(f"{p}.inference_requests", low=0),
+            tokens=r.integer(f"{p}.inference_tokens", low=0),
+            wall_extension_s=r.number(f"{p}.inference_wall_extension_s", low=0.0),
+        ),
     )
 
 

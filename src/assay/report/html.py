@@ -454,6 +454,7 @@ def render_html(result: RoundResult) -> str:
         failure_totals=sorted(_failure_totals(sections).items()),
         is_eval=result.kind == "eval",
         open_tables=len(result.agents) <= TASK_TABLES_OPEN,
+        inference=[(agents[t.agent], t) for t in result.diagnostics.inference()],
     )
 
 

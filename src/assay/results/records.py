@@ -19,6 +19,7 @@ be recomputed offline from what was recorded. Fields:
 | planted | list of objects | the label's planted vulnerabilities (repositories) |
 | detail | str | optional: what a failed rep's reason means here (schema path, traceback line...) |
 | cpu_s | float >= 0 | optional: CPU seconds the rep's process tree used |
+| inference | object or null | optional: what the rep spent through the inference proxy |
 
 Records are decoded with msgspec rather than pydantic: a full round at scale
 is a million records, and msgspec validates one in about a microsecond where a
@@ -52,6 +53,26 @@ class RecordError(ValueError):
         self.line = line
 
 
+class InferenceSpend(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A rep's inference usage without its per-exchange digests (`InferenceUsage.summary`)."""
+
+    provider: str
+    model: str
+    requests: int = 0
+    refused: int = 0
+    rejected: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False
+    upstream_s: float = 0.0
+    wall_extension_s: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
 class RepRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     agent: Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
     track: Track
@@ -67,6 +88,7 @@ class RepRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     planted: Items = ()
     detail: Annotated[str, msgspec.Meta(max_length=4096)] = ""
     cpu_s: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    inference: InferenceSpend | None = None
 
     def __post_init__(self) -> None:
         if self.status == "failed" and not self.reason:

@@ -42,6 +42,7 @@ def build_context(
     probe: Probe | None,
     observed: Mapping[str, Any] | None,
     backend: SandboxBackend,
+    inference: Mapping[str, str] | None = None,
 ) -> dict[str, object]:
     """The context of DESIGN §4, exactly as the agent receives it."""
     return {
@@ -51,7 +52,7 @@ def build_context(
         "nonce": nonce,
         "probe": probe.context() if probe else None,
         "observed": agent_observed(observed),
-        # The metered inference proxy's block; empty while the round has no upstream model.
-        "inference": {},
+        # The metered inference proxy; empty when the round has no upstream model.
+        "inference": dict(inference or {}),
         "sandbox": {"backend": backend.name, "digest": backend.digest},
     }

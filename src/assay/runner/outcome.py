@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from assay.inference.usage import Body, InferenceUsage
 from assay.mechanism.spec import Track
 from assay.runner.probe import ProbeObservation
 from assay.sandbox.interface import TraceSummary
@@ -62,10 +63,21 @@ class RunOutcome(BaseModel):
     stdout_bytes: int = 0
     stderr_tail: str = ""
     sandbox: SandboxIdentity
+    inference: InferenceUsage | None = None  # None: the round had no upstream model
+    # The bodies behind `inference.exchanges`' digests, on their way to the store, which
+    # keeps them apart from the outcome (`Store.inference_bodies`).
+    transcript: tuple[Body, ...] = ()
 
     @property
     def completed(self) -> bool:
         return self.status is RunStatus.COMPLETED
+
+    @property
+    def charged_wall_s(self) -> float:
+        """Wall seconds counted against the agent's round cap: the time its backstop
+        forgave for waiting on the model is forgiven there too."""
+        extension = self.inference.wall_extension_s if self.inference else 0.0
+        return max(0.0, self.wall_s - extension)
 
     @property
     def decision(self) -> str | None:

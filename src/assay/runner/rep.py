@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
+from assay.inference.config import Upstream
+from assay.inference.proxy import HANDLERS_PER_REP, SOCKET_NAME, ProxySession
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.runner.context import build_context
 from assay.runner.gates import Judgement, judge
@@ -28,6 +30,10 @@ DEFAULT_ENTRYPOINT = "agent_main"
 PYTHON_FLAGS = ("-I", "-S", "-B")  # isolated, stdlib only, never writes bytecode
 _STDERR_TAIL = 4096
 _PROBE_FILE_CAP = 64 * 1024
+# Where the shim relays the inference proxy inside the sandbox (its own network namespace,
+# so every sandbox may use the same port); Phylax's proxy port, for familiarity.
+INFERENCE_PORT = 8900
+INFERENCE_API = f"http://127.0.0.1:{INFERENCE_PORT}"
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,7 @@ class RepTask:
     rep: int
     round_seed: str
     observed: Mapping[str, object] | None = None
+    model: str | None = None  # the model the round's upstream serves this agent
 
 
 def shim_source() -> bytes:
@@ -91,14 +98,20 @@ def sealed_request(
     probe: Probe | None,
     spec: MechanismSpec,
     backend: SandboxBackend,
+    proxy: ProxySession | None = None,
 ) -> SealedRequest:
+    config = shim_config(task.agent, spec, backend)
+    if proxy is not None:
+        relay = {"socket": SOCKET_NAME, "port": INFERENCE_PORT, "slots": 2 * HANDLERS_PER_REP}
+        config["inference_relay"] = relay
     return SealedRequest(
+        service=proxy,
         argv=(backend.python, *PYTHON_FLAGS, f"{SANDBOX_INPUT_DIR}/shim.py"),
         limits=limits_for(spec, task.track),
         inputs=(
             InputFile("shim.py", shim_source()),
             InputFile("agent.py", task.agent.code),
-            InputFile("shim.json", json.dumps(shim_config(task.agent, spec, backend)).encode()),
+            InputFile("shim.json", json.dumps(config).encode()),
             InputFile("context.json", json.dumps(context).encode()),
         ),
         artifact_dir=str(task.artifact_dir),
@@ -110,9 +123,16 @@ def sealed_request(
 
 
 def run_rep(
-    task: RepTask, *, backend: SandboxBackend, spec: MechanismSpec, secret: bytes
+    task: RepTask,
+    *,
+    backend: SandboxBackend,
+    spec: MechanismSpec,
+    secret: bytes,
+    upstream: Upstream | None = None,
 ) -> RunOutcome:
-    """Run one rep sealed and judge it. `InfrastructureError` propagates (abstain)."""
+    """Run one rep sealed and judge it. `InfrastructureError` propagates (abstain).
+
+    With an `upstream`, the rep gets its own metered inference proxy."""
     nonce = derive_nonce(secret, task.round_seed, task.agent.sha256, task.task_id, task.rep)
     probe = Probe.from_nonce(nonce) if task.track.behavioural else None
     identity = SandboxIdentity(
@@ -133,13 +153,36 @@ def run_rep(
             reason=FailureReason.AGENT_INVALID,
             detail=f"agent file exceeds {spec.sandbox.agent_code_bytes} bytes",
         )
+    proxy, inference = None, None
+    if upstream is not None:
+        model = task.model or upstream.config.model
+        budget = spec.track(task.track).inference
+        proxy = ProxySession(upstream, nonce=nonce, model=model, budget=budget)
+        # Phylax's shape: the agent posts to f"{api}/v1/chat/completions" with the nonce.
+        inference = {"api": INFERENCE_API, "api_key": nonce, "provider": proxy.provider}
+        inference["model"] = model
     context = build_context(
-        track=task.track.value, nonce=nonce, probe=probe, observed=task.observed, backend=backend
+        track=task.track.value,
+        nonce=nonce,
+        probe=probe,
+        observed=task.observed,
+        backend=backend,
+        inference=inference,
     )
-    request = sealed_request(task, context, probe, spec, backend)
-    observation = backend.run(request)
-    judgement: Judgement = judge(observation, track=task.track, probe=probe, limits=request.limits)
+    request = sealed_request(task, context, probe, spec, backend, proxy)
+    try:
+        observation = backend.run(request)
+    finally:
+        usage = proxy.close() if proxy else None
+    transcript = proxy.transcript() if proxy else ()
+    limits = request.limits
+    if usage is not None:  # the backstop the run was actually held to
+        backstop = limits.wall_backstop_s + usage.wall_extension_s
+        limits = replace(limits, wall_backstop_s=backstop)
+    judgement: Judgement = judge(observation, track=task.track, probe=probe, limits=limits)
     return RunOutcome(
+        inference=usage,
+        transcript=transcript,
         **base,
         status=RunStatus.FAILED if judgement.reason else RunStatus.COMPLETED,
         reason=judgement.reason,

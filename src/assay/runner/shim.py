@@ -86,6 +86,65 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+def _pump(source: Any, sink: Any) -> None:
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        # Not contextlib.suppress: importing contextlib would cost every rep start-up time.
+        try:  # noqa: SIM105
+            sink.shutdown(1)  # SHUT_WR: the other side sees the end of this direction
+        except OSError:
+            pass
+
+
+def _start_forwarder(socket_path: str, port: int, slots: int) -> None:
+    """Relay 127.0.0.1:`port` (the sandbox's own loopback) to the inference proxy's socket,
+    so the agent's plain HTTP client reaches it. Metering and limits live outside; this
+    relay only moves bytes, so an agent that tampers with it harms only itself."""
+    import socket
+    import threading
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
+        listener.listen(slots * 2)
+    except OSError as exc:
+        sys.stderr.write(f"assay-shim: inference relay unavailable: {exc}\n")
+        listener.close()
+        return
+    free = threading.BoundedSemaphore(slots)
+
+    def relay(client: socket.socket) -> None:
+        proxy = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            # The proxy answers in a few writes; Nagle would hold the last one back for
+            # the client's delayed ACK (40 ms a request).
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            proxy.connect(socket_path)
+            back = threading.Thread(target=_pump, args=(proxy, client), daemon=True)
+            back.start()
+            _pump(client, proxy)
+            back.join()
+        except OSError:
+            pass
+        finally:
+            client.close()
+            proxy.close()
+            free.release()
+
+    def accept() -> None:
+        while True:
+            client, _ = listener.accept()
+            free.acquire()
+            threading.Thread(target=relay, args=(client,), daemon=True).start()
+
+    threading.Thread(target=accept, name="assay-inference-relay", daemon=True).start()
+
+
 def main() -> None:
     result_fd = int(os.environ.pop("ASSAY_RESULT_FD"))
     os.set_inheritable(result_fd, False)  # the agent's children never get the channel
@@ -96,6 +155,9 @@ def main() -> None:
     sys.path.extend(config["python_path"])
     context = _read_json(input_dir, "context.json")
     agent_path = os.path.join(input_dir, "agent.py")
+    relay = config.get("inference_relay")
+    if relay:
+        _start_forwarder(os.path.join(input_dir, relay["socket"]), relay["port"], relay["slots"])
     function = _load_agent(agent_path, config["agent_code_bytes"], config["entrypoint"])
     sys.argv = [agent_path]
     try:

@@ -550,6 +550,13 @@ class BwrapBackend(SandboxBackend):
         assert run.cgroup is not None and run.tracer_clock is not None
         for item in request.inputs:
             (run.inputs / item.name).write_bytes(item.data)
+        if request.service is not None:
+            socket_path = run.inputs / request.service.socket_name
+            request.service.listen(socket_path)
+            try:
+                os.chown(socket_path, SANDBOX_UID, SANDBOX_GID)  # connecting needs write access
+            except OSError as exc:
+                raise InfrastructureError(f"cannot hand the service socket over: {exc}") from exc
         if request.artifact_dir is not None:
             hostfs.copy_tree(Path(request.artifact_dir), run.artifact)
         limits = request.limits
@@ -566,7 +573,8 @@ class BwrapBackend(SandboxBackend):
             _Capture(err_r, limits.output_bytes),
             _Capture(result_r, limits.result_bytes),
         ]
-        check = _limits_check(run, limits, cpu_base, started)
+        extension = request.service.extension_s if request.service else lambda: 0.0
+        check = _limits_check(run, limits, cpu_base, started, extension)
         limit_hit = _supervise(run, captures, limits, check)
         wall_s = time.monotonic() - started
         return self._observe(run, request, limit_hit, wall_s, (cpu_base, tracer_base), captures)
@@ -613,9 +621,16 @@ class BwrapBackend(SandboxBackend):
 
 
 def _limits_check(
-    run: _Run, limits: ResourceLimits, cpu_base: float, started: float
+    run: _Run,
+    limits: ResourceLimits,
+    cpu_base: float,
+    started: float,
+    extension_s: Callable[[], float],
 ) -> Callable[[], LimitHit | None]:
-    """The gate polled during a run: which limit (if any) the tree has passed."""
+    """The gate polled during a run: which limit (if any) the tree has passed.
+
+    `extension_s` grows the wall backstop while the run waits on a host service
+    (time spent upstream by its inference requests), up to the service's cap."""
     cgroup = run.cgroup
     assert cgroup is not None
 
@@ -628,7 +643,7 @@ def _limits_check(
             return LimitHit.PIDS
         if _trace_over(run, limits):
             return LimitHit.TRACE_CAP
-        if time.monotonic() - started > limits.wall_backstop_s:
+        if time.monotonic() - started > limits.wall_backstop_s + extension_s():
             return LimitHit.WALL_BACKSTOP
         return None
 

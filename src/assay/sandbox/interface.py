@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 
 # Fixed paths inside every sandbox (the agent contract names them).
 SANDBOX_TASK_DIR = "/task"
@@ -72,11 +73,32 @@ class InputFile:
     data: bytes
 
 
+class HostService(ABC):
+    """A validator-side service the command reaches through a Unix socket.
+
+    The backend asks it to listen at `/task/input/<socket_name>` (on the host
+    side of that directory) after the inputs are written and before the
+    command starts, and lets only the sandbox user connect. This is the only
+    way out of the sandbox's empty network namespace.
+    """
+
+    socket_name: str
+
+    @abstractmethod
+    def listen(self, path: Path) -> None:
+        """Serve at `path`; raise `InfrastructureError` when it cannot."""
+
+    @abstractmethod
+    def extension_s(self) -> float:
+        """Wall seconds the backstop grants on top of its limit, so far (polled)."""
+
+
 @dataclass(frozen=True)
 class SealedRequest:
     argv: tuple[str, ...]
     limits: ResourceLimits
     inputs: tuple[InputFile, ...] = ()
+    service: HostService | None = None
     artifact_dir: str | None = None  # host directory copied, read-only, to /task/artifact
     copy_out: tuple[str, ...] = ()  # single-component names under /task/workspace
     copy_out_bytes: int = 1 << 20

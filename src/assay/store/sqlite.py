@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +57,10 @@ CREATE TABLE IF NOT EXISTS reps (
     wall_s REAL NOT NULL,
     outcome_json TEXT NOT NULL,
     PRIMARY KEY (round_id, agent_hash, track, task_id, rep)
+);
+CREATE TABLE IF NOT EXISTS inference_bodies (
+    sha256 TEXT PRIMARY KEY,
+    body TEXT NOT NULL
 );
 """
 
@@ -274,8 +278,15 @@ class Store:
         return {(r[0], r[1]): json.loads(r[2]) for r in rows}
 
     def put_rep(self, round_id: str, outcome: RunOutcome) -> None:
-        """Commit one rep. A second write of the same rep is refused: none runs twice."""
+        """Commit one rep. A second write of the same rep is refused: none runs twice.
+
+        The bodies of its inference exchanges go to their own table, once per digest
+        (reps often send the same prompt), so reading outcomes to score stays light."""
         with self._transaction() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO inference_bodies VALUES (?, ?)",
+                [(body.sha256, body.text) for body in outcome.transcript],
+            )
             db.execute(
                 "INSERT INTO reps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -286,8 +297,8 @@ class Store:
                     outcome.rep,
                     outcome.status.value,
                     outcome.reason.value if outcome.reason else None,
-                    outcome.wall_s,
-                    outcome.to_json(),
+                    outcome.charged_wall_s,  # summed by `wall_spent`, the round cap's meter
+                    outcome.model_copy(update={"transcript": ()}).to_json(),
                 ),
             )
 
@@ -305,6 +316,19 @@ class Store:
             (round_id,),
         ).fetchall()
         return {(r[0], r[1]): float(r[2]) for r in rows}
+
+    def inference_bodies(self, digests: Iterable[str]) -> dict[str, str]:
+        """Stored request and response bodies by SHA-256 (digests not kept are absent)."""
+        wanted = sorted(set(digests))
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):  # SQLite caps the parameters of one query
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT sha256, body FROM inference_bodies WHERE sha256 IN ({marks})", chunk
+            ).fetchall()
+            found.update((r[0], r[1]) for r in rows)
+        return found
 
     def outcomes(self, round_id: str) -> Iterator[RunOutcome]:
         cursor = self._db.execute(

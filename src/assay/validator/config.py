@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from assay.inference.config import InferenceConfig, InferenceConfigError
 from assay.mechanism.spec import TRACKS, Track
 
 SECRET_BYTES = 32
@@ -61,6 +62,7 @@ class RoundConfig:
     executor: str = "local"
     jobs: int | None = None
     address: str | None = None  # a Ray cluster, for executor = "ray"
+    inference: InferenceConfig | None = None  # the `[inference]` table: agents may call a model
 
 
 # `assay round config --example`; docs/round-config.md explains each key.
@@ -88,6 +90,15 @@ executor = "local"
 # jobs = 2
 # Ray cluster address, for executor = "ray" (default: start a local one).
 # address = "10.0.0.1:6379"
+
+# Agents may call a language model through a metered proxy (docs/inference.md).
+# Any OpenAI-compatible upstream; the key is read from the variable key_env names.
+# [inference]
+# base_url = "http://127.0.0.1:8080/v1"   # e.g. llama.cpp's llama-server
+# model = "local-model"
+# provider = "llama.cpp"
+# key_env = "ASSAY_INFERENCE_KEY"         # omit for a server that needs no key
+# timeout_s = 60
 """
 
 
@@ -128,7 +139,7 @@ def load_config(path: Path | None) -> dict[str, Any]:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
-    table = data.get("round", data)
+    table = {k: v for k, v in data.get("round", data).items() if k != "inference"}
     allowed = {"corpus", "agents", "tracks", "seed", "validator_id", "secret_file", "db"}
     allowed |= {"executor", "jobs", "address"}
     unknown = sorted(set(table) - allowed)
@@ -146,6 +157,11 @@ def load_config(path: Path | None) -> dict[str, Any]:
         out["tracks"] = parse_tracks(",".join(tracks) if isinstance(tracks, list) else tracks)
     if "seed" in out:
         out["round_seed"] = str(out.pop("seed"))
+    if "inference" in data:
+        try:
+            out["inference"] = InferenceConfig.from_table(data["inference"])
+        except InferenceConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from exc
     return out
 
 

@@ -73,6 +73,10 @@ class Plan:
     # those tracks fail without running, so they score 0 with the reason recorded.
     refused: dict[str, dict[str, str]] = field(default_factory=dict)
     manifests: dict[str, dict[str, Any]] = field(default_factory=dict)  # hash -> signed manifest
+    # The round's upstream model (`InferenceConfig` as JSON, never a key) and the model
+    # each agent is served: the one its manifest names when the round allows it.
+    inference: dict[str, Any] | None = None
+    models: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -87,6 +91,8 @@ class Plan:
             "agents": list(self.agents),
             "refused": self.refused,
             "manifests": self.manifests,
+            "inference": self.inference,
+            "models": self.models,
         }
 
     @classmethod
@@ -102,6 +108,8 @@ class Plan:
             agents=tuple(data["agents"]),
             refused=data.get("refused", {}),
             manifests=data.get("manifests", {}),
+            inference=data.get("inference"),
+            models=data.get("models", {}),
         )
 
     @property

@@ -10,10 +10,11 @@ from typing import Any
 import msgspec
 
 from assay.corpus.interface import CorpusError, artifact_digest
+from assay.inference.config import InferenceConfig, InferenceConfigError, Upstream
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import ema
 from assay.results.diagnostics import Diagnostics, diagnose
-from assay.results.records import RepRecord
+from assay.results.records import InferenceSpend, RepRecord
 from assay.results.scorecard import Scorecard, scorecard
 from assay.runner.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
 from assay.runner.probe import derive_nonce
@@ -70,6 +71,11 @@ class RoundResult:
             # Beside the scores, not in them: CPU seconds differ from run to run.
             "failures": failed,
             "incomplete_detonations": self.incomplete_detonations,
+            "inference": {
+                "upstream": self.plan.inference,
+                "models": self.plan.models,
+                "usage": [msgspec.to_builtins(t) for t in self.diagnostics.inference()],
+            },
         }
 
 
@@ -85,7 +91,7 @@ class _WallCap:
 
     def add(self, outcome: RunOutcome) -> None:
         key = (outcome.agent_hash, outcome.track.value)
-        self.spent[key] = self.spent.get(key, 0.0) + outcome.wall_s
+        self.spent[key] = self.spent.get(key, 0.0) + outcome.charged_wall_s
 
 
 class RoundLedger:
@@ -181,10 +187,11 @@ class RoundEngine:
         try:
             self.executor.prepare()
             self._verify_artifacts()
+            upstream = self._upstream()
             observed = self._observe_all()
             cap = _WallCap(self.spec, self.store.wall_spent(self.round_id))
             jobs = self._jobs(self.ledger.pending(), observed, cap)
-            self._execute(jobs, cap)
+            self._execute(jobs, cap, upstream)
             return self.finish()
         except (InfrastructureError, StoreError, Abstained) as exc:
             self.store.abstain(self.round_id, f"{type(exc).__name__}: {exc}")
@@ -196,11 +203,22 @@ class RoundEngine:
             self.store.abstain(self.round_id, f"internal error: {type(exc).__name__}: {exc}")
             raise
 
-    def _execute(self, jobs: Iterator[RepTask], cap: _WallCap) -> None:
+    def _execute(self, jobs: Iterator[RepTask], cap: _WallCap, upstream: Upstream | None) -> None:
         # On Ctrl-C the executor kills the reps in flight and yields nothing more:
         # every stored rep is whole, and `round resume` runs exactly the others.
-        for outcome in self.executor.execute(jobs, RepRunner(self.spec, self.secret)):
+        runner = RepRunner(self.spec, self.secret, upstream)
+        for outcome in self.executor.execute(jobs, runner):
             self._record(outcome, cap)
+
+    def _upstream(self) -> Upstream | None:
+        """The recorded upstream with its key, read now: a validator that cannot serve
+        the round's model abstains rather than run its agents without it."""
+        if self.plan.inference is None:
+            return None
+        try:
+            return InferenceConfig.from_table(self.plan.inference).resolve()
+        except InferenceConfigError as exc:
+            raise Abstained(f"cannot start the inference proxy: {exc}") from exc
 
     def _verify_artifacts(self) -> None:
         """The round's snapshots are still what was planned (a validator-owned copy that
@@ -252,6 +270,7 @@ class RoundEngine:
                 rep=rep,
                 round_seed=self.plan.round_seed,
                 observed=observed.get((task.track.value, task.task_id)),
+                model=self.plan.models.get(agent.agent_hash),
             )
 
     def _capped(self, task: PlannedTask, agent: StoredAgent, rep: int) -> RunOutcome:
@@ -328,6 +347,9 @@ def to_record(outcome: RunOutcome, truth: PlannedTask) -> RepRecord:
         planted=truth.planted,
         detail=outcome.detail[:4096],
         cpu_s=max(0.0, outcome.cpu_s),
+        inference=msgspec.convert(outcome.inference.summary(), InferenceSpend)
+        if outcome.inference
+        else None,
     )
 
 

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 
+from assay.inference.config import Upstream
 from assay.mechanism.spec import MechanismSpec
 from assay.runner.outcome import RunOutcome
 from assay.runner.rep import RepTask, run_rep
@@ -18,9 +19,12 @@ class RepRunner:
 
     spec: MechanismSpec
     secret: bytes
+    upstream: Upstream | None = None  # the round's model, key included: travels like `secret`
 
     def __call__(self, task: RepTask, backend: SandboxBackend) -> RunOutcome:
-        return run_rep(task, backend=backend, spec=self.spec, secret=self.secret)
+        return run_rep(
+            task, backend=backend, spec=self.spec, secret=self.secret, upstream=self.upstream
+        )
 
 
 class Executor(ABC):
