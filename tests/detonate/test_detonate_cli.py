@@ -73,3 +73,14 @@ def test_observer_detonates_each_artifact_once(backend: BwrapBackend) -> None:
     assert first is not None and again is first  # same digest: not detonated twice
     assert observer(planned("r", Track.REPOSITORIES)) is None
     json.dumps(first)  # stored with the round as JSON
+
+
+def test_markdown_output_to_a_file(tmp_path: Path) -> None:
+    out = tmp_path / "detonation.md"
+    result = assay(
+        "detonate", str(TIMEBOMB), "--track", "skills", "--format", "markdown", "-o", str(out)
+    )
+    assert result.returncode == 0, result.stderr
+    text = out.read_text()
+    assert text.startswith("## assay detonation of ")
+    assert "| WRITE_SHELL_PROFILE | system |" in text

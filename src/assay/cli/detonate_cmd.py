@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -9,20 +11,34 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from assay.cli import app
-from assay.cli.output import console, emit_json, fail
+from assay.cli import EXIT_INFRA, app
+from assay.cli.output import OutputOption, console, emit_text, fail
 from assay.detonate import Detonation, detonate
 from assay.mechanism.spec import Track
+from assay.report.text import markdown as md
 from assay.sandbox import InfrastructureError, default_backend
 
 _STYLE = {"normal": "green", "dangerous": "yellow", "system": "bold magenta", "redact": "bold red"}
+
+
+class DetonateFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    MARKDOWN = "markdown"
 
 
 @app.command("detonate")
 def detonate_command(
     directory: Annotated[Path, typer.Argument(help="the unpacked artifact")],
     track: Annotated[str, typer.Option("--track", help="skills, mcp_servers or packages")],
-    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print one JSON object (same as --format json)")
+    ] = False,
+    fmt: Annotated[
+        DetonateFormat | None,
+        typer.Option("--format", help="table, json or markdown", show_default="table"),
+    ] = None,
+    output: OutputOption = None,
 ) -> None:
     """Detonate an artifact under the validator's tracer and map what it did to capabilities."""
     try:
@@ -36,11 +52,39 @@ def detonate_command(
     try:
         result = detonate(directory.resolve(), chosen, backend=default_backend())
     except InfrastructureError as exc:
-        fail(f"sandbox unavailable: {exc}", code=1)
-    if as_json:
-        emit_json(result.to_json())
+        fail(f"sandbox unavailable: {exc}", code=EXIT_INFRA)
+    chosen_format = fmt or (DetonateFormat.JSON if as_json else DetonateFormat.TABLE)
+    if chosen_format is DetonateFormat.JSON:
+        emit_text(json.dumps(result.to_json(), sort_keys=True, indent=2) + "\n", output)
+    elif chosen_format is DetonateFormat.MARKDOWN:
+        emit_text(_markdown(result, directory), output)
+    elif output is not None:
+        fail("--output writes a file: choose --format json or markdown")
     else:
         _print(result, directory)
+
+
+def _markdown(result: Detonation, directory: Path) -> str:
+    """The observed capabilities as a Markdown table, every artifact string escaped."""
+    lines = [
+        f"## assay detonation of {md(str(directory))} ({result.track.value})",
+        "",
+        "| capability | protection | profiles | evidence |",
+        "|---|---|---|---|",
+    ]
+    for observed in result.capabilities:
+        evidence = observed.to_json()["evidence"][:3]
+        shown = "; ".join(md(_evidence_line(e), 160) for e in evidence)
+        lines.append(
+            f"| {observed.capability} | {observed.protection} | "
+            f"{', '.join(observed.profiles)} | {shown} |"
+        )
+    if not result.capabilities:
+        lines.append("| — | | | no capability observed |")
+    if not result.complete:
+        lines += ["", "**Incomplete**: the detonation could not see everything:", ""]
+        lines += [f"- {md(reason, 300)}" for reason in result.interference]
+    return "\n".join(lines) + "\n"
 
 
 def _print(result: Detonation, directory: Path) -> None:
