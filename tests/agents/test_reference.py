@@ -3,7 +3,6 @@ files, and its detectors (taint analysis, hidden Unicode, HTML comments, typosqu
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import socket
 import sys
@@ -13,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from assay.bundle import bundle_package
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
 from assay.mechanism.spec import TRACKS, Track
@@ -23,11 +23,11 @@ TASKS = [t for track in TRACKS for t in NativeCorpus(ROOT / "corpus").tasks(trac
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("reference_agent", ROOT / "agents/reference.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    """The reference agent as it is submitted: its package bundled into one file, then loaded."""
+    module = ModuleType("reference_agent")
+    code = bundle_package(ROOT / "agents/reference").code
+    exec(compile(code, "reference_agent.py", "exec"), module.__dict__)
+    sys.modules[module.__name__] = module
     return module
 
 
@@ -210,12 +210,14 @@ def test_quoted_injection_example_in_teaching_prose_is_allowed(tmp_path: Path) -
 
 
 def test_typosquat_detection() -> None:
-    assert REFERENCE.typosquat_of("reqeusts") == "requests"
-    assert REFERENCE.typosquat_of("electorn") == "electron"
-    assert REFERENCE.typosquat_of("python-dateutils") == "python-dateutil"
-    assert REFERENCE.typosquat_of("requests") is None
-    assert REFERENCE.typosquat_of("termcolor-plus") is None
-    assert REFERENCE.damerau_levenshtein("loadsh", "lodash") == 1
+    # The bundle serves the package's modules under their own names.
+    typosquat_of = sys.modules["reference.packages"].typosquat_of
+    assert typosquat_of("reqeusts") == "requests"
+    assert typosquat_of("electorn") == "electron"
+    assert typosquat_of("python-dateutils") == "python-dateutil"
+    assert typosquat_of("requests") is None
+    assert typosquat_of("termcolor-plus") is None
+    assert sys.modules["reference.common"].damerau_levenshtein("loadsh", "lodash") == 1
 
 
 def test_typosquatted_package_with_install_hook_blocks(tmp_path: Path) -> None:
