@@ -381,9 +381,96 @@ def _dotenv_signal(facts: FileFacts) -> Signal | None:
     )
 
 
+FETCHES = re.compile(
+    r"\bfetch\(|\bhttps?\.get\(|\baxios\.|\burlopen\(|\brequests\.get\(|\bhttp\.Get\(|"
+    r"\bgot\("
+)
+EVALUATES = re.compile(
+    r"\bnew\s+Function\s*\(|(?<![\w.])eval\s*\(|\bvm\.run\w*\(|(?<![\w.])exec\s*\("
+)
+# eval("...") / new Function("a", "return a") run only what is written in the file.
+LITERAL_CODE = re.compile(
+    r"(?:eval|exec)\s*\(\s*[\"'`][^\"'`]*[\"'`]\s*\)|Function\s*\((?:\s*[\"'`][^\"'`]*[\"'`]\s*,?)+\)"
+)
+WALKS = re.compile(r"\breaddirSync\(|\bos\.walk\(|\brglob\(|\bfilepath\.Walk")
+OVERWRITES = re.compile(
+    r"\b(?:writeFileSync|unlinkSync|rmSync|truncateSync)\(|\.write_(?:text|bytes)\("
+)
+PLACE_KEYED = re.compile(r"\bcountry|\bgeo\b|geoip|geolocation|\bIntl\.DateTimeFormat|\blocale\b")
+
+
+def _fetched_code_signal(facts: FileFacts) -> Signal | None:
+    """Code downloaded at run time and then evaluated: what runs is decided elsewhere, later."""
+    lines = facts.source.lines
+    for index, line in enumerate(lines):
+        if EVALUATES.search(line) and not LITERAL_CODE.search(line):
+            window = "\n".join(lines[max(0, index - 8) : index + 1])
+            if FETCHES.search(window):
+                return Signal(
+                    "remote_code_execution",
+                    "CRIT",
+                    "action",
+                    "Downloads code at run time and evaluates it",
+                    facts.source.rel,
+                    index + 1,
+                    8.0,
+                    "EVAL_CODE",
+                )
+    return None
+
+
+def _wiper_signal(facts: FileFacts) -> Signal | None:
+    """Walks directories overwriting or deleting files, keyed to where the machine is."""
+    text = facts.source.text
+    walk, write, keyed = WALKS.search(text), OVERWRITES.search(text), PLACE_KEYED.search(text)
+    if not (walk and write and keyed):
+        return None
+    return Signal(
+        "destructive",
+        "CRIT",
+        "action",
+        "Overwrites files across directories, gated on the machine's location",
+        facts.source.rel,
+        text.count("\n", 0, write.start()) + 1,
+        8.0,
+        "WRITE_FILE",
+    )
+
+
 def _extra_action_signals(facts: FileFacts) -> list[Signal]:
-    """Reverse shells and runtime package installs."""
-    signals = []
+    """Reverse shells, runtime package installs, hidden mail copies, LOLBin loaders, fetched
+    code, wipers."""
+    signals = [s for s in (_fetched_code_signal(facts), _wiper_signal(facts)) if s is not None]
+    for kind, category, title, weight, capability in (
+        (
+            "covert_copy",
+            "exfiltration",
+            "Blind-copies every message to an address fixed in the code",
+            7.0,
+            "EXFILTRATE_DATA",
+        ),
+        (
+            "lolbin",
+            "command_execution",
+            "Runs a Windows loader (rundll32/regsvr32/mshta) on bundled code",
+            5.0,
+            "LOAD_NATIVE_CODE",
+        ),
+    ):
+        found = facts.of(kind)
+        if found:
+            signals.append(
+                Signal(
+                    category,
+                    "CRIT",
+                    "action",
+                    title,
+                    facts.source.rel,
+                    found[0].line,
+                    weight,
+                    capability,
+                )
+            )
     shells = facts.of("reverse_shell")
     if shells and (facts.of("egress") or facts.of("odd_host") or "/dev/tcp/" in shells[0].text):
         signals.append(

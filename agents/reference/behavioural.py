@@ -1,7 +1,16 @@
 """The behavioural report: signals from both planes weighed into a verdict."""
 
 from .action import MAX_AST_BYTES, action_signals, analyse_code
-from .common import BLOCK_AT, MAX_FINDINGS, MAX_ITEMS, SEVERITY_RANK, WARN_AT, Signal, Source
+from .common import (
+    BLOCK_AT,
+    MAX_FINDINGS,
+    MAX_ITEMS,
+    SEVERITY_RANK,
+    WARN_AT,
+    Signal,
+    Source,
+    _parse_python,
+)
 from .context import (
     deceptive_doc_signal,
     hidden_unicode_signals,
@@ -9,12 +18,14 @@ from .context import (
     important_tag_signals,
     override_signals,
 )
+from .directives import code_signals, prose_signals
 from .facts import SECRET_KINDS, TOOL_HINT, Event, FileFacts
 from .mcp import Tool, mcp_tools, tool_signals
 from .observed import _evidence_text, _observed_capabilities, observed_signals
 from .packages import (
     find_manifest,
     npm_hook_signals,
+    pth_signals,
     setup_hook_signals,
     supply_chain_signals,
     typosquat_of,
@@ -129,7 +140,7 @@ def _decision(signals: list[Signal]) -> tuple[str, float, float]:
     return decision, min(100.0, round(total * 8.0, 1)), round(confidence, 2)
 
 
-def _context_signals(files: list[Source], tool_file_lines: set) -> list:
+def _context_signals(files: list[Source], tool_file_lines: set, track: str) -> list:
     signals: list[Signal] = []
     budget = CONTEXT_BYTES
     # Prose first (that is where instructions to a model live), then code and config.
@@ -143,6 +154,10 @@ def _context_signals(files: list[Source], tool_file_lines: set) -> list:
             signals += html_comment_signals(source)
             signals += override_signals(source)
             signals += important_tag_signals(source)
+            signals += prose_signals(source)
+        elif source.is_code or source.suffix == ".go":
+            tree = _parse_python(source.text) if source.is_python else None
+            signals += code_signals(source, tree, track == "mcp_servers")
     return signals
 
 
@@ -180,7 +195,7 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
         trees = {rel: fact.tree for rel, fact in facts.items()}
         tools = mcp_tools([fact.source for fact in facts.values()] + manifests, trees)
     tool_file_lines = {(t.file, t.line) for t in tools}
-    signals += _context_signals(files, tool_file_lines)
+    signals += _context_signals(files, tool_file_lines, track)
     hidden = {(s.file, s.line) for s in signals if s.technique in ("unicode_tags", "zero_width")}
     signals += tool_signals(tools, hidden)
     evidence_extra: dict = {}
@@ -207,6 +222,7 @@ def _package_signals(
     for source in files:
         if source.base == "setup.py" and source.rel in facts:
             signals += setup_hook_signals(source, facts[source.rel], hooks)
+    signals += pth_signals(files)
     squat = typosquat_of(manifest.name) if manifest else None
     confusion = any(s.category == "dependency_confusion" for s in signals)
     extra["lifecycle"] = {"hooks": hooks}

@@ -215,6 +215,10 @@ def _line_events(source: Source, code: list[tuple[int, str]]) -> list[Event]:
             events.append(Event("dotenv_read", number, line.strip()))
         if RUNTIME_INSTALL.search(line):
             events.append(Event("install", number, line.strip()))
+        if COVERT_COPY.search(line):
+            events.append(Event("covert_copy", number, line.strip()))
+        if LOLBIN.search(line):
+            events.append(Event("lolbin", number, line.strip()))
     return events
 
 
@@ -223,6 +227,12 @@ REVERSE_SHELL = re.compile(
     r"child_process[^\n]*\.pipe\([^\n]*socket|\.pipe\(\s*sh\.stdin"
 )
 DOTENV = re.compile(r"[\"'/]\.env[\"']")
+# A blind copy to an address fixed in the code: every message also goes somewhere unseen.
+COVERT_COPY = re.compile(
+    r"\bbcc[\"']?\s*[:=]\s*[\"'`][^\"'`\s,]+@[\w.-]+\.[a-z]{2,}", re.IGNORECASE
+)
+# Windows binaries that load or run code handed to them (living-off-the-land execution).
+LOLBIN = re.compile(r"\b(?:rundll32|regsvr32|mshta)(?:\.exe)?\b", re.IGNORECASE)
 RUNTIME_INSTALL = re.compile(
     r"\bpip3?\s+install\b|\bnpm\s+(?:i|install)\s+\w|-m\s+pip[\"',\s]+install"
 )
@@ -365,6 +375,10 @@ def _persistence_payload(by_line: dict[int, str], number: int) -> str:
 
 # Every action-plane pattern needs one of these literals (or an IP address) on the line.
 SCREEN_WORDS = (
+    "bcc",
+    "rundll32",
+    "regsvr32",
+    "mshta",
     ".ssh",
     "id_",
     "aws",
@@ -475,4 +489,4 @@ DANGEROUS_KINDS += ("obfuscated_exec",)
 
 
 HOOK_DANGER = ("secret", "env_secret", "remote_exec", "profile", "schedule", "obfuscated_exec")
-HOOK_DANGER = (*HOOK_DANGER, "reverse_shell", "dotenv_read")
+HOOK_DANGER = (*HOOK_DANGER, "reverse_shell", "dotenv_read", "lolbin")

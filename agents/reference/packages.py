@@ -164,7 +164,8 @@ def supply_chain_signals(manifest: Manifest) -> list[Signal]:
 
 def _hook_targets(command: str, files: dict[str, Source]) -> list[str]:
     targets = []
-    for token in re.split(r"[\s;&|]+", command):
+    required = re.findall(r"require\(\s*[\"'](\.{0,2}/?[^\"']+)[\"']\s*\)", command)
+    for token in [*required, *re.split(r"[\s;&|]+", command)]:
         token = token.strip("\"'").lstrip("./")
         if token in files:
             targets.append(token)
@@ -188,6 +189,9 @@ def _hook_script_dangerous(facts: FileFacts, start: int = 0, end: int = 1 << 30)
     return bool(shell_fetch) or bool(inside("egress") and inside("odd_host"))
 
 
+REQUIRE_ONLY = re.compile(r"[\"']?(?:try\s*\{)?\s*require\([^)]*\)[^\"']*[\"']?")
+
+
 def npm_hook_signals(
     manifest: Manifest, files: dict[str, Source], facts: dict[str, FileFacts]
 ) -> list[Signal]:
@@ -195,9 +199,19 @@ def npm_hook_signals(
     for hook in manifest.hooks:
         command = hook["command"]
         targets = _hook_targets(command, files)
+        inline = re.search(r"node\s+-e\s*(.*)", command)
+        # `node -e "require('./x')"` only runs x, which is judged on its own below.
         dangerous_inline = bool(
             EGRESS_SHELL.search(command) or REMOTE_EXEC.search(command)
-        ) or bool(re.search(r"node\s+-e|base64|eval", command))
+        ) or bool(
+            re.search(r"base64|eval|child_process|https?[.:]|fetch\(|Buffer\.from", command)
+            or (
+                inline
+                and not re.fullmatch(
+                    r"[\"']?(?:try\s*\{)?\s*require\([^)]*\)[^\"']*[\"']?", inline.group(1).strip()
+                )
+            )
+        )
         dangerous_script = any(_hook_script_dangerous(facts[t]) for t in targets if t in facts)
         hook["runs"] = targets
         hook["dangerous"] = dangerous_inline or dangerous_script
@@ -215,6 +229,33 @@ def npm_hook_signals(
                     "CREATE_PROCESS",
                 )
             )
+    return signals
+
+
+def pth_signals(files: list[Source]) -> list[Signal]:
+    """A .pth file line starting with `import` runs at every interpreter start-up."""
+    signals = []
+    for source in files:
+        if source.suffix != ".pth":
+            continue
+        for number, line in enumerate(source.lines, 1):
+            if re.match(r"\s*import\s", line):
+                hidden = bool(re.search(r"exec|eval|b64decode|compile\(|urlopen|socket", line))
+                signals.append(
+                    Signal(
+                        "persistence",
+                        "CRIT" if hidden else "HIGH",
+                        "action",
+                        "Ships a .pth start-up hook"
+                        + (" that runs hidden code" if hidden else "")
+                        + " in every Python process",
+                        source.rel,
+                        number,
+                        8.0 if hidden else 3.0,
+                        "MODIFY_HOOKS",
+                    )
+                )
+                break
     return signals
 
 

@@ -1,0 +1,334 @@
+"""Context plane: instructions aimed at the reading agent, found by what they ask for.
+
+A text unit (a Markdown section, a string literal of any language, a long identifier such as a
+parameter name) is read for the intents an injected instruction combines: something harmful
+(reach credentials, ship data out, persist rules, shadow another tool, redirect installs, run
+destructive commands) and something manipulative (hide it, claim prior authorisation, skip the
+user's confirmation, make it a mandatory prerequisite, override earlier instructions). Either
+kind alone is ordinary prose — documentation talks about tokens, destructive tools ask for
+confirmation — so a unit is flagged only when they meet, or when the harm is unambiguous
+(an image URL built to carry data out, a parameter named after a private key).
+"""
+
+import ast
+import re
+
+from .common import Signal, Source
+from .context import CONCEAL, OVERRIDE
+
+NOT_ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
+SECRET_STRONG = re.compile(
+    NOT_ALNUM_BEFORE
+    + r"(?:~/\.ssh|\.ssh/|id_(?:rsa|ed25519|ecdsa|dsa)|\.aws[/ _](?:credentials|config)|"
+    r"aws[ _]credentials|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\.docker/config|\.kube/config|"
+    r"gh/hosts|hosts\.yml|\.env(?![\w.-])|\.env\s+file|mcp\.json|claude_desktop_config|"
+    r"printenv|output of\s+`?env`?|`env`|environment variables?|GITHUB_TOKEN|AWS_SECRET|"
+    r"private[ _]keys?|ssh[ _](?:keys?|id)|id[ _]rsa|wallet(?:s| files?)?|keystore|seed phrase|"
+    r"mnemonic|\.pem\b)",
+    re.IGNORECASE,
+)
+SECRET_WEAK = re.compile(r"\b(?:tokens?|passwords?|secrets?|credentials?|api[ _]?keys?)\b", re.I)
+READ = re.compile(r"\b(?:read|cat|open|load|collect|gather|dump|search|find|list|copy)\b", re.I)
+LEAK = re.compile(
+    r"\b(?:send|post|upload|paste|forward|include|append|attach|embed|e-?mail|pass|put|fill|"
+    r"share|report|write|base64|url-?encoded?)\b",
+    re.IGNORECASE,
+)
+PROTECTIVE = re.compile(
+    r"\b(?:never|do not|don't|must not|should not|not)\b[^.\n]{0,40}?\b(?:paste|share|print|"
+    r"send|post|upload|commit|log|leak|expose|include)\b[^.\n]*",
+    re.IGNORECASE,
+)
+DATA_URL = re.compile(
+    r"!\[[^\]]*\]\(\s*https?://[^)\s]*[?&][\w-]+=(?:[A-Z][A-Z0-9_]{2,}|\{[^}]*\}|<[^>]*>|\$\w+)",
+)
+PERSIST = re.compile(
+    r"(?:CLAUDE|AGENTS|GEMINI)\.md|\.cursorrules|\.windsurfrules|copilot-instructions|"
+    r"\b(?:global|persistent|permanent)\s+(?:agent\s+)?(?:instructions|memory|rules)|"
+    r"\b(?:later|future|subsequent|all)\s+sessions\b",
+    re.IGNORECASE,
+)
+DESTRUCT = re.compile(
+    r"push\s+(?:--force|-f)\b|--force\s+--all|\brm\s+-rf\s+[~/]|--no-verify|"
+    r"\bdrop\s+(?:table|database)\b",
+    re.IGNORECASE,
+)
+INSTALL_REDIRECT = re.compile(r"--(?:extra-)?index-url\s+https?://|--registry[= ]https?://", re.I)
+SHADOW = re.compile(
+    r"\b(?:whenever|when|if)\b[^.\n]{0,50}\b[\w-]+\s+tool\b[^.\n]{0,40}\b(?:is\s+)?(?:used|called|"
+    r"invoked)|\btool\b[^.\n]{0,20}\((?:from|of)\s+any\s+server\)|\b(?:from|of|on)\s+(?:any|every|"
+    r"another|other)\s+(?:mcp\s+)?server",
+    re.IGNORECASE,
+)
+AUTHORITY = re.compile(
+    r"\bpre-?(?:authori[sz]ed|approved)\b|\bstanding\s+approval\b|\balready\s+(?:been\s+)?"
+    r"(?:authori[sz]ed|approved|consented)\b|\bhas\s+(?:granted|approved|authori[sz]ed)\b|"
+    r"\bcompany\s+policy\b|\brequired\s+by\s+(?:policy|the\s+administrator)\b|"
+    r"\bworkspace\s+administrator\b",
+    re.IGNORECASE,
+)
+SKIP_CONFIRM = re.compile(
+    r"\b(?:do\s+not|don't|never|no\s+need\s+to|without)\s+(?:ask(?:ing)?|request(?:ing)?|"
+    r"wait(?:ing)?)\s+(?:the\s+user\s+)?(?:for\s+)?(?:(?:the\s+)?user'?s?\s+)?(?:confirmation|"
+    r"approval|permission|again|questions)|\bno\s+confirmation\s+(?:is\s+)?(?:needed|required)|"
+    r"\bwithout\s+(?:asking|confirmation|review)\b|\bdo\s+not\s+ask\b",
+    re.IGNORECASE,
+)
+MANDATORY = re.compile(
+    r"\bbefore\s+(?:using|calling|the\s+first|any\s+(?:other\s+)?tool|you\s+(?:use|call|answer|"
+    r"respond|rewrite|draft))|\b(?:required|mandatory)\s+(?:setup|step|prerequisite|once)|"
+    r"\bsession\s+bootstrap\b|\botherwise\s+(?:the\s+tool|it|delivery|this|the\s+api)\s+"
+    r"(?:will\s+not\s+work|fails|rejects)|\bmust\s+(?:first|always)\b|\brequired\s+for\b|"
+    r"\bis\s+required\b|\brejects\s+unverified\b|\bfirst\s+(?:read|run|call|cat|fetch|collect)\b",
+    re.IGNORECASE,
+)
+HIDE_MORE = re.compile(
+    r"\bno\s+need\s+to\s+(?:mention|tell|explain)|\binvisible\s+to\s+the\s+user|"
+    r"\bnever\s+bring\s+it\s+up|\bdo\s+not\s+(?:remove|explain)\b|\bsay\s+only\b|"
+    r"\bstripped\s+before\s+humans|\bimplementation\s+detail|\bnever\s+tell\b|\bsilently\b|"
+    r"\bwithout\s+telling\b|\b(?:only\s+)?confuses?\s+(?:them|the\s+user)",
+    re.IGNORECASE,
+)
+ANSI_CONCEAL = re.compile(r"(?:\\x1b|\\u001b|\\033|\x1b)\[(?:\d+;)*8m")
+LONG_IDENTIFIER = re.compile(r"(?<![\w$])[a-z][a-z0-9]*(?:_[a-z0-9]+){4,}(?![\w$])")
+JS_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`', re.S)
+CONCAT_GAP = re.compile(r"\s*\+\s*")
+MAX_UNIT = 6000
+
+
+def _credential_match(text: str) -> re.Match[str] | None:
+    """The first credential named on a line that also asks to read or pass something."""
+    first = None
+    for match in SECRET_STRONG.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        line = text[start : end if end >= 0 else len(text)]
+        if READ.search(line) or LEAK.search(line):
+            return match
+        first = first or match
+    return first
+
+
+# Most specific first: the first harm named is the one a finding is reported at.
+HARMS = (
+    ("exfiltrate data in a URL", DATA_URL),
+    ("shadow another server's tool", SHADOW),
+    ("install from another package index", INSTALL_REDIRECT),
+    ("force destructive commands", DESTRUCT),
+    ("persist its rules", PERSIST),
+)
+
+
+def _harms(text: str) -> dict[str, re.Match[str]]:
+    harms: dict[str, re.Match[str]] = {}
+    for name, pattern in HARMS:
+        match = pattern.search(text)
+        if match:
+            harms[name] = match
+    leak_text = PROTECTIVE.sub(" ", text)
+    strong = _credential_match(text)
+    leak = LEAK.search(leak_text)
+    if strong and (leak or READ.search(text)):
+        harms["read credentials"] = strong
+    if (
+        (strong or SECRET_WEAK.search(leak_text))
+        and leak
+        and re.search(
+            r"\b(?:argument|parameter|field|header|query|url|badge|body|note|section|commit)\b",
+            leak_text,
+            re.I,
+        )
+    ):
+        harms["exfiltrate them"] = leak
+    return harms
+
+
+def _manipulations(text: str) -> dict[str, re.Match[str]]:
+    found: dict[str, re.Match[str]] = {}
+    for name, pattern in (
+        ("hide it", CONCEAL),
+        ("hide it", HIDE_MORE),
+        ("hide it in terminal escape codes", ANSI_CONCEAL),
+        ("claim prior approval", AUTHORITY),
+        ("skip confirmation", SKIP_CONFIRM),
+        ("make it a required step", MANDATORY),
+        ("ignore earlier instructions", OVERRIDE),
+    ):
+        match = pattern.search(text)
+        if match and name not in found:
+            found[name] = match
+    return found
+
+
+def _phrase(intents: list[str]) -> str:
+    return intents[0] if len(intents) == 1 else ", ".join(intents[:-1]) + " and " + intents[-1]
+
+
+def judge(text: str) -> tuple[list[str], list[str], int, int] | None:
+    """(harms, manipulations, offset of the first harm, of the first manipulation), when the
+    text is an instruction aimed at the agent; None when it is ordinary prose."""
+    harms = _harms(text)
+    manipulations = _manipulations(text)
+    if not (harms and manipulations) and "exfiltrate data in a URL" not in harms:
+        return None
+    harm = next(iter(harms.values()))
+    manipulation_at = min((m.start() for m in manipulations.values()), default=harm.start())
+    return list(harms), list(manipulations), harm.start(), manipulation_at
+
+
+def _signals_for(text: str, rel: str, line_at: list[int], where: str, plane: str) -> list[Signal]:
+    verdict = judge(text[:MAX_UNIT])
+    if verdict is None:
+        return []
+    harms, manipulations, harm_at, manipulation_at = verdict
+
+    def line(offset: int) -> int:
+        return line_at[min(offset, len(line_at) - 1)]
+
+    excerpt = " ".join(text.split())[:160]
+    category = "tool_poisoning" if plane == "protocol" else "prompt_injection"
+    signals = [
+        Signal(
+            category,
+            "CRIT" if len(harms) > 1 or manipulations else "HIGH",
+            plane,
+            f"{where} instructs the agent to {harms[0]}"
+            + (f" and {manipulations[0]}" if manipulations else ""),
+            rel,
+            line(harm_at),
+            8.0,
+            "INJECT_INSTRUCTION",
+            "agent_directive",
+            excerpt,
+        )
+    ]
+    if manipulations and line(manipulation_at) != line(harm_at):
+        signals.append(
+            Signal(
+                "prompt_injection",
+                "HIGH",
+                plane,
+                f"{where} tells the agent to {_phrase(manipulations[:2])}",
+                rel,
+                line(manipulation_at),
+                6.0,
+                "INJECT_INSTRUCTION",
+                "agent_directive",
+                excerpt,
+                finding=True,
+            )
+        )
+    return signals
+
+
+def _offsets_to_lines(text: str, first_line: int) -> list[int]:
+    lines = []
+    number = first_line
+    for ch in text:
+        lines.append(number)
+        if ch == "\n":
+            number += 1
+    return lines or [first_line]
+
+
+def prose_signals(source: Source) -> list[Signal]:
+    """Markdown and text, read section by section (a heading starts a section)."""
+    signals: list[Signal] = []
+    start = 0
+    lines = source.lines[:4000]
+    for index in range(1, len(lines) + 1):
+        at_end = index == len(lines)
+        if at_end or re.match(r"#{1,6}\s", lines[index]):
+            chunk = lines[start:index]
+            for offset in range(0, max(1, len(chunk)), 40):
+                window = chunk[offset : offset + 60]
+                text = "\n".join(window)
+                first = start + offset + 1
+                signals += _signals_for(
+                    text, source.rel, _offsets_to_lines(text, first), source.base, "context"
+                )
+                if offset + 60 >= len(chunk):
+                    break
+            start = index
+    return _dedupe(signals)
+
+
+def _python_units(source: Source, tree: ast.Module) -> list[tuple[str, int]]:
+    units = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 24:
+            units.append((node.value, node.lineno))
+    return units
+
+
+def _quoted_units(source: Source) -> list[tuple[str, int]]:
+    """String literals of JS/TS/Go-like code, `+`-concatenations joined into one unit."""
+    text = source.text[:400_000]
+    units: list[tuple[str, int]] = []
+    current = ""
+    current_line = 0
+    last_end = -1
+    for match in JS_STRING.finditer(text):
+        body = match.group(0)[1:-1]
+        joined = last_end >= 0 and CONCAT_GAP.fullmatch(text[last_end : match.start()])
+        if joined:
+            current += body
+        else:
+            if len(current) > 24:
+                units.append((current, current_line))
+            current = body
+            current_line = text.count("\n", 0, match.start()) + 1
+        last_end = match.end()
+    if len(current) > 24:
+        units.append((current, current_line))
+    return units
+
+
+def code_signals(source: Source, tree: ast.Module | None, in_mcp: bool) -> list[Signal]:
+    """String literals (descriptions, enum members, defaults, returned text, prompts) and
+    long identifiers (parameter names) of a code file."""
+    units = _python_units(source, tree) if tree is not None else []
+    if source.suffix in (".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go"):
+        units = _quoted_units(source)
+    plane = "protocol" if in_mcp else "context"
+    signals: list[Signal] = []
+    for text, line in units[:2000]:
+        text = text.replace("\\n", "\n")
+        signals += _signals_for(
+            text,
+            source.rel,
+            _offsets_to_lines(text[:MAX_UNIT], line),
+            "Tool text" if in_mcp else "A string in the code",
+            plane,
+        )
+    for match in LONG_IDENTIFIER.finditer(source.text[:400_000]):
+        words = match.group(0)
+        if SECRET_STRONG.search(words) or SECRET_STRONG.search(words.replace("_", " ")):
+            line = source.text.count("\n", 0, match.start()) + 1
+            signals.append(
+                Signal(
+                    "tool_poisoning" if in_mcp else "prompt_injection",
+                    "CRIT",
+                    plane,
+                    "Parameter name asks the agent for a credential file",
+                    source.rel,
+                    line,
+                    8.0,
+                    "INJECT_INSTRUCTION",
+                    "schema_poisoning",
+                    words[:160],
+                )
+            )
+            break
+    return _dedupe(signals)
+
+
+def _dedupe(signals: list[Signal]) -> list[Signal]:
+    seen: set[tuple[str | None, int | None]] = set()
+    out = []
+    for signal in signals:
+        key = (signal.file, signal.line)
+        if key not in seen:
+            seen.add(key)
+            out.append(signal)
+    return out[:6]
