@@ -25,7 +25,7 @@ BLOCK_AT = 6.0
 WARN_AT = 3.0
 
 CODE_SUFFIXES = frozenset(
-    {".py", ".pyw", ".js", ".mjs", ".cjs", ".ts", ".jsx", ".tsx", ".sh", ".bash", ".zsh"}
+    {".py", ".pyw", ".js", ".mjs", ".cjs", ".ts", ".jsx", ".tsx", ".sh", ".bash", ".zsh", ".go"}
     | {".ps1", ".rb", ".pl", ".php", ".bat", ".cmd"}
 )
 JS_SUFFIXES = frozenset({".js", ".mjs", ".cjs", ".ts", ".jsx", ".tsx"})
@@ -205,7 +205,7 @@ def damerau_levenshtein(a: str, b: str) -> int:
 def _strip_comment(line: str, source: Source) -> str:
     """The code part of a line: comment-only lines vanish, trailing comments are cut."""
     stripped = line.lstrip()
-    if source.is_js:
+    if source.is_js or source.suffix == ".go":
         if stripped.startswith(("//", "/*", "*")):
             return ""
         cut = re.search(r"\s//\s", line)

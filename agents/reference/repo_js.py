@@ -17,6 +17,8 @@ JS_SANITISER = re.compile(
     r"\b(?:escape\w*|encodeURIComponent|sanitize\w*|DOMPurify\.sanitize|parseInt|parseFloat|"
     r"Number|path\.basename|basename|validator\.\w+)\s*\("
 )
+# A value looked up in a constant table by request data is one of the table's values.
+TABLE_LOOKUP = re.compile(r"\s*[A-Z][A-Z0-9_]*(?:\[[^\]]*\]|\.get\([^)]*\))\s*(?:\?\?|\|\||;|$)")
 JS_GUARD = re.compile(r"\bif\s*\(")
 JS_GUARD_CHECK = re.compile(r"\.has\(|\.includes\(|startsWith\(|===|!==|\.test\(|\.match\(")
 JS_SQL = re.compile(r"\.(?:query|execute|raw|run|all|get)\s*\(")
@@ -72,7 +74,11 @@ class JsTaint:
             return
         names = re.findall(r"[\w$]+", match.group(1))
         value = match.group(2)
-        if self.mentions(value) and not JS_SANITISER.search(value):
+        if (
+            self.mentions(value)
+            and not JS_SANITISER.search(value)
+            and not TABLE_LOOKUP.match(value)
+        ):
             self.tainted.update(names)
             if "`" in value or "+" in value:
                 self.built.update(names)
@@ -103,10 +109,10 @@ class JsTaint:
                 return True
         return any(re.search(rf"\(\s*{re.escape(n)}\s*[,)]", line) for n in self.built)
 
-    def _add(self, number: int, cwe: str, title: str, description: str) -> None:
+    def _add(self, number: int, cwe: str, title: str, description: str, *extra: str) -> None:
         if any(v.cwe == cwe and abs(v.line - number) <= 2 for v in self.findings):
             return
-        self.findings.append(Vuln(self.source.rel, number, cwe, title, description))
+        self.findings.append(Vuln(self.source.rel, number, cwe, title, description, "HIGH", extra))
 
     def _sinks(self, number: int, line: str) -> None:
         # Each sink is judged on the text from the sink call onwards, so a tainted
@@ -175,6 +181,7 @@ class JsTaint:
                 "CWE-95",
                 "Code injection via eval",
                 "Request data reaches eval or the Function constructor.",
+                "CWE-94",
             )
         redirect = self._at(JS_REDIRECT, line)
         if redirect and self._first_arg_tainted(redirect):
@@ -215,6 +222,57 @@ def _first_argument(text: str) -> str:
         elif char == "," and depth == 0:
             return text[:index]
     return text
+
+
+MERGE_LOOP = re.compile(
+    r"for\s*\(\s*(?:const|let|var)\s+(\w+)\s+(?:of\s+Object\.keys\(|in\s+)(\w+)"
+)
+POLLUTION_GUARD = re.compile(
+    r"__proto__|hasOwnProperty|hasOwn\(|Object\.create\(\s*null|constructor[\"']|isSafeKey|"
+    r"FORBIDDEN|prototype[\"']"
+)
+
+
+def prototype_pollution_vulns(source: Source) -> list[Vuln]:
+    """A recursive merge that copies every key of untrusted objects, `__proto__` included."""
+    out = []
+    lines = source.lines
+    for index, line in enumerate(lines):
+        loop = MERGE_LOOP.search(line)
+        if not loop:
+            continue
+        key, src = loop.groups()
+        body = lines[index : index + 15]
+        function = next(
+            (
+                m.group(1)
+                for ln in reversed(lines[max(0, index - 5) : index + 1])
+                for m in [re.search(r"function\s+(\w+)|(?:const|let)\s+(\w+)\s*=", ln)]
+                if m
+            ),
+            None,
+        )
+        recursion = next(
+            (
+                i
+                for i, ln in enumerate(body)
+                if function
+                and re.search(rf"\b{re.escape(function)}\s*\([^)]*\[{re.escape(key)}\]", ln)
+            ),
+            None,
+        )
+        guarded = any(POLLUTION_GUARD.search(ln) for ln in lines[max(0, index - 8) : index + 15])
+        if recursion is not None and not guarded:
+            out.append(
+                Vuln(
+                    source.rel,
+                    index + recursion + 1,
+                    "CWE-1321",
+                    "Prototype pollution in recursive merge",
+                    f"Every key of {src}, __proto__ included, is merged into the target.",
+                )
+            )
+    return out[:4]
 
 
 def js_secret_vulns(source: Source) -> list[Vuln]:

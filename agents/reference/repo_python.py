@@ -174,6 +174,10 @@ class Vuln:
         return item
 
 
+OPTION_PARSING_CLIS = frozenset(
+    {"git", "hg", "svn", "curl", "wget", "ssh", "scp", "rsync", "tar", "zip", "find", "ffmpeg"}
+    | {"convert", "gpg", "openssl", "psql", "mysql", "pip", "npm", "docker", "kubectl"}
+)
 ROUTE_DECORATORS = frozenset(
     {"get", "post", "put", "delete", "patch", "route", "api_route", "websocket", "api_view"}
 )
@@ -395,6 +399,24 @@ class PyTaint:
             )
         elif name in SUBPROCESS or name.endswith(tuple("." + s for s in SUBPROCESS)):
             self._subprocess_sink(call)
+        elif last == "XMLParser" and any(
+            k.arg == "resolve_entities" and isinstance(k.value, ast.Constant) and k.value.value
+            for k in call.keywords
+        ):
+            self._report(
+                call,
+                "CWE-611",
+                "XML external entity expansion",
+                "The XML parser is configured to resolve external entities.",
+            )
+        elif web and last in ("Template", "from_string") and not isinstance(first, ast.Constant):
+            self._report(
+                call,
+                "CWE-94",
+                "Server-side template injection",
+                "Request data becomes part of a template's source, which the engine executes.",
+                "CWE-1336",
+            )
         elif name in ("eval", "exec") and kinds:
             cwe = "CWE-95" if name == "eval" else "CWE-94"
             self._report(
@@ -485,6 +507,27 @@ class PyTaint:
                     "OS command injection",
                     "User input is interpolated into an sh -c command line.",
                 )
+                return
+        if isinstance(first, ast.List | ast.Tuple) and first.elts:
+            self._argument_injection(call, first.elts)
+
+    def _argument_injection(self, call: ast.Call, elts: list[ast.expr]) -> None:
+        """Request data as an argument of a CLI that parses options anywhere: a value such
+        as `--upload-pack=...` becomes an option unless `--` ends the options first."""
+        program = (_string_value(elts[0]) or "").rsplit("/", 1)[-1]
+        if program not in OPTION_PARSING_CLIS:
+            return
+        for element in elts[1:]:
+            if _string_value(element) == "--":
+                return
+            if "web" in self.taint(element):
+                self._report(
+                    call,
+                    "CWE-88",
+                    f"Argument injection into {program}",
+                    f"A request value is passed to {program} where it can be read as an option.",
+                )
+                return
 
     def _yaml_sink(self, call: ast.Call, kinds: frozenset[str]) -> None:
         text = ast.unparse(call)
@@ -705,7 +748,58 @@ def audit_python(source: Source) -> list[Vuln]:
             tracker.run_function(node)
             vulns += tracker.findings
     vulns += python_secret_vulns(source, tree)
+    vulns += unauthenticated_routes(source, tree)
     return vulns
+
+
+PUBLIC_BIND = re.compile(r"host\s*=\s*[\"'](?:0\.0\.0\.0|::)[\"']|--host[\"',\s]+0\.0\.0\.0")
+PRIVILEGED_PATH = re.compile(r"admin|debug|exec|shell|console|internal|manage|eval|/run\b|/cmd")
+AUTH_HINT = re.compile(
+    r"login_required|permission|Depends|auth|token|api_key|apikey|current_user|"
+    r"is_authenticated|HTTPBearer|Security\(|signature|verify",
+    re.IGNORECASE,
+)
+RUNS_THINGS = ("subprocess.", "os.system", "os.popen", "os.exec", "eval", "exec", "pickle.loads")
+
+
+def unauthenticated_routes(source: Source, tree: ast.Module) -> list[Vuln]:
+    """A route that runs commands or code, reachable without any authentication check, on a
+    server bound to every interface."""
+    if not PUBLIC_BIND.search(source.text):
+        return []
+    out = []
+    for func in ast.walk(tree):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        paths = [
+            str(d.args[0].value)
+            for d in func.decorator_list
+            if isinstance(d, ast.Call)
+            and d.args
+            and isinstance(d.args[0], ast.Constant)
+            and isinstance(d.args[0].value, str)
+        ]
+        if not any(PRIVILEGED_PATH.search(p) for p in paths):
+            continue
+        if AUTH_HINT.search(ast.unparse(func)):
+            continue
+        for node in ast.walk(func):
+            if isinstance(node, ast.Call):
+                name = _call_name(node)
+                if name.startswith(RUNS_THINGS) and name not in ("evaluate", "execute"):
+                    out.append(
+                        Vuln(
+                            source.rel,
+                            node.lineno,
+                            "CWE-306",
+                            "Unauthenticated privileged endpoint",
+                            f"{paths[0]} runs commands without authentication on a public bind.",
+                            "CRIT",
+                            ("CWE-78", "CWE-284"),
+                        )
+                    )
+                    break
+    return out
 
 
 def _shell_injection_lines(tree: ast.Module | None) -> set[int]:
