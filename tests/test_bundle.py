@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from assay.bundle import BundleError, bundle_package
 from assay.mechanism.spec import pinned
+from assay.validator.config import bundled_agents
 
 ROOT = Path(__file__).resolve().parents[1]
+Assay = Callable[..., subprocess.CompletedProcess[str]]
 REFERENCE = ROOT / "agents" / "reference"
 
 # Runs an agent file the way the sandbox shim does: compiled from its bytes alone, in a fresh
@@ -107,3 +112,20 @@ def test_what_cannot_be_bundled_is_refused_by_name(
 ) -> None:
     with pytest.raises(BundleError, match=reason):
         bundle_package(_package(tmp_path, files))
+
+
+def test_rounds_and_the_demo_run_the_bundled_package(
+    assay: Assay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --agent a round takes the bundled agents, the reference package bundled."""
+    corpus = tmp_path / "corpus"
+    for task in ("skill-0001", "skill-0019"):  # SSH key sent out; a CSV summary
+        shutil.copytree(ROOT / "corpus" / "skills" / task, corpus / "skills" / task)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert bundle_package(REFERENCE).code in {p.read_bytes() for p in bundled_agents()}
+    args = ["round", "run", "--corpus", str(corpus), "--db", str(tmp_path / "r.db")]
+    payload = json.loads(assay(*args, "--seed", "5eed", "--tracks", "skills", "--json").stdout)
+    reference = hashlib.sha256(bundle_package(REFERENCE).code).hexdigest()
+    result = payload["scores"]["skills"][reference]
+    assert result["failed_reps"] == 0
+    assert result["clamped_mcc"] == 1.0
