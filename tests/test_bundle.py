@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -115,15 +114,12 @@ def test_what_cannot_be_bundled_is_refused_by_name(
 
 
 def test_rounds_and_the_demo_run_the_bundled_package(
-    assay: Assay, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    assay: Assay, skills_pair: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without --agent a round takes the bundled agents, the reference package bundled."""
-    corpus = tmp_path / "corpus"
-    for task in ("skill-0001", "skill-0019"):  # SSH key sent out; a CSV summary
-        shutil.copytree(ROOT / "corpus" / "skills" / task, corpus / "skills" / task)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert bundle_package(REFERENCE).code in {p.read_bytes() for p in bundled_agents()}
-    args = ["round", "run", "--corpus", str(corpus), "--db", str(tmp_path / "r.db")]
+    args = ["round", "run", "--corpus", str(skills_pair), "--db", str(tmp_path / "r.db")]
     payload = json.loads(assay(*args, "--seed", "5eed", "--tracks", "skills", "--json").stdout)
     reference = hashlib.sha256(bundle_package(REFERENCE).code).hexdigest()
     result = payload["scores"]["skills"][reference]
