@@ -419,6 +419,39 @@ def _fetched_code_signal(facts: FileFacts) -> Signal | None:
     return None
 
 
+CI_WORKFLOW_PATH = re.compile(
+    r"\.github[/\\]workflows|[\"']\.github[\"']\s*,\s*[\"']workflows[\"']"
+)
+DNS_CARRIER = re.compile(
+    r"\bdns\.(?:lookup|resolve\w*)\(\s*`[^`]*\$\{|\bgethostbyname\(\s*f[\"'][^\"']*\{|"
+    r"\bLookup(?:Host|IP)\(\s*fmt\.Sprintf\("
+)
+
+
+def _ci_and_dns_signals(facts: FileFacts) -> list[Signal]:
+    """Code that writes CI workflows (they run with the repository's secrets), and data
+    carried out inside DNS names (no HTTP needed, rarely filtered)."""
+    text, rel, out = facts.source.text, facts.source.rel, []
+    workflow = CI_WORKFLOW_PATH.search(text)
+    writes = re.search(r"\b(?:writeFile(?:Sync)?|write_text|WriteFile|open\([^)]*[\"']w)", text)
+    if workflow and writes:
+        line = text.count("\n", 0, writes.start()) + 1
+        title = "Writes a CI workflow into repositories"
+        if "secrets" in text and re.search(r"toJSON\(\s*secrets\s*\)", text):
+            title += " that sends out every repository secret"
+        out.append(
+            Signal("persistence", "CRIT", "action", title, rel, line, 7.0, "MODIFY_CI_WORKFLOW")
+        )
+    dns = DNS_CARRIER.search(text)
+    if dns:
+        line = text.count("\n", 0, dns.start()) + 1
+        title = "Encodes data into DNS names it looks up (DNS exfiltration)"
+        out.append(
+            Signal("exfiltration", "HIGH", "action", title, rel, line, 6.0, "EXFILTRATE_DATA")
+        )
+    return out
+
+
 def _wiper_signal(facts: FileFacts) -> Signal | None:
     """Walks directories overwriting or deleting files, keyed to where the machine is."""
     text = facts.source.text
@@ -441,6 +474,7 @@ def _extra_action_signals(facts: FileFacts) -> list[Signal]:
     """Reverse shells, runtime package installs, hidden mail copies, LOLBin loaders, fetched
     code, wipers."""
     signals = [s for s in (_fetched_code_signal(facts), _wiper_signal(facts)) if s is not None]
+    signals += _ci_and_dns_signals(facts)
     for kind, category, title, weight, capability in (
         (
             "covert_copy",

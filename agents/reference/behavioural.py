@@ -155,7 +155,7 @@ def _context_signals(files: list[Source], tool_file_lines: set, track: str) -> l
             signals += override_signals(source)
             signals += important_tag_signals(source)
             signals += prose_signals(source)
-        elif source.is_code or source.suffix == ".go":
+        elif source.is_code or (source.suffix == ".json" and track == "mcp_servers"):
             tree = _parse_python(source.text) if source.is_python else None
             signals += code_signals(source, tree, track == "mcp_servers")
     return signals

@@ -11,6 +11,7 @@ confirmation — so a unit is flagged only when they meet, or when the harm is u
 """
 
 import ast
+import json
 import re
 
 from .common import Signal, Source
@@ -50,7 +51,8 @@ PERSIST = re.compile(
 )
 DESTRUCT = re.compile(
     r"push\s+(?:--force|-f)\b|--force\s+--all|\brm\s+-rf\s+[~/]|--no-verify|"
-    r"\bdrop\s+(?:table|database)\b",
+    r"\bdrop\s+(?:table|database)\b|\bdelete\s+(?:every|all)\b|terminate-instances|"
+    r"\brb\s+--force\b|factory[- ]state|\bwipe\s+(?:the|all|every)\b|\bmkfs\b|\bdd\s+if=",
     re.IGNORECASE,
 )
 INSTALL_REDIRECT = re.compile(r"--(?:extra-)?index-url\s+https?://|--registry[= ]https?://", re.I)
@@ -90,6 +92,7 @@ HIDE_MORE = re.compile(
     re.IGNORECASE,
 )
 ANSI_CONCEAL = re.compile(r"(?:\\x1b|\\u001b|\\033|\x1b)\[(?:\d+;)*8m")
+COMMENT_LINE = re.compile(r"^\s*(?:#|//|/\*+|\*)\s?(.*?)(?:\*/)?\s*$")
 LONG_IDENTIFIER = re.compile(r"(?<![\w$])[a-z][a-z0-9]*(?:_[a-z0-9]+){4,}(?![\w$])")
 JS_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`', re.S)
 CONCAT_GAP = re.compile(r"\s*\+\s*")
@@ -284,12 +287,62 @@ def _quoted_units(source: Source) -> list[tuple[str, int]]:
     return units
 
 
+def _comment_units(source: Source) -> list[tuple[str, int]]:
+    """Runs of consecutive comment lines (`#`, `//`, `/* */`), each run one unit."""
+    units: list[tuple[str, int]] = []
+    run: list[str] = []
+    start = 0
+    for number, line in enumerate(source.lines[:20000], 1):
+        match = COMMENT_LINE.match(line)
+        if match and not line.startswith("#!"):
+            if not run:
+                start = number
+            run.append(match.group(1))
+            continue
+        if run:
+            units.append(("\n".join(run), start))
+            run = []
+    if run:
+        units.append(("\n".join(run), start))
+    return [u for u in units if len(u[0]) > 24]
+
+
+def _json_units(source: Source) -> list[tuple[str, int]]:
+    """String values and keys of a JSON file (tool manifests: descriptions, enums, defaults)."""
+    try:
+        data = json.loads(source.text[:2_000_000])
+    except (ValueError, RecursionError):
+        return []
+    units: list[tuple[str, int]] = []
+    stack: list[object] = [data]
+    while stack and len(units) < 4000:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+            units += [(k, 0) for k in item if isinstance(k, str) and LONG_IDENTIFIER.fullmatch(k)]
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and len(item) > 24:
+            units.append((item, 0))
+    lines = source.lines
+    located = []
+    for text, _ in units:
+        needle = json.dumps(text)[1:41]
+        line = next((n for n, ln in enumerate(lines, 1) if needle in ln), 1)
+        located.append((text, line))
+    return located
+
+
 def code_signals(source: Source, tree: ast.Module | None, in_mcp: bool) -> list[Signal]:
-    """String literals (descriptions, enum members, defaults, returned text, prompts) and
-    long identifiers (parameter names) of a code file."""
+    """String literals (descriptions, enum members, defaults, returned text, prompts),
+    comments and long identifiers (parameter names) of a code or manifest file."""
     units = _python_units(source, tree) if tree is not None else []
     if source.suffix in (".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go"):
         units = _quoted_units(source)
+    if source.suffix == ".json":
+        units = _json_units(source)
+    else:
+        units += _comment_units(source)
     plane = "protocol" if in_mcp else "context"
     signals: list[Signal] = []
     for text, line in units[:2000]:

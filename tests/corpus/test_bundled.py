@@ -19,7 +19,7 @@ SET_ASIDE = BUNDLED.parent / "corpus-eval"
 SINKS = {
     "CWE-89": re.compile(r"execute\(|query\(|Query\("),
     "CWE-78": re.compile(r"os\.system\(|exec\(|subprocess|shell|exec\.Command\("),
-    "CWE-22": re.compile(r"send_file\(|readFile\(|open\(|ReadFile\(|extractall\("),
+    "CWE-22": re.compile(r"send_file\(|readFile\(|open\(|ReadFile\(|extractall\(|\.File\("),
     "CWE-918": re.compile(r"requests\.get\(|axios\.get\(|fetch\(|urlopen\(|http\.Get\("),
     "CWE-502": re.compile(r"pickle\.loads?\(|yaml\.load\("),
     "CWE-79": re.compile(r"innerHTML|mark_safe\(|res\.send\("),
@@ -27,7 +27,7 @@ SINKS = {
     "CWE-94": re.compile(r"eval\(|Function\(|Template\("),
     "CWE-306": re.compile(r"subprocess|exec"),
     "CWE-1321": re.compile(r"\[key\]"),
-    "CWE-601": re.compile(r"redirect\("),
+    "CWE-601": re.compile(r"[Rr]edirect\("),
     "CWE-88": re.compile(r"\bgit\b"),
     "CWE-611": re.compile(r"resolve_entities=True"),
 }
