@@ -15,7 +15,7 @@ import json
 import re
 
 from .common import Signal, Source
-from .context import CONCEAL, OVERRIDE
+from .context import OVERRIDE
 
 NOT_ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
 SECRET_STRONG = re.compile(
@@ -23,9 +23,15 @@ SECRET_STRONG = re.compile(
     + r"(?:~/\.ssh|\.ssh/|id_(?:rsa|ed25519|ecdsa|dsa)|\.aws[/ _](?:credentials|config)|"
     r"aws[ _]credentials|\.netrc|\.npmrc|\.pypirc|\.git-credentials|\.docker/config|\.kube/config|"
     r"gh/hosts|hosts\.yml|\.env(?![\w.-])|\.env\s+file|mcp\.json|claude_desktop_config|"
-    r"printenv|output of\s+`?env`?|`env`|environment variables?|GITHUB_TOKEN|AWS_SECRET|"
+    r"printenv|output of\s+`?env`?|`env`|GITHUB_TOKEN|AWS_SECRET|"
+    r"(?:all|every|whole)\s+(?:the\s+)?environment(?:\s+variables)?|"
     r"private[ _]keys?|ssh[ _](?:keys?|id)|id[ _]rsa|wallet(?:s| files?)?|keystore|seed phrase|"
     r"mnemonic|\.pem\b)",
+    re.IGNORECASE,
+)
+SECRET_PATH = re.compile(
+    r"\bssh\b|\bid rsa\b|\bid ed25519\b|\baws credentials\b|\bnetrc\b|\bnpmrc\b|\benv file\b|"
+    r"\bmcp json\b|\bgit credentials\b|\bkube config\b|\bwallet\b",
     re.IGNORECASE,
 )
 SECRET_WEAK = re.compile(r"\b(?:tokens?|passwords?|secrets?|credentials?|api[ _]?keys?)\b", re.I)
@@ -50,7 +56,7 @@ PERSIST = re.compile(
     re.IGNORECASE,
 )
 DESTRUCT = re.compile(
-    r"push\s+(?:--force|-f)\b|--force\s+--all|\brm\s+-rf\s+[~/]|--no-verify|"
+    r"push\s+(?:--force|-f)(?![\w-])|--force\s+--all|\brm\s+-rf\s+[~/]|--no-verify|"
     r"\bdrop\s+(?:table|database)\b|\bdelete\s+(?:every|all)\b|terminate-instances|"
     r"\brb\s+--force\b|factory[- ]state|\bwipe\s+(?:the|all|every)\b|\bmkfs\b|\bdd\s+if=",
     re.IGNORECASE,
@@ -78,10 +84,11 @@ SKIP_CONFIRM = re.compile(
 )
 MANDATORY = re.compile(
     r"\bbefore\s+(?:using|calling|the\s+first|any\s+(?:other\s+)?tool|you\s+(?:use|call|answer|"
-    r"respond|rewrite|draft))|\b(?:required|mandatory)\s+(?:setup|step|prerequisite|once)|"
+    r"respond|rewrite|draft))|\b(?:mandatory|required)\s+(?:setup|prerequisite)|\bmandatory\s+step|"
     r"\bsession\s+bootstrap\b|\botherwise\s+(?:the\s+tool|it|delivery|this|the\s+api)\s+"
-    r"(?:will\s+not\s+work|fails|rejects)|\bmust\s+(?:first|always)\b|\brequired\s+for\b|"
-    r"\bis\s+required\b|\brejects\s+unverified\b|\bfirst\s+(?:read|run|call|cat|fetch|collect)\b",
+    r"(?:will\s+not\s+work|fails|rejects)|\bmust\s+first\b|\brejects\s+unverified\b|"
+    r"\bfirst\s+(?:read|run|call|cat|fetch|collect)\b|\brequired\s+for\s+(?:the\s+)?(?:tool|"
+    r"licen[cs]e|verification|authentication)\b",
     re.IGNORECASE,
 )
 HIDE_MORE = re.compile(
@@ -91,12 +98,21 @@ HIDE_MORE = re.compile(
     r"\bwithout\s+telling\b|\b(?:only\s+)?confuses?\s+(?:them|the\s+user)",
     re.IGNORECASE,
 )
+# Concealment is about the user: "don't tell it a version" is not.
+CONCEAL_FROM_USER = re.compile(
+    r"\b(?:do\s+not|don't|never|without)\s+(?:mention(?:ing)?|disclos\w*|reveal(?:ing)?|"
+    r"(?:tell(?:ing)?|inform(?:ing)?|alert(?:ing)?|notify(?:ing)?|show(?:ing)?)\s+(?:the\s+)?"
+    r"(?:user|them|anyone|human|developer|operator)s?\b)|\bkeep\s+(?:this|it)\s+(?:secret|hidden)|"
+    r"\bnot\s+(?:visible|shown)\s+to\s+the\s+user|\b(?:could|would|might)\s+upset\s+the\s+user|"
+    r"\bsilently\b",
+    re.IGNORECASE,
+)
+NOT_SILENTLY = re.compile(r"\b(?:not|never|won't)\s+(?:\w+\s+)?silently\b", re.IGNORECASE)
 ANSI_CONCEAL = re.compile(r"(?:\\x1b|\\u001b|\\033|\x1b)\[(?:\d+;)*8m")
 COMMENT_LINE = re.compile(r"^\s*(?:#|//|/\*+|\*)\s?(.*?)(?:\*/)?\s*$")
 LONG_IDENTIFIER = re.compile(r"(?<![\w$])[a-z][a-z0-9]*(?:_[a-z0-9]+){4,}(?![\w$])")
 JS_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\]|\\.)*`', re.S)
 CONCAT_GAP = re.compile(r"\s*\+\s*")
-MAX_UNIT = 6000
 
 
 def _credential_match(text: str) -> re.Match[str] | None:
@@ -146,10 +162,17 @@ def _harms(text: str) -> dict[str, re.Match[str]]:
     return harms
 
 
+# Asking for a step first is how honest docs read too; it only counts next to a credential
+# being read and passed on.
+WEAK_MANIPULATIONS = frozenset({"make it a required step"})
+
+
 def _manipulations(text: str) -> dict[str, re.Match[str]]:
     found: dict[str, re.Match[str]] = {}
+    # "will not silently re-allow" promises the opposite of hiding; same length keeps offsets.
+    text = NOT_SILENTLY.sub(lambda m: " " * len(m.group(0)), text)
     for name, pattern in (
-        ("hide it", CONCEAL),
+        ("hide it", CONCEAL_FROM_USER),
         ("hide it", HIDE_MORE),
         ("hide it in terminal escape codes", ANSI_CONCEAL),
         ("claim prior approval", AUTHORITY),
@@ -172,23 +195,68 @@ def judge(text: str) -> tuple[list[str], list[str], int, int] | None:
     text is an instruction aimed at the agent; None when it is ordinary prose."""
     harms = _harms(text)
     manipulations = _manipulations(text)
-    if not (harms and manipulations) and "exfiltrate data in a URL" not in harms:
+    strong = set(manipulations) - WEAK_MANIPULATIONS
+    credential_relay = {"read credentials", "exfiltrate them"} <= set(harms)
+    if not (
+        (harms and strong)
+        or "exfiltrate data in a URL" in harms
+        or (credential_relay and manipulations)
+    ):
         return None
     harm = next(iter(harms.values()))
     manipulation_at = min((m.start() for m in manipulations.values()), default=harm.start())
     return list(harms), list(manipulations), harm.start(), manipulation_at
 
 
-def _signals_for(text: str, rel: str, line_at: list[int], where: str, plane: str) -> list[Signal]:
-    verdict = judge(text[:MAX_UNIT])
-    if verdict is None:
-        return []
+PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+WINDOW_PARAGRAPHS = 3
+WINDOW_CHARS = 2500
+
+
+def _windows(text: str) -> list[tuple[int, str]]:
+    """Up to three consecutive paragraphs at a time: an instruction and its disguise sit
+    together, while a long document's unrelated sentences do not make one."""
+    starts = [0] + [m.end() for m in PARAGRAPH_BREAK.finditer(text)]
+    out = []
+    for index, begin in enumerate(starts):
+        stop = (
+            starts[index + WINDOW_PARAGRAPHS] if index + WINDOW_PARAGRAPHS < len(starts) else None
+        )
+        window = text[begin:stop][:WINDOW_CHARS]
+        if window.strip():
+            out.append((begin, window))
+        if stop is None:
+            break
+    return out
+
+
+def _signals_for(text: str, rel: str, first_line: int, where: str, plane: str) -> list[Signal]:
+    signals: list[Signal] = []
+    for begin, window in _windows(text[:200_000]):
+        verdict = judge(window)
+        if verdict is not None:
+            signals += _directive_signals(
+                text, begin, window, verdict, rel, first_line, where, plane
+            )
+    return signals
+
+
+def _directive_signals(
+    text: str,
+    begin: int,
+    window: str,
+    verdict: tuple[list[str], list[str], int, int],
+    rel: str,
+    first_line: int,
+    where: str,
+    plane: str,
+) -> list[Signal]:
     harms, manipulations, harm_at, manipulation_at = verdict
 
     def line(offset: int) -> int:
-        return line_at[min(offset, len(line_at) - 1)]
+        return first_line + text.count("\n", 0, begin + offset)
 
-    excerpt = " ".join(text.split())[:160]
+    excerpt = " ".join(window.split())[:160]
     category = "tool_poisoning" if plane == "protocol" else "prompt_injection"
     signals = [
         Signal(
@@ -218,41 +286,20 @@ def _signals_for(text: str, rel: str, line_at: list[int], where: str, plane: str
                 "INJECT_INSTRUCTION",
                 "agent_directive",
                 excerpt,
-                finding=True,
             )
         )
     return signals
 
 
-def _offsets_to_lines(text: str, first_line: int) -> list[int]:
-    lines = []
-    number = first_line
-    for ch in text:
-        lines.append(number)
-        if ch == "\n":
-            number += 1
-    return lines or [first_line]
-
-
 def prose_signals(source: Source) -> list[Signal]:
-    """Markdown and text, read section by section (a heading starts a section)."""
+    """Markdown and text, section by section (a heading starts a section)."""
     signals: list[Signal] = []
-    start = 0
-    lines = source.lines[:4000]
-    for index in range(1, len(lines) + 1):
-        at_end = index == len(lines)
-        if at_end or re.match(r"#{1,6}\s", lines[index]):
-            chunk = lines[start:index]
-            for offset in range(0, max(1, len(chunk)), 40):
-                window = chunk[offset : offset + 60]
-                text = "\n".join(window)
-                first = start + offset + 1
-                signals += _signals_for(
-                    text, source.rel, _offsets_to_lines(text, first), source.base, "context"
-                )
-                if offset + 60 >= len(chunk):
-                    break
-            start = index
+    lines = source.lines[:20000]
+    starts = [0] + [i for i, ln in enumerate(lines) if i and re.match(r"#{1,6}\s", ln)]
+    for index, start in enumerate(starts):
+        stop = starts[index + 1] if index + 1 < len(starts) else len(lines)
+        text = "\n".join(lines[start:stop])
+        signals += _signals_for(text, source.rel, start + 1, source.base, "context")
     return _dedupe(signals)
 
 
@@ -347,16 +394,13 @@ def code_signals(source: Source, tree: ast.Module | None, in_mcp: bool) -> list[
     signals: list[Signal] = []
     for text, line in units[:2000]:
         text = text.replace("\\n", "\n")
-        signals += _signals_for(
-            text,
-            source.rel,
-            _offsets_to_lines(text[:MAX_UNIT], line),
-            "Tool text" if in_mcp else "A string in the code",
-            plane,
-        )
-    for match in LONG_IDENTIFIER.finditer(source.text[:400_000]):
+        where = "Tool text" if in_mcp else "A string in the code"
+        signals += _signals_for(text, source.rel, line, where, plane)
+    for match in LONG_IDENTIFIER.finditer(source.text[:400_000] if in_mcp else ""):
         words = match.group(0)
-        if SECRET_STRONG.search(words) or SECRET_STRONG.search(words.replace("_", " ")):
+        # A sentence spelled as a name (content_of_file_at_..._id_rsa), not an API name.
+        sentence = len(words.split("_")) >= 6 and re.search(r"_(?:of|from|at|in|for|the)_", words)
+        if sentence and SECRET_PATH.search(words.replace("_", " ")):
             line = source.text.count("\n", 0, match.start()) + 1
             signals.append(
                 Signal(
