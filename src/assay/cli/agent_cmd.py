@@ -18,7 +18,9 @@ from assay.runner.rep import DEFAULT_ENTRYPOINT
 def bundle_command(
     directory: Annotated[Path, typer.Argument(help="the agent package (holds __init__.py)")],
     output: Annotated[Path, typer.Option("-o", "--output", help="the single-file agent")],
-    entrypoint: Annotated[str, typer.Option("--entrypoint")] = DEFAULT_ENTRYPOINT,
+    entrypoint: Annotated[
+        str, typer.Option("--entrypoint", help="the function assay calls with the context")
+    ] = DEFAULT_ENTRYPOINT,
 ) -> None:
     """Bundle an agent package into the one self-contained file the agent contract runs."""
     if not directory.is_dir():
