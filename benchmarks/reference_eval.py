@@ -1,6 +1,10 @@
-"""Score the reference agent (or any agent file) in-process on the bundled corpus.
+"""Score the reference agent (or any agent file or package) in-process on the bundled corpus:
+per track, on the tuning part (corpus/) and on the set-aside part (corpus-eval/).
 
-Usage: python benchmarks/reference_eval.py [AGENT.py ...] [--verbose]
+Usage: python benchmarks/reference_eval.py [AGENT.py | AGENT_PACKAGE/ ...] [--verbose]
+
+A package is bundled first (`assay agent bundle`), so what is scored is what is submitted.
+The set-aside part is for measuring only: tuning detectors against it spends it.
 
 Each agent is imported and `agent_main` called once per task, with a context
 shaped like the sandbox's (probe inside a temporary workspace, observed=None).
@@ -10,15 +14,16 @@ real measurement is `assay eval`. DNS is refused so the probe stays offline.
 
 from __future__ import annotations
 
-import importlib.util
 import socket
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from assay.bundle import bundle_package
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
 from assay.mechanism.scoring import RepResult, TaskTruth, TrackScore, score_track
@@ -29,10 +34,9 @@ Agent = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def load_agent(path: Path) -> Agent:
-    spec = importlib.util.spec_from_file_location(f"agent_{path.stem}", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    code = bundle_package(path).code if path.is_dir() else path.read_bytes()
+    module = ModuleType(f"agent_{path.stem}")
+    exec(compile(code, str(path), "exec"), module.__dict__)
     main: Agent = module.agent_main
     return main
 
@@ -94,22 +98,27 @@ def _refuse_dns(*args: object, **kwargs: object) -> list[Any]:
 
 def main(argv: list[str]) -> int:
     verbose = "--verbose" in argv
-    paths = [Path(a) for a in argv if not a.startswith("--")] or [ROOT / "agents/reference.py"]
+    paths = [Path(a) for a in argv if not a.startswith("--")] or [ROOT / "agents/reference"]
     socket.getaddrinfo = _refuse_dns  # type: ignore[assignment]
-    corpus = NativeCorpus(ROOT / "corpus")
+    parts = {
+        "tuning": NativeCorpus(ROOT / "corpus"),
+        "set-aside": NativeCorpus(ROOT / "corpus-eval"),
+    }
     for path in paths:
         agent = load_agent(path)
         print(f"== {path.name}")
         for track in TRACKS:
-            result, slowest = run_track(agent, track, corpus.tasks(track))
-            _print_track(result, slowest, verbose)
+            for part, corpus in parts.items():
+                result, slowest = run_track(agent, track, corpus.tasks(track))
+                _print_track(part, result, slowest, verbose)
     return 0
 
 
-def _print_track(result: TrackScore, slowest: float, verbose: bool) -> None:
+def _print_track(part: str, result: TrackScore, slowest: float, verbose: bool) -> None:
+    print(f"  {result.track.value:13} {part:9} {len(result.tasks):3} tasks", end="  ")
     if result.track is Track.REPOSITORIES:
         print(
-            f"  {result.track.value:13} mean F2 {result.f2:.3f}  "
+            f"mean F2 {result.f2:.3f}  "
             f"chance-corrected score {result.score:.3f}   (slowest task {slowest:.3f}s)"
         )
         for task in result.tasks if verbose else ():
@@ -119,7 +128,7 @@ def _print_track(result: TrackScore, slowest: float, verbose: bool) -> None:
     assert c is not None
     findings = "n/a" if result.findings is None else f"{result.findings:.3f}"
     print(
-        f"  {result.track.value:13} clamped MCC {result.clamped_mcc:.3f}  findings {findings}  "
+        f"clamped MCC {result.clamped_mcc:.3f}  findings {findings}  "
         f"score {result.score:.3f}  tp {c.tp} tn {c.tn} fp {c.fp} fn {c.fn}  "
         f"(slowest task {slowest:.3f}s)"
     )

@@ -18,7 +18,7 @@ from assay.validator.plan import PlannedTask
 pytestmark = pytest.mark.sandbox
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
-TIMEBOMB = CORPUS / "skills" / "log-rotate-timebomb" / "artifact"
+TIMEBOMB = CORPUS / "skills" / "skill-0037" / "artifact"  # the log-rotation time bomb
 
 
 def assay(*args: str) -> subprocess.CompletedProcess[str]:

@@ -21,7 +21,62 @@ from assay.sandbox.bwrap import BwrapBackend
 pytestmark = pytest.mark.sandbox
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
-TASKS: list[Task] = [t for track in BEHAVIOURAL_TRACKS for t in NativeCorpus(CORPUS).tasks(track)]
+# The samples this suite was written for (their detonation is pinned below). The rest of the
+# bundled corpus is detonated by rounds and the demo; detonating all of it here would cost
+# minutes of the suite for no new assertion.
+WRITTEN_FOR = frozenset(
+    (
+        "mcp_servers/mcp-0001",
+        "mcp_servers/mcp-0008",
+        "mcp_servers/mcp-0009",
+        "mcp_servers/mcp-0010",
+        "mcp_servers/mcp-0012",
+        "mcp_servers/mcp-0016",
+        "mcp_servers/mcp-0018",
+        "mcp_servers/mcp-0022",
+        "mcp_servers/mcp-0026",
+        "mcp_servers/mcp-0028",
+        "mcp_servers/mcp-0031",
+        "mcp_servers/mcp-0032",
+        "mcp_servers/mcp-0037",
+        "mcp_servers/mcp-0038",
+        "packages/pkg-0004",
+        "packages/pkg-0005",
+        "packages/pkg-0008",
+        "packages/pkg-0009",
+        "packages/pkg-0010",
+        "packages/pkg-0011",
+        "packages/pkg-0013",
+        "packages/pkg-0014",
+        "packages/pkg-0015",
+        "packages/pkg-0016",
+        "packages/pkg-0024",
+        "packages/pkg-0032",
+        "packages/pkg-0034",
+        "packages/pkg-0035",
+        "packages/pkg-0039",
+        "skills/skill-0001",
+        "skills/skill-0006",
+        "skills/skill-0008",
+        "skills/skill-0017",
+        "skills/skill-0018",
+        "skills/skill-0019",
+        "skills/skill-0020",
+        "skills/skill-0023",
+        "skills/skill-0024",
+        "skills/skill-0028",
+        "skills/skill-0032",
+        "skills/skill-0033",
+        "skills/skill-0034",
+        "skills/skill-0037",
+    )
+)
+TASKS: list[Task] = [
+    t
+    for track in BEHAVIOURAL_TRACKS
+    for t in NativeCorpus(CORPUS).tasks(track)
+    if f"{track.value}/{t.task_id}" in WRITTEN_FOR
+]
 _REAL_HOME_PATHS = (".ssh", ".aws", ".bashrc", ".profile", ".cache", ".config/systemd", ".netrc")
 
 
@@ -72,16 +127,16 @@ def test_benign_sample_shows_nothing_system_or_redact(
 
 # Environment-keyed samples: what fires, and only under which profile.
 ENV_KEYED = {
-    "skills/test-runner-ci-keyed": "READ_ENV_SECRET",
-    "mcp_servers/ci-status-env-keyed": "READ_ENV_SECRET",
-    "packages/npm-internal-utils-ci-keyed": "READ_ENV_SECRET",
+    "skills/skill-0020": "READ_ENV_SECRET",  # CI-keyed test runner
+    "mcp_servers/mcp-0031": "READ_ENV_SECRET",  # CI-keyed status server
+    "packages/pkg-0005": "READ_ENV_SECRET",  # CI-keyed dependency confusion
 }
 # Time bombs: what fires from which date. Which profiles reach the date depends on
 # the real clock, so the expectation is computed from it.
 TIME_BOMBS = {
-    "skills/log-rotate-timebomb": ("WRITE_SHELL_PROFILE", datetime.date(2026, 12, 15)),
-    "packages/pip-fastjsonify-timebomb": ("WRITE_SHELL_PROFILE", datetime.date(2026, 12, 20)),
-    "mcp_servers/s3-browser-timebomb": ("READ_CLOUD_CREDENTIALS", datetime.date(2027, 1, 1)),
+    "skills/skill-0037": ("WRITE_SHELL_PROFILE", datetime.date(2026, 12, 15)),  # log rotation
+    "packages/pkg-0016": ("WRITE_SHELL_PROFILE", datetime.date(2026, 12, 20)),  # JSON helper
+    "mcp_servers/mcp-0037": ("READ_CLOUD_CREDENTIALS", datetime.date(2027, 1, 1)),  # S3 browser
 }
 CLOCK_PROFILES = {"baseline": 0, "clock_plus_5w": 35, "clock_plus_13mo": 400}
 
@@ -113,14 +168,14 @@ def test_time_bomb_fires_under_the_shifted_clocks_that_reach_its_date(
 def test_trigger_flag_is_attributed_to_the_invocation_that_carries_it(
     detonations: dict[str, Detonation],
 ) -> None:
-    result = detonations["skills/pdf-tools-trigger-gated"]
+    result = detonations["skills/skill-0034"]  # the PDF tool gated on --fast
     baseline = next(p for p in result.profiles if p.name == "baseline")
     assert any("--fast" in step.argv for step in baseline.steps)
     assert "READ_CLOUD_CREDENTIALS" in baseline.capabilities
 
 
 def test_home_keyed_sample_reads_the_planted_key(detonations: dict[str, Detonation]) -> None:
-    result = detonations["skills/kube-helper-home-keyed"]
+    result = detonations["skills/skill-0028"]  # keyed on ~/.ssh/id_rsa existing
     ssh = next(c for c in result.capabilities if c.capability == "READ_SSH_KEY")
     assert any(e.path == "~/.ssh/id_rsa" for e in ssh.evidence)
     schedule = next(c for c in result.capabilities if c.capability == "SCHEDULE_JOB")
@@ -143,14 +198,14 @@ def test_output_is_json_bounded_and_sorted(detonations: dict[str, Detonation]) -
 
 def test_canary_values_never_reach_the_output(detonations: dict[str, Detonation]) -> None:
     # The values are per-detonation secrets; agents see names and paths, never values.
-    result = detonations["skills/test-runner-ci-keyed"]
+    result = detonations["skills/skill-0020"]
     assert "ghp_" not in json.dumps(result.to_json()["capabilities"])
 
 
 def test_mcp_calls_carry_what_each_tool_was_seen_doing(
     detonations: dict[str, Detonation],
 ) -> None:
-    result = detonations["mcp_servers/link-preview-git-credentials"]
+    result = detonations["mcp_servers/mcp-0009"]  # link preview stealing git credentials
     assert result.mcp is not None
     (tool,) = result.mcp["tools"]
     assert tool["name"] == "preview" and tool["parameters"] == ["url"]

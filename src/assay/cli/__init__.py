@@ -58,6 +58,7 @@ def _root(
 def _register() -> None:
     # Imported for their side effect of adding commands to `app`.
     from assay.cli import (
+        agent_cmd,  # noqa: F401
         attest_cmd,  # noqa: F401
         corpus_cmd,  # noqa: F401
         detonate_cmd,  # noqa: F401

@@ -1,4 +1,5 @@
-"""`assay keys new`, `assay agent pin`, `assay attest export|verify`."""
+"""`assay keys new`, `assay agent pin`, `assay attest export|verify`; `agent bundle` is in
+agent_cmd."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from assay.bundle import BundleError, bundle_package
 from assay.inference.config import InferenceConfig, InferenceConfigError
 from assay.mechanism.spec import TRACKS, Track
 
@@ -47,7 +48,20 @@ def bundled_root() -> Path:
 
 
 def bundled_agents() -> tuple[Path, ...]:
-    return tuple(sorted((bundled_root() / "agents").glob("*.py")))
+    """The bundled single-file agents, and each agent package bundled into one file."""
+    root = bundled_root() / "agents"
+    agents = list(root.glob("*.py"))
+    for package in sorted(p.parent for p in root.glob("*/__init__.py")):
+        out = data_dir() / "agents" / f"{package.name}.py"
+        try:
+            code = bundle_package(package).code
+        except BundleError as exc:
+            raise ConfigError(f"bundling {package}: {exc}") from exc
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if not out.is_file() or out.read_bytes() != code:
+            out.write_bytes(code)
+        agents.append(out)
+    return tuple(sorted(agents, key=lambda p: p.name))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,577 @@
+"""Action plane: decoded payloads, per-file facts and the signals weighed from them."""
+
+import base64
+import binascii
+import contextlib
+import re
+import zlib
+
+from .action_js import _js_gates
+from .action_python import _import_time_lines, _python_gates, _python_obfuscation
+from .common import Signal, Source, _code_lines, _parse_python
+from .facts import (
+    BLOB,
+    HOOK_DANGER,
+    PROFILE_PATH,
+    SECRET_KINDS,
+    STORED_NAMES,
+    Event,
+    FileFacts,
+    Gate,
+    _joined,
+    _line_events,
+)
+from .repo_python import _shell_injection_lines
+
+# ---- payload decoding
+
+
+def _decoded_payloads(source: Source) -> list[tuple[int, str]]:
+    """(line, text) for every encoded literal that decodes to readable code."""
+    out = []
+    for number, line in enumerate(source.lines, 1):
+        if len(line) > 200_000:
+            continue
+        for match in BLOB.finditer(line):
+            text = _try_decode(match.group(1).replace("\\n", ""))
+            if text:
+                out.append((number, text))
+    return out[:16]
+
+
+def _try_decode(blob: str) -> str | None:
+    candidates: list[bytes] = []
+    if re.fullmatch(r"[0-9a-fA-F]+", blob) and len(blob) % 2 == 0:
+        with contextlib.suppress(ValueError):
+            candidates.append(bytes.fromhex(blob))
+    with contextlib.suppress(binascii.Error, ValueError):
+        candidates.append(base64.b64decode(blob + "=" * (-len(blob) % 4), validate=False))
+    for raw in list(candidates):
+        with contextlib.suppress(zlib.error):
+            candidates.append(zlib.decompress(raw))
+    for raw in candidates:
+        text = raw.decode("utf-8", errors="replace")
+        printable = sum(ch.isprintable() or ch in "\n\t\r" for ch in text)
+        if text and printable / len(text) > 0.95 and re.search(r"[a-z]{3}", text):
+            return text
+    return None
+
+
+def _scan_payload(source: Source, line: int, text: str) -> list[Event]:
+    """Re-scan a decoded payload; its events are attributed to the literal's line."""
+    fake = Source(source.rel, text, text.splitlines())
+    tree = _parse_python(text)
+    if tree is not None:
+        fake.rel = source.rel.rsplit(".", 1)[0] + ".py"
+    code = _code_lines(fake, tree)
+    events = _line_events(fake, code)
+    if tree is not None:
+        events += _python_obfuscation(tree)
+    for event in events:
+        event.line = line
+    return events
+
+
+MAX_AST_BYTES = 256 * 1024  # larger files still get the line scan, not the AST passes
+GATED_KINDS = frozenset(
+    {"secret", "env_secret", "egress", "profile", "schedule", "remote_exec", "reverse_shell"}
+)
+OBFUSCATION_HINT = re.compile(
+    r"b64decode|b32decode|b85decode|a85decode|unhexlify|fromhex|decompress|decodebytes|"
+    r"urlopen|requests\.get|\bexec\(|\beval\(|\bcompile\("
+)
+
+
+def analyse_code(source: Source, want_tree: bool = False) -> FileFacts:
+    facts = FileFacts(source)
+    code = _code_lines(source, None)
+    facts.events = _line_events(source, code)
+    # Parsing is the costly part; parse only where the line scan found a reason.
+    dangerous = any(e.kind in GATED_KINDS for e in facts.events)
+    wanted = (
+        want_tree
+        or dangerous
+        or bool(facts.of("shell"))
+        or bool(OBFUSCATION_HINT.search(source.text))
+    )
+    small = len(source.text) <= MAX_AST_BYTES
+    tree = _parse_python(source.text) if source.is_python and small and wanted else None
+    facts.tree = tree
+    if tree is not None:
+        if OBFUSCATION_HINT.search(source.text):
+            facts.events += _python_obfuscation(tree)
+        if dangerous:
+            facts.gates = _python_gates(tree)
+            facts.import_time = _import_time_lines(tree)
+    elif source.is_js and dangerous:
+        facts.gates = _js_gates(code)
+    payloads = _decoded_payloads(source)
+    anchor = next((e.line for e in facts.events if e.kind == "obfuscated_exec"), None)
+    for line, text in payloads:
+        facts.events += _scan_payload(source, anchor or line, text)
+        facts.events.append(Event("blob", line, "encoded payload"))
+    return facts
+
+
+# ---- action-plane signals from facts
+
+
+def _gate_for(facts: FileFacts, line: int) -> Gate | None:
+    for gate in facts.gates:
+        if gate.covers(line):
+            return gate
+    return None
+
+
+def _qualifier(gate: Gate | None) -> str:
+    if gate is None:
+        return ""
+    if gate.kind == "date":
+        return f" after {gate.label}"
+    if gate.kind == "env":
+        return " only on CI" if gate.label == "CI" else " only in a chosen environment"
+    return f" when run with {gate.label}"
+
+
+def _credential_title(kinds: list[str], events: list[Event], facts: FileFacts) -> str:
+    kind = kinds[0]
+    if kind == "cloud":
+        text = " ".join(e.text for e in events if e.detail == "cloud")
+        what = "AWS cloud credentials" if "aws" in text.lower() else "cloud credentials"
+    elif kind == "stored":
+        text = " ".join(e.text for e in events if e.detail == "stored")
+        names = [label for needle, label in STORED_NAMES if needle in text]
+        what = f"stored {' and '.join(names[:3])} credentials" if names else "stored credentials"
+    else:
+        what = SECRET_KINDS[kind][2]
+    return f"Reads {what}"
+
+
+SERVICE_HOSTS = re.compile(
+    r"pypi\.org|upload\.pypi|registry\.npmjs\.org|registry-1\.docker\.io|docker\.io|"
+    r"github\.com|gitlab\.com|bitbucket\.org|index\.docker"
+)
+
+
+def _own_service_credentials(facts: FileFacts, secrets: list[Event]) -> bool:
+    """Stored registry/git credentials used with their own service, and nothing odd."""
+    if any(e.detail != "stored" for e in secrets) or facts.of("odd_host"):
+        return False
+    return bool(SERVICE_HOSTS.search(facts.source.text))
+
+
+def _secret_signals(facts: FileFacts) -> tuple[list[Signal], str | None]:
+    """credential_theft for the file, plus what it would leak (for the exfil title)."""
+    src = facts.source
+    secrets = facts.of("secret")
+    env = facts.of("env_secret")
+    signals = []
+    loot = None
+    if secrets and _own_service_credentials(facts, secrets):
+        secrets = []  # e.g. an uploader reading ~/.pypirc to talk to PyPI
+    if secrets:
+        kinds = sorted({e.detail for e in secrets}, key=list(SECRET_KINDS).index)
+        first = min(secrets, key=lambda e: e.line)
+        gate = _gate_for(facts, first.line)
+        title = _credential_title(kinds, secrets, facts) + _qualifier(gate)
+        signals.append(
+            Signal(
+                "credential_theft",
+                "CRIT",
+                "action",
+                title,
+                src.rel,
+                first.line,
+                4.0,
+                SECRET_KINDS[kinds[0]][1],
+            )
+        )
+        loot = SECRET_KINDS[kinds[0]][3]
+    if env:
+        first = min(env, key=lambda e: e.line)
+        gate = _gate_for(facts, first.line)
+        qualifier = _qualifier(gate)
+        if not qualifier and first.line in facts.import_time:
+            qualifier = " at import time"
+        signals.append(
+            Signal(
+                "credential_theft",
+                "CRIT",
+                "action",
+                "Collects secret environment variables" + qualifier,
+                src.rel,
+                first.line,
+                4.0,
+                "READ_ENV_SECRET",
+            )
+        )
+        loot = loot or "secrets"
+    return signals, loot
+
+
+def _exfil_signal(facts: FileFacts, loot: str) -> Signal | None:
+    egress = facts.of("egress")
+    if not egress:
+        return None
+    order = {"socket": 0, "shell": 1, "http": 2}
+    chosen = min(egress, key=lambda e: (order.get(e.detail, 3), e.line))
+    if chosen.detail == "socket":
+        title, capability = f"Sends the {loot} to a remote host over a socket", "OPEN_SOCKET"
+    elif chosen.detail == "shell":
+        title = f"Uploads the {loot} with curl through a shell command"
+        capability = "EXEC_SHELL"
+    else:
+        title, capability = f"Posts the {loot} to a remote host", "POST_WEB"
+    return Signal(
+        "exfiltration", "CRIT", "action", title, facts.source.rel, chosen.line, 6.0, capability
+    )
+
+
+def _persistence_signal(facts: FileFacts) -> Signal | None:
+    events = facts.of("profile", "schedule")
+    if not events:
+        return None
+    event = min(events, key=lambda e: (e.kind != "profile", e.line))
+    if event.kind == "profile":
+        name = PROFILE_PATH.search(_joined(event.text))
+        target = f"~/{name.group(0).lstrip('/')}" if name and name.group(0).startswith(".") else ""
+        target = target or "the shell profile"
+        payload = {"remote": "a remote-code hook", "alias": "a hijacking alias"}.get(
+            event.detail, "a line"
+        )
+        title = f"Appends {payload} to the shell profile {target}".replace(
+            "profile the shell profile", "profile"
+        )
+        capability = "WRITE_SHELL_PROFILE"
+    else:
+        title = _schedule_title(event)
+        capability = "SCHEDULE_JOB"
+    return Signal(
+        "persistence", "HIGH", "action", title, facts.source.rel, event.line, 7.0, capability
+    )
+
+
+def _schedule_title(event: Event) -> str:
+    text = _joined(event.text)
+    if re.search(r"systemd", text):
+        title = "Installs a systemd user service"
+    elif re.search(r"cron", text):
+        title = "Installs a cron job"
+    elif "authorized_keys" in text:
+        title = "Adds an attacker key to authorized_keys"
+    elif ".git/hooks" in text:
+        title = "Installs a git hook"
+    else:
+        title = "Installs an autostart entry"
+    return title + (" running a remote script" if event.detail == "remote" else "")
+
+
+def _command_signals(facts: FileFacts, track: str, injected_lines: set[int]) -> list[Signal]:
+    """Remote code fetch, obfuscated exec and argument injection into a shell."""
+    src = facts.source
+    signals = []
+    persistence_lines = {e.line for e in facts.of("profile", "schedule")}
+    for event in facts.of("remote_exec"):
+        if any(abs(event.line - p) <= 4 for p in persistence_lines):
+            continue  # already told as the persistence payload
+        signals.append(
+            Signal(
+                "remote_code_execution",
+                "CRIT",
+                "action",
+                "Downloads and runs a remote script (curl | sh)",
+                src.rel,
+                event.line,
+                7.0,
+                "EXEC_SHELL",
+            )
+        )
+        break
+    escaped = {e.line for e in facts.of("escaped_code")}
+    hidden = [e for e in facts.events if e.line in escaped and e.kind in (*HOOK_DANGER, "shell")]
+    if hidden:
+        signals.append(
+            Signal(
+                "obfuscation",
+                "HIGH",
+                "action",
+                f"{src.base} hides a command in escaped string literals",
+                src.rel,
+                hidden[0].line,
+                4.0,
+                "EVAL_CODE",
+            )
+        )
+    for event in facts.of("obfuscated_exec"):
+        signals.append(
+            Signal(
+                "obfuscation",
+                "CRIT",
+                "action",
+                f"{src.base} executes a {event.detail} payload",
+                src.rel,
+                event.line,
+                7.0,
+                "EVAL_CODE",
+            )
+        )
+        break
+    for line in sorted(injected_lines):
+        who = "Tool argument" if track == "mcp_servers" else "Argument"
+        # A model fills a tool's or a skill's arguments, so injection there is an attack
+        # surface; a library taking a shell string from its caller is merely a weakness.
+        weight = 1.5 if track == "packages" else 3.0
+        signals.append(
+            Signal(
+                "command_injection",
+                "HIGH",
+                "action",
+                f"{who} is interpolated into a shell command",
+                src.rel,
+                line,
+                weight,
+                "EXEC_SHELL",
+            )
+        )
+        break
+    return signals
+
+
+def _evasion_signal(facts: FileFacts, dangerous_lines: list[int]) -> list[Signal]:
+    signals = []
+    for gate in facts.gates:
+        if not any(gate.covers(line) for line in dangerous_lines):
+            continue
+        if gate.kind == "date":
+            title = f"Time-bombed behind {gate.label}"
+            signals.append(
+                Signal("evasion", "MED", "action", title, facts.source.rel, gate.line, 2.0)
+            )
+        else:
+            # Environment- and flag-keyed gates aggravate; the gated finding names them.
+            signals.append(
+                Signal(
+                    "evasion",
+                    "MED",
+                    "action",
+                    f"Dangerous code runs only {_qualifier(gate).strip()}",
+                    facts.source.rel,
+                    gate.line,
+                    1.0,
+                    finding=False,
+                )
+            )
+    return signals[:2]
+
+
+def _dotenv_signal(facts: FileFacts) -> Signal | None:
+    """Reading the project's .env is normal; shipping it to an odd host is theft."""
+    reads = facts.of("dotenv_read")
+    if not (reads and facts.of("egress") and facts.of("odd_host")):
+        return None
+    return Signal(
+        "credential_theft",
+        "CRIT",
+        "action",
+        "Reads the project .env secrets",
+        facts.source.rel,
+        reads[0].line,
+        4.0,
+        "READ_SECRET",
+    )
+
+
+FETCHES = re.compile(
+    r"\bfetch\(|\bhttps?\.get\(|\baxios\.|\burlopen\(|\brequests\.get\(|\bhttp\.Get\(|"
+    r"\bgot\("
+)
+EVALUATES = re.compile(
+    r"\bnew\s+Function\s*\(|(?<![\w.])eval\s*\(|\bvm\.run\w*\(|(?<![\w.])exec\s*\("
+)
+# eval("...") / new Function("a", "return a") run only what is written in the file.
+LITERAL_CODE = re.compile(
+    r"(?:eval|exec)\s*\(\s*[\"'`][^\"'`]*[\"'`]\s*\)|Function\s*\((?:\s*[\"'`][^\"'`]*[\"'`]\s*,?)+\)"
+)
+WALKS = re.compile(r"\breaddirSync\(|\bos\.walk\(|\brglob\(|\bfilepath\.Walk")
+OVERWRITES = re.compile(
+    r"\b(?:writeFileSync|unlinkSync|rmSync|truncateSync)\(|\.write_(?:text|bytes)\("
+)
+PLACE_KEYED = re.compile(r"\bcountry|\bgeo\b|geoip|geolocation|\bIntl\.DateTimeFormat|\blocale\b")
+
+
+def _fetched_code_signal(facts: FileFacts) -> Signal | None:
+    """Code downloaded at run time and then evaluated: what runs is decided elsewhere, later."""
+    lines = facts.source.lines
+    for index, line in enumerate(lines):
+        if EVALUATES.search(line) and not LITERAL_CODE.search(line):
+            window = "\n".join(lines[max(0, index - 8) : index + 1])
+            if FETCHES.search(window):
+                return Signal(
+                    "remote_code_execution",
+                    "CRIT",
+                    "action",
+                    "Downloads code at run time and evaluates it",
+                    facts.source.rel,
+                    index + 1,
+                    8.0,
+                    "EVAL_CODE",
+                )
+    return None
+
+
+CI_WORKFLOW_PATH = re.compile(
+    r"\.github[/\\]workflows|[\"']\.github[\"']\s*,\s*[\"']workflows[\"']"
+)
+DNS_CARRIER = re.compile(
+    r"\bdns\.(?:lookup|resolve\w*)\(\s*`[^`]*\$\{|\bgethostbyname\(\s*f[\"'][^\"']*\{|"
+    r"\bLookup(?:Host|IP)\(\s*fmt\.Sprintf\("
+)
+
+
+def _ci_and_dns_signals(facts: FileFacts) -> list[Signal]:
+    """Code that writes CI workflows (they run with the repository's secrets), and data
+    carried out inside DNS names (no HTTP needed, rarely filtered)."""
+    text, rel, out = facts.source.text, facts.source.rel, []
+    workflow = CI_WORKFLOW_PATH.search(text)
+    writes = re.search(r"\b(?:writeFile(?:Sync)?|write_text|WriteFile|open\([^)]*[\"']w)", text)
+    if workflow and writes:
+        line = text.count("\n", 0, writes.start()) + 1
+        title = "Writes a CI workflow into repositories"
+        if "secrets" in text and re.search(r"toJSON\(\s*secrets\s*\)", text):
+            title += " that sends out every repository secret"
+        out.append(
+            Signal("persistence", "CRIT", "action", title, rel, line, 7.0, "MODIFY_CI_WORKFLOW")
+        )
+    dns = DNS_CARRIER.search(text)
+    if dns:
+        line = text.count("\n", 0, dns.start()) + 1
+        title = "Encodes data into DNS names it looks up (DNS exfiltration)"
+        out.append(
+            Signal("exfiltration", "HIGH", "action", title, rel, line, 6.0, "EXFILTRATE_DATA")
+        )
+    return out
+
+
+def _wiper_signal(facts: FileFacts) -> Signal | None:
+    """Walks directories overwriting or deleting files, keyed to where the machine is."""
+    text = facts.source.text
+    walk, write, keyed = WALKS.search(text), OVERWRITES.search(text), PLACE_KEYED.search(text)
+    if not (walk and write and keyed):
+        return None
+    return Signal(
+        "destructive",
+        "CRIT",
+        "action",
+        "Overwrites files across directories, gated on the machine's location",
+        facts.source.rel,
+        text.count("\n", 0, write.start()) + 1,
+        8.0,
+        "WRITE_FILE",
+    )
+
+
+def _extra_action_signals(facts: FileFacts) -> list[Signal]:
+    """Reverse shells, runtime package installs, hidden mail copies, LOLBin loaders, fetched
+    code, wipers."""
+    signals = [s for s in (_fetched_code_signal(facts), _wiper_signal(facts)) if s is not None]
+    signals += _ci_and_dns_signals(facts)
+    for kind, category, title, weight, capability in (
+        (
+            "covert_copy",
+            "exfiltration",
+            "Blind-copies every message to an address fixed in the code",
+            7.0,
+            "EXFILTRATE_DATA",
+        ),
+        (
+            "lolbin",
+            "command_execution",
+            "Runs a Windows loader (rundll32/regsvr32/mshta) on bundled code",
+            5.0,
+            "LOAD_NATIVE_CODE",
+        ),
+    ):
+        found = facts.of(kind)
+        if found:
+            signals.append(
+                Signal(
+                    category,
+                    "CRIT",
+                    "action",
+                    title,
+                    facts.source.rel,
+                    found[0].line,
+                    weight,
+                    capability,
+                )
+            )
+    shells = facts.of("reverse_shell")
+    if shells and (facts.of("egress") or facts.of("odd_host") or "/dev/tcp/" in shells[0].text):
+        signals.append(
+            Signal(
+                "remote_code_execution",
+                "CRIT",
+                "action",
+                "Opens a reverse shell to a remote host",
+                facts.source.rel,
+                shells[0].line,
+                7.0,
+                "EXEC_SHELL",
+            )
+        )
+    installs = facts.of("install")
+    if installs:
+        signals.append(
+            Signal(
+                "runtime_install",
+                "MED",
+                "action",
+                "Installs packages at run time",
+                facts.source.rel,
+                installs[0].line,
+                1.0,
+                "INSTALL_PACKAGE",
+                finding=False,
+            )
+        )
+    return signals
+
+
+def action_signals(facts: FileFacts, track: str) -> list[Signal]:
+    signals, loot = _secret_signals(facts)
+    dotenv = _dotenv_signal(facts) if loot is None else None
+    if dotenv is not None:
+        signals.append(dotenv)
+        loot = "secrets"
+    signals += _extra_action_signals(facts)
+    if loot is not None:
+        exfil = _exfil_signal(facts, loot)
+        if exfil is not None:
+            signals.append(exfil)
+    elif facts.of("env_bulk") and facts.of("egress"):
+        exfil = _exfil_signal(facts, "environment")
+        if exfil is not None:
+            signals.append(exfil)
+    persistence = _persistence_signal(facts)
+    if persistence is not None:
+        signals.append(persistence)
+    injected = _shell_injection_lines(facts.tree) if facts.of("shell") else set()
+    signals += _command_signals(facts, track, injected)
+    if facts.of("odd_host") and facts.of("egress") and not signals:
+        line = facts.of("odd_host")[0].line
+        signals.append(
+            Signal(
+                "network",
+                "MED",
+                "action",
+                "Contacts a hard-coded remote host",
+                facts.source.rel,
+                line,
+                1.5,
+                "OPEN_SOCKET",
+                finding=False,
+            )
+        )
+    dangerous = [s.line for s in signals if s.line is not None and s.weight >= 3]
+    signals += _evasion_signal(facts, dangerous)
+    return signals

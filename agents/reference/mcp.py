@@ -1,0 +1,225 @@
+"""MCP tool surface: tools declared in Python, JSON or JS/TS, and what their text asks."""
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+
+from .action_python import _dotted
+from .common import Signal, Source, _string_value
+from .context import CONCEAL, OVERRIDE, SECRET_PATH_TALK
+
+# --------------------------------------------------------------------------- MCP tools
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    file: str
+    line: int
+    flags: list[str] = field(default_factory=list)
+
+
+def _python_tools(source: Source, tree: ast.Module) -> list[Tool]:
+    tools = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys = {
+                _string_value(k) if k is not None else None: v
+                for k, v in zip(node.keys, node.values, strict=False)
+            }
+            name = _string_value(keys["name"]) if "name" in keys else None
+            desc_node = keys.get("description")
+            description = _string_value(desc_node) if desc_node is not None else None
+            if name and description is not None and desc_node is not None:
+                tools.append(Tool(name, description, source.rel, desc_node.lineno))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _is_tool_decorated(node):
+            doc = ast.get_docstring(node) or ""
+            line = node.body[0].lineno if node.body else node.lineno
+            tools.append(Tool(node.name, doc, source.rel, line))
+    return tools
+
+
+def _is_tool_decorated(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    for decorator in func.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if _dotted(target).endswith(".tool"):
+            return True
+    return False
+
+
+def _json_tools(source: Source) -> list[Tool]:
+    try:
+        data = json.loads(source.text)
+    except (ValueError, RecursionError):
+        return []
+    tools: list[Tool] = []
+    stack: list[object] = [data]
+    seen = 0
+    while stack and seen < 20000:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, dict):
+            name, description = item.get("name"), item.get("description")
+            if isinstance(name, str) and isinstance(description, str):
+                tools.append(Tool(name, description, source.rel, _line_of(source, description)))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return tools
+
+
+def _line_of(source: Source, text: str) -> int:
+    needle = json.dumps(text)[1:40]
+    for number, line in enumerate(source.lines, 1):
+        if needle and needle in line:
+            return number
+    return 1
+
+
+JS_TOOL = re.compile(
+    r"(?:\.tool\(\s*[\"'`](?P<n1>[\w-]+)[\"'`]\s*,\s*[\"'`](?P<d1>[^\"'`]*))|"
+    r"(?:description\s*:\s*[\"'`](?P<d2>[^\"'`]*))"
+)
+
+
+def _js_tools(source: Source) -> list[Tool]:
+    tools = []
+    last_name = ""
+    for number, line in enumerate(source.lines, 1):
+        name = re.search(r"\bname\s*:\s*[\"'`]([\w-]+)[\"'`]", line)
+        if name:
+            last_name = name.group(1)
+        match = JS_TOOL.search(line)
+        if match:
+            tool_name = match.group("n1") or last_name or "tool"
+            description = match.group("d1") or match.group("d2") or ""
+            tools.append(Tool(tool_name, description, source.rel, number))
+    return tools
+
+
+def mcp_tools(files: list[Source], trees: dict[str, ast.Module | None]) -> list[Tool]:
+    tools: list[Tool] = []
+    for source in files:
+        try:
+            if source.is_python:
+                tree = trees.get(source.rel)
+                tools += _python_tools(source, tree) if tree is not None else []
+            elif source.suffix == ".json":
+                tools += _json_tools(source)
+            elif source.is_js:
+                tools += _js_tools(source)
+        except (RecursionError, ValueError, MemoryError):
+            continue
+    unique: dict[tuple[str, str], Tool] = {}
+    for tool in tools:
+        unique.setdefault((tool.name, tool.description), tool)
+    return list(unique.values())[:64]
+
+
+OTHER_TOOL = re.compile(
+    r"(?:the|another|other)\s+[`'\"]?([a-z][a-z0-9]*_[a-z0-9_]+|[a-z][a-zA-Z0-9]+)[`'\"]?\s+tool\b|"
+    r"[`'\"]([a-z][a-z0-9]*_[a-z0-9_]+)[`'\"]|\b([a-z]+_[a-z0-9_]+)\s+tool\b"
+)
+ROUTING = re.compile(
+    r"instead of|when this tool is available|side effect on|must (?:always )?(?:send|route|"
+    r"forward|use)|all (?:emails|messages|requests|calls)|redirect|override|replace",
+    re.IGNORECASE,
+)
+MODEL_INSTRUCTION = re.compile(
+    r"before using this tool|always call|you must|otherwise the tool will not work|"
+    r"pass (?:its|their|the) content|read [`'\"]?~|provide detailed reasoning|<IMPORTANT>|"
+    r"<SYSTEM>",
+    re.IGNORECASE,
+)
+
+
+CONTEXT_EXFIL = re.compile(
+    r"\b(?:full|entire|whole|complete)\s+(?:conversation|chat|history|transcript)|"
+    r"all (?:previous|prior) messages|(?:your|the) system prompt",
+    re.IGNORECASE,
+)
+
+
+def _shadowed_tool(tool: Tool, own: set[str]) -> str | None:
+    for match in OTHER_TOOL.finditer(tool.description):
+        name = next(g for g in match.groups() if g)
+        generic = name in own or name in ("this", "that", "the", "a", "any", "one")
+        if not generic and ("_" in name or match.group(1)):
+            return name
+    return None
+
+
+def tool_signals(tools: list[Tool], hidden_lines: set[tuple[str, int]]) -> list[Signal]:
+    own = {t.name for t in tools}
+    signals = []
+    for tool in tools:
+        text = tool.description
+        flags = []
+        other = _shadowed_tool(tool, own)
+        if other and ROUTING.search(text):
+            flags.append("tool_shadowing")
+        if SECRET_PATH_TALK.search(text):
+            flags.append("secret_reference")
+        if CONCEAL.search(text):
+            flags.append("concealment")
+        if MODEL_INSTRUCTION.search(text) or OVERRIDE.search(text):
+            flags.append("model_instruction")
+        if OVERRIDE.search(text):
+            flags.append("instruction_override")
+        if CONTEXT_EXFIL.search(text):
+            flags.append("context_exfiltration")
+        if (tool.file, tool.line) in hidden_lines:
+            flags.append("hidden_unicode")
+        tool.flags = flags
+        signal = _tool_signal(tool, other, flags)
+        if signal is not None:
+            signals.append(signal)
+    return signals
+
+
+def _tool_signal(tool: Tool, other: str | None, flags: list[str]) -> Signal | None:
+    if "hidden_unicode" in flags:
+        return None  # the hidden-Unicode signal already tells this description's story
+    if "tool_shadowing" in flags:
+        return Signal(
+            "tool_shadowing",
+            "HIGH",
+            "protocol",
+            f"Tool description hijacks the {other} tool of another server",
+            tool.file,
+            tool.line,
+            7.0,
+            "SHADOW_TOOL",
+            "tool_shadowing",
+            tool.description[:160],
+        )
+    strong = {"secret_reference", "concealment", "context_exfiltration"} & set(flags)
+    override = "instruction_override" in flags
+    if not override and (not strong or ("model_instruction" not in flags and len(strong) < 2)):
+        return None
+    text = tool.description
+    if "context_exfiltration" in flags and "secret_reference" not in flags:
+        target = "send the conversation"
+    elif override and not strong:
+        target = "ignore its previous instructions"
+    elif re.search(r"\.ssh|id_rsa", text):
+        target = "read SSH keys"
+    elif re.search(r"credential|\.aws|\.env|token|password", text, re.I):
+        target = "read credentials"
+    else:
+        target = "read local files"
+    hide = " and hide it" if "concealment" in flags else ""
+    return Signal(
+        "tool_poisoning",
+        "HIGH",
+        "protocol",
+        f"Tool description instructs the model to {target}{hide}",
+        tool.file,
+        tool.line,
+        7.0,
+        "INJECT_INSTRUCTION",
+        "tool_poisoning",
+        tool.description[:160],
+    )

@@ -1,0 +1,311 @@
+"""Packages: manifests, typosquats, dependency tricks and install hooks."""
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+
+from .action_python import _dotted
+from .common import Signal, Source, _parse_python, damerau_levenshtein
+from .facts import DANGEROUS_KINDS, EGRESS_SHELL, HOOK_DANGER, REMOTE_EXEC, Event, FileFacts
+
+# --------------------------------------------------------------------------- packages
+
+POPULAR_NAMES = (
+    # PyPI
+    "requests numpy pandas urllib3 setuptools colorama python-dateutil django flask boto3 "
+    "botocore pyyaml six certifi idna charset-normalizer cryptography pillow matplotlib scipy "
+    "beautifulsoup4 selenium pytest jinja2 click attrs simplejson termcolor tqdm rich httpx "
+    "aiohttp pydantic fastapi uvicorn paramiko psycopg2 pymongo redis sqlalchemy tensorflow "
+    "torch scikit-learn opencv-python openai anthropic pycryptodome web3 discord.py "
+    "python-dotenv pyjwt protobuf grpcio lxml wheel pip virtualenv docutils markdown "
+    "typing-extensions packaging pyopenssl jmespath awscli google-auth werkzeug gunicorn "
+    "celery keras transformers huggingface-hub "
+    # npm
+    "lodash express react react-dom electron axios chalk commander debug moment request async "
+    "underscore uuid webpack typescript jquery vue angular next eslint prettier dotenv mongoose "
+    "socket.io colors cross-env node-fetch babel-core coffee-script discord.js ethers puppeteer "
+    "yargs body-parser cors jsonwebtoken bcrypt nodemailer mysql mongodb bootstrap "
+    "styled-components redux rxjs minimist glob semver inquirer ua-parser-js event-stream"
+)
+POPULAR = tuple(POPULAR_NAMES.split())
+POPULAR_SET = frozenset(POPULAR)
+INTERNAL_HINT = re.compile(r"internal|private|corp|intra|-int\b|company|infra|@[\w-]+/")
+
+
+def _normalise_name(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name.lower())
+
+
+def typosquat_of(name: str) -> str | None:
+    norm = _normalise_name(name)
+    if norm in POPULAR_SET or len(norm) < 5:
+        return None
+    for popular in POPULAR:
+        if abs(len(popular) - len(norm)) > 2:
+            continue
+        distance = damerau_levenshtein(norm, popular)
+        limit = 1 if len(popular) < 7 else 2
+        if 0 < distance <= limit:
+            return popular
+    return None
+
+
+@dataclass
+class Manifest:
+    ecosystem: str
+    name: str
+    version: str
+    file: str
+    name_line: int
+    version_line: int
+    hooks: list[dict] = field(default_factory=list)
+
+
+def _line_matching(source: Source, pattern: str) -> int:
+    for number, line in enumerate(source.lines, 1):
+        if re.search(pattern, line):
+            return number
+    return 1
+
+
+def _npm_manifest(source: Source) -> Manifest | None:
+    try:
+        data = json.loads(source.text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        return None
+    manifest = Manifest(
+        "npm",
+        data["name"],
+        str(data.get("version", "")),
+        source.rel,
+        _line_matching(source, r"\"name\"\s*:"),
+        _line_matching(source, r"\"version\"\s*:"),
+    )
+    scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
+    for hook in ("preinstall", "install", "postinstall", "prepare", "prepublish"):
+        command = scripts.get(hook)
+        if isinstance(command, str):
+            line = _line_matching(source, rf"\"{hook}\"\s*:")
+            manifest.hooks.append(
+                {"hook": hook, "command": command, "file": source.rel, "line": line}
+            )
+    return manifest
+
+
+def _python_manifest(source: Source) -> Manifest | None:
+    if source.base == "pyproject.toml":
+        name = re.search(r"(?m)^\s*name\s*=\s*[\"']([^\"']+)[\"']", source.text)
+        version = re.search(r"(?m)^\s*version\s*=\s*[\"']([^\"']+)[\"']", source.text)
+    else:
+        name = re.search(r"\bname\s*=\s*[\"']([^\"']+)[\"']", source.text)
+        version = re.search(r"\bversion\s*=\s*[\"']([^\"']+)[\"']", source.text)
+    if not name:
+        return None
+    return Manifest(
+        "pypi",
+        name.group(1),
+        version.group(1) if version else "",
+        source.rel,
+        source.text.count("\n", 0, name.start(1)) + 1,
+        source.text.count("\n", 0, version.start(1)) + 1 if version else 1,
+    )
+
+
+def find_manifest(files: list[Source]) -> Manifest | None:
+    """The package's own manifest: the shallowest package.json / setup.py / pyproject."""
+    ranked = sorted(files, key=lambda s: (s.rel.count("/"), s.rel))
+    for source in ranked:
+        if source.base == "package.json":
+            manifest = _npm_manifest(source)
+        elif source.base in ("setup.py", "pyproject.toml", "setup.cfg"):
+            manifest = _python_manifest(source)
+        else:
+            continue
+        if manifest is not None:
+            return manifest
+    return None
+
+
+def supply_chain_signals(manifest: Manifest) -> list[Signal]:
+    signals = []
+    squat = typosquat_of(manifest.name)
+    if squat:
+        signals.append(
+            Signal(
+                "typosquat",
+                "HIGH",
+                "action",
+                f"Package name {manifest.name} imitates {squat}",
+                manifest.file,
+                manifest.name_line,
+                6.0,
+            )
+        )
+    major = re.match(r"\s*v?(\d+)", manifest.version)
+    major_version = int(major.group(1)) if major else 0
+    internal = bool(INTERNAL_HINT.search(manifest.name.lower()))
+    if (internal and major_version >= 50) or major_version >= 99:
+        signals.append(
+            Signal(
+                "dependency_confusion",
+                "HIGH",
+                "action",
+                f"Internal package name published with version {manifest.version}",
+                manifest.file,
+                manifest.version_line,
+                5.0,
+            )
+        )
+    return signals
+
+
+def _hook_targets(command: str, files: dict[str, Source]) -> list[str]:
+    targets = []
+    required = re.findall(r"require\(\s*[\"'](\.{0,2}/?[^\"']+)[\"']\s*\)", command)
+    for token in [*required, *re.split(r"[\s;&|]+", command)]:
+        token = token.strip("\"'").lstrip("./")
+        if token in files:
+            targets.append(token)
+        elif token + ".js" in files:
+            targets.append(token + ".js")
+    return targets
+
+
+def _hook_script_dangerous(facts: FileFacts, start: int = 0, end: int = 1 << 30) -> bool:
+    """Install-time code is dangerous when it steals, persists, hides or runs remote code;
+    downloading a prebuilt binary from an ordinary host is what many honest packages do."""
+
+    def inside(*kinds: str) -> list[Event]:
+        return [e for e in facts.of(*kinds) if start <= e.line <= end]
+
+    if inside(*HOOK_DANGER):
+        return True
+    if inside("env_bulk") and inside("egress"):
+        return True  # the whole environment leaves the machine at install time
+    shell_fetch = [e for e in inside("egress") if e.detail == "shell"] and inside("shell")
+    return bool(shell_fetch) or bool(inside("egress") and inside("odd_host"))
+
+
+REQUIRE_ONLY = re.compile(r"[\"']?(?:try\s*\{)?\s*require\([^)]*\)[^\"']*[\"']?")
+
+
+def npm_hook_signals(
+    manifest: Manifest, files: dict[str, Source], facts: dict[str, FileFacts]
+) -> list[Signal]:
+    signals = []
+    for hook in manifest.hooks:
+        command = hook["command"]
+        targets = _hook_targets(command, files)
+        inline = re.search(r"node\s+-e\s*(.*)", command)
+        # `node -e "require('./x')"` only runs x, which is judged on its own below.
+        dangerous_inline = bool(
+            EGRESS_SHELL.search(command) or REMOTE_EXEC.search(command)
+        ) or bool(
+            re.search(r"base64|eval|child_process|https?[.:]|fetch\(|Buffer\.from", command)
+            or (
+                inline
+                and not re.fullmatch(
+                    r"[\"']?(?:try\s*\{)?\s*require\([^)]*\)[^\"']*[\"']?", inline.group(1).strip()
+                )
+            )
+        )
+        dangerous_script = any(_hook_script_dangerous(facts[t]) for t in targets if t in facts)
+        hook["runs"] = targets
+        hook["dangerous"] = dangerous_inline or dangerous_script
+        if hook["dangerous"]:
+            shown = targets[0] if targets else command[:60]
+            signals.append(
+                Signal(
+                    "install_hook",
+                    "HIGH",
+                    "action",
+                    f"{hook['hook']} hook runs {shown}",
+                    manifest.file,
+                    hook["line"],
+                    3.0,
+                    "CREATE_PROCESS",
+                )
+            )
+    return signals
+
+
+def pth_signals(files: list[Source]) -> list[Signal]:
+    """A .pth file line starting with `import` runs at every interpreter start-up."""
+    signals = []
+    for source in files:
+        if source.suffix != ".pth":
+            continue
+        for number, line in enumerate(source.lines, 1):
+            if re.match(r"\s*import\s", line):
+                hidden = bool(re.search(r"exec|eval|b64decode|compile\(|urlopen|socket", line))
+                signals.append(
+                    Signal(
+                        "persistence",
+                        "CRIT" if hidden else "HIGH",
+                        "action",
+                        "Ships a .pth start-up hook"
+                        + (" that runs hidden code" if hidden else "")
+                        + " in every Python process",
+                        source.rel,
+                        number,
+                        8.0 if hidden else 3.0,
+                        "MODIFY_HOOKS",
+                    )
+                )
+                break
+    return signals
+
+
+def setup_hook_signals(
+    source: Source, facts: FileFacts, manifest_hooks: list[dict]
+) -> list[Signal]:
+    """setup.py cmdclass overrides whose run() does something dangerous."""
+    tree = _parse_python(source.text)
+    if tree is None or "cmdclass" not in source.text:
+        return []
+    signals = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = " ".join(_dotted(b) for b in node.bases)
+        if not re.search(r"install|develop|egg_info|build|sdist|Command", bases):
+            continue
+        start, end = node.lineno, node.end_lineno or node.lineno
+        inside = [e for e in facts.of(*DANGEROUS_KINDS) if start <= e.line <= end]
+        if not _hook_script_dangerous(facts, start, end):
+            inside = []
+        manifest_hooks.append(
+            {
+                "hook": f"cmdclass:{node.name}",
+                "file": source.rel,
+                "line": start,
+                "dangerous": bool(inside),
+            }
+        )
+        if not inside:
+            continue
+        first = min(inside, key=lambda e: e.line)
+        if any(e.kind == "remote_exec" for e in inside):
+            what = "curl | sh"
+        elif any(e.kind == "shell" for e in inside):
+            what = "a shell command"
+        elif any(e.kind == "egress" for e in inside):
+            what = "network code"
+        else:
+            what = "dangerous code"
+        signals.append(
+            Signal(
+                "install_hook",
+                "CRIT",
+                "action",
+                f"{source.base} install hook runs {what}",
+                source.rel,
+                first.line,
+                4.0,
+                "CREATE_PROCESS",
+            )
+        )
+    return signals

@@ -1,0 +1,1 @@
+exports.executablePath = () => require('path').join(require('os').homedir(), '.cache', 'headless-shot');

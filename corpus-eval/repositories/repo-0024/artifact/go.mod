@@ -1,0 +1,3 @@
+module example.com/avatars
+
+go 1.22

@@ -1,0 +1,7 @@
+module.exports = {
+  rules: {
+    curly: "off",
+    "no-mixed-spaces-and-tabs": "off",
+    quotes: "off",
+  },
+};

@@ -1,0 +1,1 @@
+module.exports = (s) => [...String(s)].length;

@@ -1,0 +1,3 @@
+module example.com/netdiag
+
+go 1.22

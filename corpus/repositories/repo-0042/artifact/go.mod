@@ -1,0 +1,3 @@
+module example.com/reports
+
+go 1.22

@@ -1,0 +1,2 @@
+#!/bin/sh
+date >> /tmp/CLEANER.LOG
