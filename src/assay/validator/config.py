@@ -87,7 +87,7 @@ EXAMPLE_ROUND_TOML = """\
 # A native corpus folder (corpus/<track>/<task>/{artifact/, label.json}).
 corpus = "corpus"
 # Agent files; each is identified by the SHA-256 of its code.
-agents = ["agents/reference.py", "agents/keyword.py"]
+agents = ["agents/keyword.py", "my_agent.py"]  # a package: `assay agent bundle DIR -o my_agent.py`
 # Tracks to run (default: all four).
 tracks = ["skills", "mcp_servers", "packages", "repositories"]
 # Round seed, hex (default: random). The task draw, nonces and tie-breaks derive from it.
