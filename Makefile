@@ -26,7 +26,9 @@ unit: $(STAMP)
 system-tools:
 	@./scripts/install-system-tools.sh
 
-$(SYSTEM_STAMP): scripts/install-system-tools.sh scripts/agent-runtime.txt
+# Re-run the installer whenever it or a lock file it installs from changes.
+$(SYSTEM_STAMP): scripts/install-system-tools.sh scripts/agent-runtime.txt \
+		scripts/install-detonation-runtime.sh $(wildcard scripts/mcp-runtime/*)
 	@mkdir -p $(VENV)
 	./scripts/install-system-tools.sh
 	@touch $@
