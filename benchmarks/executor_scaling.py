@@ -68,7 +68,7 @@ def round_wall(executor: Executor, corpus: Path, db: Path) -> float:
     spec = pinned()
     agents = [load_agent(a) for a in AGENTS]
     plan = make_plan(
-        snapshots=db.parent / "snapshots",
+        snapshots=db.with_name(f"{db.stem}.artifacts"),  # one snapshot folder per round
         corpus=corpus,
         agents=agents,
         tracks=list(Track),
