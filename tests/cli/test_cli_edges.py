@@ -39,6 +39,8 @@ def test_version(assay: Assay) -> None:
         (("round", "report", "round-0001"), "no round store at"),
         (("round", "list"), "no round store at"),
         (("score", "--db", "missing.db", "round-0001"), "no round store at"),
+        (("round", "run", "--output", "r.txt"), "choose a --format other than table"),
+        (("eval", str(KEYWORD), "--track", "skills", "-o", "r.txt"), "other than table"),
     ],
 )
 def test_bad_input_exits_2_before_any_store_exists(

@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from assay import __version__
+from assay.schema.visible import visible
 
 EXIT_OK = 0
 EXIT_BAR = 1
@@ -76,7 +77,7 @@ def _report_crash(exc: BaseException) -> int:
     ) as handle:
         traceback.print_exception(exc, file=handle)
     name = type(exc).__name__
-    message = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:300]
+    message = visible(str(exc))[:300]
     sys.stderr.write(
         f"error: assay failed unexpectedly ({name}: {message}). Nothing was half-written; "
         f"rerun with the same arguments, or report it with the traceback in {handle.name}\n"

@@ -41,6 +41,9 @@ def detonate_command(
     output: OutputOption = None,
 ) -> None:
     """Detonate an artifact under the validator's tracer and map what it did to capabilities."""
+    shown = fmt or (DetonateFormat.JSON if as_json else DetonateFormat.TABLE)
+    if shown is DetonateFormat.TABLE and output is not None:
+        fail("--output writes a file: choose --format json or markdown")
     try:
         chosen = Track(track)
     except ValueError:
@@ -53,13 +56,10 @@ def detonate_command(
         result = detonate(directory.resolve(), chosen, backend=default_backend())
     except InfrastructureError as exc:
         fail(f"sandbox unavailable: {exc}", code=EXIT_INFRA)
-    chosen_format = fmt or (DetonateFormat.JSON if as_json else DetonateFormat.TABLE)
-    if chosen_format is DetonateFormat.JSON:
+    if shown is DetonateFormat.JSON:
         emit_text(json.dumps(result.to_json(), sort_keys=True, indent=2) + "\n", output)
-    elif chosen_format is DetonateFormat.MARKDOWN:
+    elif shown is DetonateFormat.MARKDOWN:
         emit_text(_markdown(result, directory), output)
-    elif output is not None:
-        fail("--output writes a file: choose --format json or markdown")
     else:
         _print(result, directory)
 

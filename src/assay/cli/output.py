@@ -71,11 +71,15 @@ OutputOption = Annotated[
 ]
 
 
-def chosen_format(fmt: OutputFormat | None, as_json: bool) -> OutputFormat:
-    """`--format` wins; the older `--json` flag means json; otherwise the terminal table."""
-    if fmt is not None:
-        return fmt
-    return OutputFormat.JSON if as_json else OutputFormat.TABLE
+def chosen_format(fmt: OutputFormat | None, as_json: bool, output: Path | None) -> OutputFormat:
+    """`--format` wins; the older `--json` flag means json; otherwise the terminal table.
+
+    Checked before any work starts: a table is for the terminal, not for `--output`.
+    """
+    chosen = fmt if fmt is not None else (OutputFormat.JSON if as_json else OutputFormat.TABLE)
+    if chosen is OutputFormat.TABLE and output is not None:
+        fail(f"--output writes a report file: choose a --format other than table ({FORMAT_HELP})")
+    return chosen
 
 
 def emit_text(text: str, output: Path | None) -> None:
@@ -160,7 +164,7 @@ def print_failures(
         who = f"{escape(short(d.agent, names))}  " if names is not None else ""
         console.print(
             f"  {who}{escape(d.task)} rep {d.rep}: [red]{escape(d.reason or 'failed')}[/]"
-            f" (CPU {_cpu(d)})",
+            f" (CPU {d.cpu_text})",
             highlight=False,
         )
         if d.detail:
@@ -193,10 +197,6 @@ def print_inference(
     console.print(table)
     if any(t.estimated for t in totals):
         console.print("[dim]* includes tokens counted as bytes / 4 (the upstream gave no usage)[/]")
-
-
-def _cpu(d: RepDiagnostic) -> str:
-    return f"{d.cpu_s:.2f} / {d.cpu_budget_s:g} s"
 
 
 def weights_table(

@@ -22,7 +22,6 @@ from assay.attest.sssa import SssaError, export_round, verify_file
 from assay.cli import EXIT_BAR, EXIT_INFRA, app
 from assay.cli.attest_cmd import announce_new_key
 from assay.cli.output import (
-    FORMAT_HELP,
     FormatOption,
     OutputFormat,
     OutputOption,
@@ -184,8 +183,6 @@ def _show(
     if fmt is not OutputFormat.TABLE:
         emit_text(report_format(fmt.value).render(result), output)
         return
-    if output is not None:
-        fail(f"--output writes a report file: choose a --format other than table ({FORMAT_HELP})")
     if result.card is not None:
         print_scorecard(result.card, result.agents, result.weights, result.diagnostics.failed())
     print_inference(result.diagnostics.inference(), result.agents)
@@ -327,6 +324,7 @@ def run_command(
     output: OutputOption = None,
 ) -> None:
     """Plan, execute, score and weigh a round."""
+    shown = chosen_format(fmt, as_json, output)
     with _user_errors():
         flags = {
             "corpus": corpus,
@@ -345,7 +343,7 @@ def run_command(
         if manifest and not (agent or "agents" in file_values):
             config = replace(config, agents=())  # submissions only: no bundled agents
         result = _drive(_start(config, manifests=tuple(manifest or ())))
-        _show(result, chosen_format(fmt, as_json), output, html)
+        _show(result, shown, output, html)
     _exit_for(result)
 
 
@@ -365,6 +363,7 @@ def resume_command(
     output: OutputOption = None,
 ) -> None:
     """Finish an interrupted round: runs exactly the reps that have no stored outcome."""
+    shown = chosen_format(fmt, as_json, output)
     with _user_errors():
         check_jobs(jobs)
         store = Store(db or default_db(), create=False)
@@ -377,7 +376,7 @@ def resume_command(
         store.reopen(round_id)
         secret, _ = load_secret(secret_file or default_secret_file())
         result = _drive(_engine(store, round_id, executor, jobs, secret, address))
-        _show(result, chosen_format(fmt, as_json), output, html)
+        _show(result, shown, output, html)
     _exit_for(result)
 
 
@@ -396,7 +395,7 @@ def report_command(
         result = RoundLedger(store, round_id, pinned()).result()
         _show(
             replace(result, weight_history=store.weight_history()),
-            chosen_format(fmt, as_json),
+            chosen_format(fmt, as_json, output),
             output,
             html,
         )
@@ -478,6 +477,7 @@ def eval_command(
     """
     import tempfile
 
+    shown = chosen_format(fmt, as_json, output)
     with _user_errors(), tempfile.TemporaryDirectory(prefix="assay-eval-") as tmp:
         flags: dict[str, Any] = {
             "corpus": corpus,
@@ -492,7 +492,7 @@ def eval_command(
         result = replace(result, kind="eval")
         if html is not None:
             report_format("html").write(result, html)
-        _show_eval(result, track, chosen_format(fmt, as_json), output)
+        _show_eval(result, track, shown, output)
     _exit_for(result)
     if _below_bar(result, track, fail_under):
         raise typer.Exit(EXIT_BAR)
@@ -514,10 +514,6 @@ def _show_eval(result: RoundResult, track: Track, fmt: OutputFormat, output: Pat
     if fmt is OutputFormat.JSON:
         emit_text(json.dumps(eval_json(result, track), sort_keys=True, indent=2) + "\n", output)
     elif fmt is OutputFormat.TABLE:
-        if output is not None:
-            fail(
-                f"--output writes a report file: choose a --format other than table ({FORMAT_HELP})"
-            )
         print_eval(result, track)
     else:
         emit_text(report_format(fmt.value).render(result), output)

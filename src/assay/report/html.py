@@ -16,13 +16,12 @@ from typing import Any, ClassVar
 import jinja2
 from markupsafe import Markup
 
-from assay.mechanism.consensus import representative
 from assay.mechanism.matching import Targets, matched_targets
 from assay.mechanism.spec import Track
 from assay.report import svg
 from assay.report.interface import ReportFormat
 from assay.results.diagnostics import RepDiagnostic
-from assay.results.records import RepRecord
+from assay.results.records import RepRecord, speaking_reps
 from assay.results.scorecard import AgentTrackScore, TaskView
 from assay.schema.visible import visible
 from assay.validator.plan import PlannedTask
@@ -230,7 +229,7 @@ def _failed_reps(failed: Sequence[RepDiagnostic], agents: dict[str, Agent]) -> l
             task=d.task,
             rep=d.rep,
             reason=d.reason or "unknown",
-            cpu=f"{d.cpu_s:.2f} / {d.cpu_budget_s:g} s",
+            cpu=d.cpu_text,
             detail=d.detail,
         )
         for d in failed
@@ -239,24 +238,36 @@ def _failed_reps(failed: Sequence[RepDiagnostic], agents: dict[str, Agent]) -> l
 
 # -- per-task tables -----------------------------------------------------------------
 
-RecordIndex = dict[tuple[str, str, str], list[RepRecord]]
+
+@dataclass(frozen=True)
+class _Lookups:
+    """What every track section reads from the round, gathered once per report."""
+
+    speaking: dict[tuple[str, str, str], RepRecord]  # (agent, track, task) -> its rep
+    truth: dict[tuple[str, str], PlannedTask]  # (track, task)
+    failed: dict[str, list[RepDiagnostic]]  # track -> failed reps
+    used: dict[tuple[str, str], list[RepDiagnostic]]  # (track, agent) -> every rep
+
+    @classmethod
+    def of(cls, result: RoundResult) -> _Lookups:
+        failed: dict[str, list[RepDiagnostic]] = defaultdict(list)
+        for d in result.diagnostics.failed():
+            failed[d.track.value].append(d)
+        used: dict[tuple[str, str], list[RepDiagnostic]] = defaultdict(list)
+        for (track, agent, _, _), seen in sorted(result.diagnostics.reps.items()):
+            used[(track, agent)].append(seen)
+        return cls(
+            speaking=speaking_reps(result.records),
+            truth={(t.track.value, t.task_id): t for t in result.plan.tasks},
+            failed=failed,
+            used=used,
+        )
 
 
-def _index(records: Sequence[RepRecord]) -> RecordIndex:
-    index: RecordIndex = defaultdict(list)
-    for record in records:
-        index[(record.track.value, record.agent, record.task)].append(record)
-    return index
-
-
-def _expected(truth: PlannedTask | None, reps: Sequence[RepRecord]) -> list[Expected]:
+def _expected(truth: PlannedTask | None, speaking: RepRecord | None) -> list[Expected]:
     """The label's expected items, each marked matched or missed by the speaking rep."""
     if truth is None or not (truth.expected_findings or truth.planted):
         return []
-    chosen = representative([(r.rep, r.verdict if r.completed else None) for r in reps])
-    if chosen is None:
-        chosen = min((r.rep for r in reps if r.completed), default=None)
-    speaking = next((r for r in reps if r.rep == chosen), None)
     items = truth.expected_findings or truth.planted
     found: Sequence[dict[str, Any]] = ()
     if speaking is not None:
@@ -271,31 +282,26 @@ def _describe(item: dict[str, Any]) -> str:
     return " · ".join(str(p) for p in (kind, item.get("title"), where) if p)
 
 
-def _task_row(task: TaskView, truth: PlannedTask | None, reps: Sequence[RepRecord]) -> TaskRow:
+def _task_row(task: TaskView, truth: PlannedTask | None, speaking: RepRecord | None) -> TaskRow:
     cell = _cell(task, truth is None or truth.track.behavioural)
     per_rep = [
         (r.verdict or "ok") if r.status == "completed" else f"failed: {r.reason}" for r in task.reps
     ]
     outcome = f"F2 {task.f2:.3f}" if task.f2 is not None else (task.verdict or "no verdict")
     return TaskRow(
-        task.task, task.label, " · ".join(per_rep), outcome, cell.state, _expected(truth, reps)
+        task.task, task.label, " · ".join(per_rep), outcome, cell.state, _expected(truth, speaking)
     )
 
 
-def _task_tables(
-    track: str,
-    ranking: list[RankingRow],
-    index: RecordIndex,
-    truth: dict[tuple[str, str], PlannedTask],
-) -> list[AgentTasks]:
+def _task_tables(track: str, ranking: list[RankingRow], lookups: _Lookups) -> list[AgentTasks]:
     return [
         AgentTasks(
             row.agent,
             [
                 _task_row(
                     t,
-                    truth.get((track, t.task)),
-                    index.get((track, row.agent.agent_hash, t.task), []),
+                    lookups.truth.get((track, t.task)),
+                    lookups.speaking.get((row.agent.agent_hash, track, t.task)),
                 )
                 for t in row.score.task_results
             ],
@@ -318,14 +324,12 @@ def _section(
     scores: dict[str, AgentTrackScore],
     agents: dict[str, Agent],
     reps: int,
-    failures: Sequence[RepDiagnostic],
-    result: RoundResult,
+    lookups: _Lookups,
 ) -> TrackSection:
     behavioural = Track(track).behavioural
     order = _ordered(scores, agents)
-    used = _cpu_by_agent(result, track)
     ranking = [
-        RankingRow(agents[a], scores[a], scores[a].tasks * reps, _cpu(used.get(a, [])))
+        RankingRow(agents[a], scores[a], scores[a].tasks * reps, _cpu(lookups.used[(track, a)]))
         for a in order
     ]
     threshold = ranking[0].score.threshold if ranking else 0.0
@@ -349,7 +353,7 @@ def _section(
         for row in ranking
         if row.score.confusion is not None
     ]
-    failed = _failed_reps(failures, agents)
+    failed = _failed_reps(lookups.failed[track], agents)
     return TrackSection(
         track=track,
         behavioural=behavioural,
@@ -363,22 +367,9 @@ def _section(
         reason_colours=colours,
         failed_reps=failed[:FAILED_REPS_SHOWN],
         failed_total=len(failed),
-        task_tables=_task_tables(
-            track,
-            ranking,
-            _index(result.records),
-            {(t.track.value, t.task_id): t for t in result.plan.tasks},
-        ),
+        task_tables=_task_tables(track, ranking, lookups),
         winner=next((row for row in ranking if row.score.rank == 1), None),
     )
-
-
-def _cpu_by_agent(result: RoundResult, track: str) -> dict[str, list[RepDiagnostic]]:
-    used: dict[str, list[RepDiagnostic]] = defaultdict(list)
-    for (t, agent, _, _), seen in sorted(result.diagnostics.reps.items()):
-        if t == track:
-            used[agent].append(seen)
-    return used
 
 
 # -- whole report --------------------------------------------------------------------
@@ -428,16 +419,9 @@ def render_html(result: RoundResult) -> str:
     agents = _agents(result)
     scores = result.card.scores if result.card is not None else {}
     reps = {t.value: n for t, n in result.plan.reps.items()}
-    failed = result.diagnostics.failed()
+    lookups = _Lookups.of(result)
     sections = [
-        _section(
-            track,
-            scores[track],
-            agents,
-            reps.get(track, 0),
-            [d for d in failed if d.track == track],
-            result,
-        )
+        _section(track, scores[track], agents, reps.get(track, 0), lookups)
         for track in [t.value for t in result.plan.tracks if t.value in scores]
     ]
     weights = _weights(result, agents)

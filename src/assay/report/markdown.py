@@ -75,7 +75,7 @@ def _failures(result: RoundResult, failed: Sequence[RepDiagnostic]) -> list[str]
     for d in failed[:FAILURES_SHOWN]:
         lines.append(
             f"- {_agent(result, d.agent)} {md(d.track)}/{md(d.task, 80)} rep {d.rep}: "
-            f"**{md(d.reason or 'failed')}** (CPU {d.cpu_s:.2f} / {d.cpu_budget_s:g} s) "
+            f"**{md(d.reason or 'failed')}** (CPU {d.cpu_text}) "
             f"{md(d.detail, 300)}"
         )
     if len(failed) > FAILURES_SHOWN:

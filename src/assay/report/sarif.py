@@ -11,16 +11,15 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import quote
 
 from assay import __version__
-from assay.mechanism.consensus import representative
 from assay.mechanism.spec import Track
 from assay.report.interface import ReportFormat
 from assay.report.text import printable
-from assay.results.records import RepRecord
+from assay.results.records import RepRecord, speaking_reps
 from assay.validator.round import RoundResult
 
 SARIF_SCHEMA = (
@@ -28,19 +27,6 @@ SARIF_SCHEMA = (
 )
 _LEVELS = {"CRIT": "error", "HIGH": "error", "MED": "warning", "LOW": "note"}
 _CWE = re.compile(r"(\d+)")
-
-
-def _speaking_reps(records: Sequence[RepRecord]) -> Iterator[RepRecord]:
-    """Per agent, track and task, the rep whose report stands for the task."""
-    groups: dict[tuple[str, str, str], list[RepRecord]] = defaultdict(list)
-    for record in records:
-        groups[(record.agent, record.track.value, record.task)].append(record)
-    for key in sorted(groups):
-        reps = groups[key]
-        chosen = representative([(r.rep, r.verdict if r.completed else None) for r in reps])
-        if chosen is None:  # repositories need no verdict: the first completed rep speaks
-            chosen = min((r.rep for r in reps if r.completed), default=None)
-        yield from (r for r in reps if r.rep == chosen)
 
 
 def _rule_id(item: Mapping[str, Any], track: Track) -> str:
@@ -100,8 +86,9 @@ def _run(result: RoundResult, agent: str, reps: list[RepRecord]) -> dict[str, An
 
 def render_sarif(result: RoundResult) -> dict[str, Any]:
     by_agent: dict[str, list[RepRecord]] = defaultdict(list)
-    for record in _speaking_reps(result.records):
-        by_agent[record.agent].append(record)
+    speaking = speaking_reps(result.records)
+    for key in sorted(speaking):
+        by_agent[key[0]].append(speaking[key])
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",

@@ -25,6 +25,12 @@ class RepDiagnostic(msgspec.Struct, frozen=True, kw_only=True):
     detail: str
     cpu_s: float
     cpu_budget_s: float
+
+    @property
+    def cpu_text(self) -> str:
+        """CPU used against the budget, as every report shows it."""
+        return f"{self.cpu_s:.2f} / {self.cpu_budget_s:g} s"
+
     inference: InferenceSpend | None = None
 
 
