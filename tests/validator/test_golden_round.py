@@ -1,0 +1,66 @@
+"""The same seed, corpus, agents and secret give byte-identical round JSON, today and
+after any refactor: `golden/round.json` was produced by the code before the change.
+
+A deliberate change of results (a new mechanism version, a new field) regenerates it:
+`python tests/validator/test_golden_round.py` rewrites the file; review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+AGENTS = ("allow_all", "coin_flip", "keyword")
+SEED = "901d"
+
+
+def run_golden_round(work: Path) -> bytes:
+    """`assay round run --json` over the frozen corpus and agents, in a fresh store."""
+    secret = work / "validator.secret"
+    shutil.copyfile(GOLDEN / "validator.secret", secret)
+    secret.chmod(0o600)
+    agents = [arg for name in AGENTS for arg in ("--agent", str(GOLDEN / "agents" / f"{name}.py"))]
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "round",
+            "run",
+            "--json",
+            "--corpus",
+            str(GOLDEN / "corpus"),
+            *agents,
+            "--seed",
+            SEED,
+            "--db",
+            str(work / "golden.db"),
+            "--secret-file",
+            str(secret),
+            "--jobs",
+            "2",
+        ],
+        capture_output=True,
+        timeout=900,
+        env={**os.environ, "XDG_DATA_HOME": str(work / "data")},
+        cwd=work,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    return result.stdout
+
+
+def test_round_json_is_byte_identical_to_the_golden_round(tmp_path: Path) -> None:
+    produced = run_golden_round(tmp_path)
+    assert produced == (GOLDEN / "round.json").read_bytes()
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (GOLDEN / "round.json").write_bytes(run_golden_round(Path(tmp)))
