@@ -12,7 +12,7 @@ import pytest
 from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
 from assay.runner import AgentFile, RepTask, RunOutcome, run_rep
 from assay.sandbox.bwrap import BwrapBackend
-from assay.sandbox.cgroups import CGROUP_ROOT, owner_tag
+from assay.sandbox.bwrap.cgroups import CGROUP_ROOT, owner_tag
 
 SECRET = b"test-validator-secret-0123456789"
 

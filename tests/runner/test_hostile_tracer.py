@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 
 from assay.runner import FailureReason, RunOutcome, RunStatus
+from assay.sandbox.bwrap.tracer import PROFILES
 from assay.sandbox.interface import TraceSet
-from assay.sandbox.tracer import PROFILES
 
 pytestmark = pytest.mark.sandbox
 Run = Callable[..., RunOutcome]

@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 
 from assay.cli import _register, app
 from assay.sandbox import InfrastructureError
-from assay.sandbox.bwrap import BwrapBackend, _cleanup, _Shape
-from assay.sandbox.cgroups import CGROUP_ROOT, CgroupV1Driver
-from assay.sandbox.hostfs import mount_tmpfs, mounts_under
+from assay.sandbox.bwrap.backend import BwrapBackend, _cleanup, _Shape
+from assay.sandbox.bwrap.cgroups import CGROUP_ROOT, CgroupV1Driver
+from assay.sandbox.bwrap.hostfs import mount_tmpfs, mounts_under
+from assay.sandbox.bwrap.tracer import PROFILES
 from assay.sandbox.interface import InputFile, LimitHit, ResourceLimits, SealedRequest, TraceSet
-from assay.sandbox.tracer import PROFILES
 
 pytestmark = pytest.mark.sandbox
 

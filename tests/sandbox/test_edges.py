@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from assay.sandbox import InfrastructureError, bwrap
+from assay.sandbox import InfrastructureError
 from assay.sandbox.bwrap import BwrapBackend
-from assay.sandbox.hostfs import COPY_MTIME, mounts_under
+from assay.sandbox.bwrap import backend as bwrap_backend
+from assay.sandbox.bwrap.hostfs import COPY_MTIME, mounts_under
 from assay.sandbox.interface import InputFile, ResourceLimits, SealedRequest
 from assay.sandbox.runtime import AGENT_RUNTIME_DIR, tree_digest
 
@@ -132,7 +133,7 @@ def test_the_backend_digest_changes_with_the_runtime(
     runtime = tmp_path / "runtime"
     runtime.mkdir()
     (runtime / "httpx.py").write_text("__version__ = '0'\n")
-    monkeypatch.setattr(bwrap, "AGENT_RUNTIME_DIR", str(runtime))
+    monkeypatch.setattr(bwrap_backend, "AGENT_RUNTIME_DIR", str(runtime))
     elsewhere = BwrapBackend(runtime_base=tmp_path / "rt")
     assert elsewhere.python_path == (str(runtime),)
     before = elsewhere.digest

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from assay.sandbox.bwrap.tracer import PROFILES, decode_dns_query, parse_line, summarise
 from assay.sandbox.interface import Peer, TraceSet, TraceSummary
-from assay.sandbox.tracer import PROFILES, decode_dns_query, parse_line, summarise
 
 
 def hexs(text: str | bytes) -> str:

@@ -190,7 +190,7 @@ class SandboxBackend(ABC):
     """Runs one command sealed. Raises `InfrastructureError` when it cannot."""
 
     name: str
-    sandboxed: bool = True  # False only for the development backend
+    sandboxed: bool = True  # False only for a rep that never ran (refused, or its cap spent)
 
     @property
     @abstractmethod

@@ -1,7 +1,8 @@
 """Runs reps as Ray tasks, on this machine or across a cluster.
 
 Each rep is one Ray task asking for 1 CPU and the sandbox's memory. The worker
-builds its own sandbox backend, so bubblewrap runs on the node that runs the rep.
+starts its own copy of the default sandbox backend, so the sandbox runs on the node
+that runs the rep.
 Artifacts travel through Ray's object store (a tar, put once per artifact and
 verified against its digest after unpacking), so nodes need no shared storage.
 Outcomes stream back to the driver, which alone writes the store.
@@ -28,8 +29,7 @@ from ray.exceptions import RayError, RayTaskError
 from assay.corpus.interface import artifact_digest
 from assay.runner.outcome import RunOutcome
 from assay.runner.rep import RepTask
-from assay.sandbox import InfrastructureError, SandboxBackend
-from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox import InfrastructureError, SandboxBackend, default_backend
 from assay.sandbox.check import require_sound
 from assay.validator.executors.flight import Flight, stream
 from assay.validator.executors.interface import Executor, RepRunner
@@ -193,7 +193,7 @@ def _worker_backend() -> SandboxBackend:
     sandbox a worker started ahead of its next rep dies with it, and what it left
     (directories, groups, a tracer stopped before it attached) is swept by the
     next worker (sweeps on one node are serialised)."""
-    backend = BwrapBackend()
+    backend = default_backend()
     backend.sweep_stale()
     require_sound(backend)
     return backend

@@ -19,7 +19,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from assay.sandbox.cgroups import owner_alive, owner_tag
+from assay.sandbox.bwrap.cgroups import owner_alive, owner_tag
 from assay.sandbox.interface import InfrastructureError
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)

@@ -57,8 +57,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from assay.sandbox import hostfs, tracer
-from assay.sandbox.cgroups import Cgroup, CgroupDriver, detect_driver
+from assay.sandbox.bwrap import hostfs, tracer
+from assay.sandbox.bwrap.cgroups import Cgroup, CgroupDriver, detect_driver
+from assay.sandbox.bwrap.seccomp import compiled_filter
 from assay.sandbox.check import run_checks
 from assay.sandbox.copyout import copy_out
 from assay.sandbox.interface import (
@@ -79,7 +80,6 @@ from assay.sandbox.interface import (
     TraceSummary,
 )
 from assay.sandbox.runtime import AGENT_RUNTIME_DIR, tree_digest
-from assay.sandbox.seccomp import compiled_filter
 
 SANDBOX_USER = "nobody"  # the host user the sandbox runs as; shown as SANDBOX_INNER_UID inside
 SANDBOX_UID = pwd.getpwnam(SANDBOX_USER).pw_uid

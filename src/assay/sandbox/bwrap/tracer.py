@@ -8,8 +8,8 @@ inode, `3<UDP:[4711]>`, which is how a `write` on a connected UDP socket is told
 from a write to a file).
 
 What is traced is the caller's choice (`TraceSet`): an agent's rep traces only
-successful execs, connects, sends and writes, with short strings; detonation
-traces every file, process and network event, failed attempts included. Only
+execs, connects, sends and writes, with short strings; detonation traces every
+file, process and network event, failed attempts included. For a rep, only
 calls that did what they claim are evidence: an exec that returned 0 (an i386
 `int 0x80` exec killed by seccomp is printed with its syscall number as the
 result), a send or write that returned a count on a real socket, to port 53 for
@@ -21,10 +21,11 @@ few substring tests, so a flood of calls costs the validator little more than
 reading the trace, which the backend caps; the summary is capped too
 (`TraceSummary.truncated`).
 
-Which processes are the sandboxed tree: strace's first child is the launcher
-(sh → bwrap), its one clone is bubblewrap's namespace init, and that init's one
-fork becomes the command. So every other process file belongs to the command
-or its descendants, and the command's own file counts from its exec on.
+Which processes are the sandboxed tree (the chain `backend.py` draws): strace's
+first child is the launcher, sh, which execs bubblewrap in the same process;
+bubblewrap's one clone is the new namespaces' init, and that init's one fork
+execs the command. So every other process file belongs to the command or its
+descendants, and the command's own file counts from its exec on.
 (Asking strace to translate pids across namespaces instead would cost ~35 ms a run.)
 """
 
