@@ -1,6 +1,9 @@
 """The same seed, corpus, agents and secret give byte-identical round JSON, today and
 after any refactor: `golden/round.json` was produced by the code before the change.
 
+The corpus and agents are frozen in `golden/inputs.tar.gz` (copies of bundled ones as
+they were), so growing the bundled corpus or improving an agent does not move the golden.
+
 A deliberate change of results (a new mechanism version, a new field) regenerates it:
 `python tests/validator/test_golden_round.py` rewrites the file; review the diff.
 """
@@ -11,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -20,10 +24,12 @@ SEED = "901d"
 
 def run_golden_round(work: Path) -> bytes:
     """`assay round run --json` over the frozen corpus and agents, in a fresh store."""
+    with tarfile.open(GOLDEN / "inputs.tar.gz") as inputs:
+        inputs.extractall(work, filter="data")
     secret = work / "validator.secret"
     shutil.copyfile(GOLDEN / "validator.secret", secret)
     secret.chmod(0o600)
-    agents = [arg for name in AGENTS for arg in ("--agent", str(GOLDEN / "agents" / f"{name}.py"))]
+    agents = [arg for name in AGENTS for arg in ("--agent", str(work / "agents" / f"{name}.py"))]
     result = subprocess.run(
         [
             sys.executable,
@@ -33,7 +39,7 @@ def run_golden_round(work: Path) -> bytes:
             "run",
             "--json",
             "--corpus",
-            str(GOLDEN / "corpus"),
+            str(work / "corpus"),
             *agents,
             "--seed",
             SEED,

@@ -1,5 +1,0 @@
-module example.com/logsearch
-
-go 1.22
-
-require github.com/mark3labs/mcp-go v0.32.0

@@ -1,7 +1,0 @@
-module example.com/docstore
-
-go 1.22
-
-require (
-	github.com/mattn/go-sqlite3 v1.14.22
-)
