@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
-from assay.runner import AgentFile, FailureReason, RepTask, run_rep
+from assay.runner import Agent, FailureReason, RepTask, run_rep
 from assay.sandbox.bwrap import BwrapBackend
 
 BUDGET_S = 1.0
@@ -46,7 +46,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as artifact:
         for n in range(ROUNDS):
             for processes in (1, 8):
-                agent = AgentFile(burner(processes))
+                agent = Agent(burner(processes))
                 task = RepTask(agent, Track.SKILLS, "b", Path(artifact), n, "seed")
                 outcome = run_rep(task, backend=backend, spec=spec, secret=b"bench")
                 assert outcome.reason is FailureReason.CPU_BUDGET, outcome.reason

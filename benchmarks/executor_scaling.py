@@ -32,11 +32,12 @@ RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 os.environ.update(RAY_ENV)
 
 from assay.mechanism.spec import Track, pinned  # noqa: E402
+from assay.runner.agent import Agent  # noqa: E402
 from assay.store.sqlite import Store  # noqa: E402
 from assay.validator.executors.interface import Executor  # noqa: E402
 from assay.validator.executors.local import LocalExecutor  # noqa: E402
 from assay.validator.executors.ray import RayExecutor  # noqa: E402
-from assay.validator.plan import load_agent, make_plan  # noqa: E402
+from assay.validator.plan import make_plan  # noqa: E402
 from assay.validator.round import RoundEngine, RoundLedger  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +67,7 @@ def ray_head(port: int, cpus: int) -> Iterator[str]:
 
 def round_wall(executor: Executor, corpus: Path, db: Path) -> float:
     spec = pinned()
-    agents = [load_agent(a) for a in AGENTS]
+    agents = [Agent.load(a) for a in AGENTS]
     plan = make_plan(
         snapshots=db.with_name(f"{db.stem}.artifacts"),  # one snapshot folder per round
         corpus=corpus,

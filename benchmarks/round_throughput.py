@@ -22,11 +22,12 @@ import time
 from pathlib import Path
 
 from assay.mechanism.spec import Track, pinned
-from assay.runner.rep import AgentFile, RepTask, run_rep
+from assay.runner.agent import Agent
+from assay.runner.rep import RepTask, run_rep
 from assay.sandbox import default_backend
 from assay.store.sqlite import Store
 from assay.validator.executors.local import LocalExecutor
-from assay.validator.plan import load_agent, make_plan
+from assay.validator.plan import make_plan
 from assay.validator.round import RoundEngine, RoundLedger
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +57,7 @@ def single_rep_cost(agent: Path, corpus: Path, samples: int) -> float:
     times = []
     for rep in range(samples):
         task = RepTask(
-            agent=AgentFile(agent.read_bytes()),
+            agent=Agent(agent.read_bytes()),
             track=Track.SKILLS,
             task_id=task_dir.name,
             artifact_dir=task_dir / "artifact",
@@ -72,7 +73,7 @@ def single_rep_cost(agent: Path, corpus: Path, samples: int) -> float:
 
 def round_wall(agents: list[Path], corpus: Path, db: Path, jobs: int) -> tuple[int, float]:
     spec = pinned()
-    stored = [load_agent(a) for a in agents]
+    stored = [Agent.load(a) for a in agents]
     plan = make_plan(
         snapshots=db.parent / "snapshots",
         corpus=corpus,

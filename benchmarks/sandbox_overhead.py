@@ -36,9 +36,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from assay.mechanism.spec import Track, pinned
+from assay.runner.agent import Agent
 from assay.runner.context import build_context
 from assay.runner.probe import Probe
-from assay.runner.rep import PYTHON_FLAGS, AgentFile, RepTask, run_rep, shim_config, shim_source
+from assay.runner.rep import PYTHON_FLAGS, RepTask, run_rep, shim_config, shim_source
 from assay.sandbox.bwrap import BwrapBackend
 from assay.schema.report import parse_report
 
@@ -133,7 +134,7 @@ def main() -> None:
 def compare(scratch: Path) -> None:
     warm, cold = BwrapBackend(), BwrapBackend(prestart=False)
     warm.sweep_stale()
-    task = RepTask(AgentFile(AGENT), Track.SKILLS, "bench", scratch, 0, "seed")
+    task = RepTask(Agent(AGENT), Track.SKILLS, "bench", scratch, 0, "seed")
     series: dict[str, list[float]] = {"sealed": [], "sealed_cold": [], "bare": []}
     measure = {
         "sealed": lambda: sealed_rep(warm, task),

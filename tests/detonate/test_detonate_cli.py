@@ -12,8 +12,8 @@ import pytest
 from assay.corpus.interface import artifact_digest
 from assay.detonate.observer import DetonationObserver
 from assay.mechanism.spec import Track
+from assay.results.plan import PlannedTask
 from assay.sandbox.bwrap import BwrapBackend
-from assay.validator.plan import PlannedTask
 
 pytestmark = pytest.mark.sandbox
 

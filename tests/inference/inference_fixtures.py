@@ -12,7 +12,7 @@ from fake_upstream import KEY, FakeUpstream, serve
 
 from assay.inference.config import InferenceConfig, Upstream
 from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
-from assay.runner import AgentFile, RepTask, RunOutcome, run_rep
+from assay.runner import Agent, RepTask, RunOutcome, run_rep
 from assay.sandbox.bwrap import BwrapBackend
 
 SECRET = b"test-validator-secret-0123456789"
@@ -130,7 +130,7 @@ def run_model_agent(backend: BwrapBackend, artifact: Path, upstream: FakeUpstrea
         rep: int = 0,
     ) -> RunOutcome:
         config = upstream_config(upstream, timeout_s=timeout_s)
-        task = RepTask(AgentFile(model_agent(body)), Track.SKILLS, task_id, artifact, rep, "seed")
+        task = RepTask(Agent(model_agent(body)), Track.SKILLS, task_id, artifact, rep, "seed")
         outcome = run_rep(
             task,
             backend=backend,

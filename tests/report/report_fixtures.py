@@ -16,10 +16,10 @@ from typing import Any
 from assay.mechanism.spec import Track, pinned
 from assay.mechanism.weights import ema
 from assay.results.diagnostics import diagnose
+from assay.results.plan import PlannedTask, RoundPlan
 from assay.results.records import parse_lines
+from assay.results.round import RoundResult
 from assay.results.scorecard import scorecard
-from assay.validator.plan import Plan, PlannedTask
-from assay.validator.round import RoundResult
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE_NAME = "<script>alert(1)</script>"
@@ -55,7 +55,7 @@ def _hostile(records: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         yield record
 
 
-def _plan(records: list[dict[str, Any]], agents: list[str]) -> Plan:
+def _plan(records: list[dict[str, Any]], agents: list[str]) -> RoundPlan:
     spec = pinned()
     tasks: dict[tuple[str, str], PlannedTask] = {}
     for r in records:
@@ -72,7 +72,7 @@ def _plan(records: list[dict[str, Any]], agents: list[str]) -> Plan:
             ),
         )
     tracks = sorted({Track(r["track"]) for r in records}, key=list(Track).index)
-    return Plan(
+    return RoundPlan(
         round_seed="5eed" * 8,
         validator_id="validator-<i>0</i>",
         mechanism_version=spec.version,

@@ -15,7 +15,7 @@ import pytest
 from report_markup import parse
 
 from assay.report.html import write_html
-from assay.validator.round import RoundResult
+from assay.results.round import RoundResult
 
 CHROMIUM = Path("/usr/bin/chromium")
 TRACKS = ("skills", "mcp_servers", "packages", "repositories")

@@ -11,7 +11,7 @@ import pytest
 from report_fixtures import HOSTILE_NAME, HOSTILE_TASK, abstained_result, build_result
 
 from assay.report.registry import FORMATS, report_format
-from assay.validator.round import RoundResult
+from assay.results.round import RoundResult
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from report_fixtures import (
 from report_markup import Page, parse
 
 from assay.report.html import HtmlFormat, render_html, write_html
-from assay.validator.round import RoundResult
+from assay.results.round import RoundResult
 
 Render = Callable[[RoundResult], str]
 TRACKS = ("skills", "mcp_servers", "packages", "repositories")

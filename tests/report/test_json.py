@@ -10,7 +10,7 @@ from report_fixtures import abstained_result, build_result
 from assay.report.html import HtmlFormat
 from assay.report.interface import ReportFormat
 from assay.report.json import JsonFormat
-from assay.validator.round import RoundResult
+from assay.results.round import RoundResult
 
 
 def _keys_sorted(value: object) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
-from assay.runner import AgentFile, RepTask, RunOutcome, run_rep
+from assay.runner import Agent, RepTask, RunOutcome, run_rep
 from assay.sandbox.bwrap import BwrapBackend
 from assay.sandbox.bwrap.cgroups import CGROUP_ROOT, owner_tag
 
@@ -109,7 +109,7 @@ def run_agent(
         artifact_dir: Path = artifact,
     ) -> RunOutcome:
         code = body if isinstance(body, bytes) else agent_source(body)
-        task = RepTask(AgentFile(code, entrypoint), track, task_id, artifact_dir, 0, "seed")
+        task = RepTask(Agent(code, entrypoint), track, task_id, artifact_dir, 0, "seed")
         outcome = run_rep(task, backend=backend, spec=spec, secret=SECRET)
         assert RunOutcome.from_json(outcome.to_json()) == outcome
         return outcome

@@ -14,11 +14,12 @@ import pytest
 
 from assay.mechanism.spec import Track, parse_spec, pinned_bytes
 from assay.mechanism.weights import ema
+from assay.runner.agent import Agent
 from assay.runner.outcome import FailureReason
 from assay.store.sqlite import Store
 from assay.validator.config import build_config, load_config, load_secret
 from assay.validator.executors.local import LocalExecutor
-from assay.validator.plan import load_agent, make_plan
+from assay.validator.plan import make_plan
 from assay.validator.round import RoundEngine, RoundLedger
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +52,7 @@ def test_an_agent_whose_round_wall_cap_is_spent_fails_its_remaining_reps(
         "tasks = 50\nreps = 3\ncpu_budget_s = 8.0", "tasks = 1\nreps = 3\ncpu_budget_s = 0.2"
     )
     spec = parse_spec(raw.encode())  # skills cap: 2 x 1 task x 3 reps x 0.2 s = 1.2 s of wall
-    agent = load_agent(sleeper)
+    agent = Agent.load(sleeper)
     plan = make_plan(
         snapshots=tmp_path / "snapshots",
         corpus=small_corpus,

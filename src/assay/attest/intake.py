@@ -29,13 +29,12 @@ from typing import Any
 from assay.attest.manifest import AgentManifest, ManifestError, read_manifest, verify_manifest
 from assay.attest.screening import Entry, screen
 from assay.mechanism.spec import MechanismSpec, Track
-from assay.store.sqlite import StoredAgent
-from assay.validator.plan import PlanError, load_agent
+from assay.runner.agent import Agent
 
 
 @dataclass(frozen=True)
 class Submission:
-    agent: StoredAgent
+    agent: Agent
     manifest: AgentManifest | None = None
     problem: str | None = None  # why the manifest does not verify
 
@@ -50,7 +49,7 @@ class Submission:
 
 @dataclass(frozen=True)
 class Admission:
-    agents: tuple[StoredAgent, ...]
+    agents: tuple[Agent, ...]
     refused: dict[str, dict[str, str]] = field(default_factory=dict)  # hash -> track -> why
     manifests: dict[str, dict[str, Any]] = field(default_factory=dict)  # hash -> manifest
     notes: tuple[str, ...] = ()
@@ -58,11 +57,8 @@ class Admission:
 
 def read_submission(manifest_path: Path) -> Submission:
     """The agent a manifest names, with the manifest's verification problem if any."""
-    try:
-        manifest = read_manifest(manifest_path)
-    except ManifestError as exc:
-        raise PlanError(str(exc)) from exc
-    agent = load_agent(manifest.agent_path(manifest_path), manifest.entrypoint)
+    manifest = read_manifest(manifest_path)
+    agent = Agent.load(manifest.agent_path(manifest_path), manifest.entrypoint)
     try:
         verify_manifest(manifest, agent.code)
     except ManifestError as exc:
@@ -138,6 +134,6 @@ def admit_files(
     spec: MechanismSpec,
 ) -> Admission:
     """Intake order: plain agent files first, then manifests, each in the order given."""
-    submissions = [Submission(load_agent(p)) for p in agent_files]
+    submissions = [Submission(Agent.load(p)) for p in agent_files]
     submissions += [read_submission(m) for m in manifest_files]
     return admit(submissions, tracks, spec)

@@ -41,10 +41,10 @@ from assay.attest import keys
 from assay.attest.canonical import CanonicalError, canonical_bytes, canonical_digest, parse_strict
 from assay.mechanism.consensus import representative
 from assay.mechanism.spec import pinned
+from assay.results.plan import PlannedTask, RoundPlan
 from assay.runner.outcome import RunOutcome
 from assay.store.sqlite import Store
 from assay.validator.config import data_dir
-from assay.validator.plan import Plan, PlannedTask
 from assay.validator.round import RoundLedger
 
 SSSA_FORMAT = "assay-sssa/1"
@@ -73,7 +73,7 @@ def _representative(outcomes: Sequence[RunOutcome]) -> RunOutcome | None:
     return next((o for o in outcomes if o.rep == chosen), None)
 
 
-def _body(plan: Plan, round_id: str, task: PlannedTask, outcomes: Sequence[RunOutcome]) -> Any:
+def _body(plan: RoundPlan, round_id: str, task: PlannedTask, outcomes: Sequence[RunOutcome]) -> Any:
     chosen = _representative(outcomes)
     report = chosen.report if chosen else None
     first = min(outcomes, key=lambda o: o.rep)

@@ -11,7 +11,7 @@ from rich.markup import escape
 from assay.bundle import BundleError, bundle_package
 from assay.cli.attest_cmd import agent_app
 from assay.cli.output import console, fail
-from assay.runner.rep import DEFAULT_ENTRYPOINT
+from assay.runner.agent import DEFAULT_ENTRYPOINT
 
 
 @agent_app.command("bundle")

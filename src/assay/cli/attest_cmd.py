@@ -17,7 +17,7 @@ from assay.attest.sssa import Export, SssaError, export_round, verify_file
 from assay.cli import app
 from assay.cli.output import console, emit_json, errors, fail, short
 from assay.mechanism.spec import Track
-from assay.runner.rep import DEFAULT_ENTRYPOINT
+from assay.runner.agent import DEFAULT_ENTRYPOINT
 from assay.sandbox import InfrastructureError, default_backend
 from assay.store.sqlite import StoreError
 from assay.validator.round import Abstained

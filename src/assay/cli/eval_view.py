@@ -11,8 +11,8 @@ from rich.table import Table
 from assay.cli.output import console, fail, print_failures, print_inference
 from assay.mechanism.spec import Track
 from assay.results.diagnostics import RepDiagnostic
+from assay.results.round import RoundResult
 from assay.results.scorecard import AgentTrackScore, RepView
-from assay.validator.round import RoundResult
 
 
 def _only_score(result: RoundResult, track: Track) -> AgentTrackScore:

@@ -42,6 +42,7 @@ from assay.inference.config import InferenceConfigError
 from assay.mechanism.spec import Track, pinned
 from assay.report.registry import report_format
 from assay.report.text import printable
+from assay.results.round import RoundResult
 from assay.runner.outcome import RunOutcome
 from assay.sandbox import default_backend
 from assay.store.sqlite import Store, StoreError
@@ -62,7 +63,6 @@ from assay.validator.round import (
     Abstained,
     RoundEngine,
     RoundLedger,
-    RoundResult,
     make_executor,
 )
 from assay.validator.snapshot import prune_snapshots, snapshot_root

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.detonate.core import detonate
+from assay.results.plan import PlannedTask
 from assay.sandbox.interface import SandboxBackend
-from assay.validator.plan import PlannedTask
 
 
 class DetonationObserver:

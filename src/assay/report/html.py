@@ -21,11 +21,11 @@ from assay.mechanism.spec import Track
 from assay.report import svg
 from assay.report.interface import ReportFormat
 from assay.results.diagnostics import RepDiagnostic
+from assay.results.plan import PlannedTask
 from assay.results.records import RepRecord, speaking_reps
+from assay.results.round import RoundResult
 from assay.results.scorecard import AgentTrackScore, TaskView
 from assay.schema.visible import visible
-from assay.validator.plan import PlannedTask
-from assay.validator.round import RoundResult
 
 NAME_LIMIT = 22  # characters of an agent name shown before it is cut (full name on hover)
 

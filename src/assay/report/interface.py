@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
-from assay.validator.round import RoundResult
+from assay.results.round import RoundResult
 
 
 class ReportFormat(ABC):

@@ -6,7 +6,7 @@ import json
 from typing import ClassVar
 
 from assay.report.interface import ReportFormat
-from assay.validator.round import RoundResult
+from assay.results.round import RoundResult
 
 
 class JsonFormat(ReportFormat):

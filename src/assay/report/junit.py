@@ -13,8 +13,8 @@ from typing import ClassVar
 from assay.mechanism.spec import Track
 from assay.report.interface import ReportFormat
 from assay.report.text import printable
+from assay.results.round import RoundResult
 from assay.results.scorecard import AgentTrackScore, TaskView
-from assay.validator.round import RoundResult
 
 
 def _rep_lines(result: RoundResult, track: str, agent: str, task: TaskView) -> str:

@@ -9,8 +9,8 @@ from assay.mechanism.spec import Track
 from assay.report.interface import ReportFormat
 from assay.report.text import markdown as md
 from assay.results.diagnostics import RepDiagnostic
+from assay.results.round import RoundResult
 from assay.results.scorecard import AgentTrackScore
-from assay.validator.round import RoundResult
 
 FAILURES_SHOWN = 20
 

@@ -20,7 +20,7 @@ from assay.mechanism.spec import Track
 from assay.report.interface import ReportFormat
 from assay.report.text import printable
 from assay.results.records import RepRecord, speaking_reps
-from assay.validator.round import RoundResult
+from assay.results.round import RoundResult
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -38,6 +38,8 @@ import msgspec
 
 from assay.mechanism.consensus import representative
 from assay.mechanism.spec import Track
+from assay.results.plan import PlannedTask
+from assay.runner.outcome import RunOutcome
 
 # A record line longer than this is refused rather than parsed: one rep's
 # report is capped at 1 MiB, and the label's truth travels beside it.
@@ -165,3 +167,35 @@ def speaking_reps(records: Iterable[RepRecord]) -> dict[tuple[str, str, str], Re
         if speaking is not None:
             chosen[key] = speaking
     return chosen
+
+
+def to_record(outcome: RunOutcome, truth: PlannedTask) -> RepRecord:
+    """A stored outcome as the rep record every score is computed from."""
+    report = outcome.report if outcome.completed else None
+    findings: tuple[dict[str, Any], ...] = ()
+    vulnerabilities: tuple[dict[str, Any], ...] = ()
+    if report is not None:
+        findings = tuple(f.model_dump(mode="json") for f in report.findings)
+        if report.evidence.vulnerabilities:
+            vulnerabilities = tuple(
+                v.model_dump(mode="json") for v in report.evidence.vulnerabilities
+            )
+    return RepRecord(
+        agent=outcome.agent_hash,
+        track=outcome.track,
+        task=outcome.task_id,
+        label=truth.label,  # type: ignore[arg-type]
+        rep=outcome.rep,
+        status=outcome.status.value,
+        reason=outcome.reason.value if outcome.reason else None,
+        verdict=outcome.decision,  # type: ignore[arg-type]
+        findings=findings,
+        expected_findings=truth.expected_findings,
+        vulnerabilities=vulnerabilities,
+        planted=truth.planted,
+        detail=outcome.detail[:4096],
+        cpu_s=max(0.0, outcome.cpu_s),
+        inference=msgspec.convert(outcome.inference.summary(), InferenceSpend)
+        if outcome.inference
+        else None,
+    )

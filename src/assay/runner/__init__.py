@@ -1,11 +1,13 @@
 """One rep of one agent on one task, run sealed and judged by the three gates."""
 
+from assay.runner.agent import Agent, AgentError
 from assay.runner.outcome import FailureReason, RunOutcome, RunStatus
-from assay.runner.rep import AgentFile, RepTask, run_rep
+from assay.runner.rep import RepTask, run_rep
 from assay.sandbox.interface import InfrastructureError
 
 __all__ = [
-    "AgentFile",
+    "Agent",
+    "AgentError",
     "FailureReason",
     "InfrastructureError",
     "RepTask",

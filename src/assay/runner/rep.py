@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
 from assay.inference.config import Upstream
 from assay.inference.proxy import HANDLERS_PER_REP, SOCKET_NAME, ProxySession
 from assay.mechanism.spec import MechanismSpec, Track
+from assay.runner.agent import Agent
 from assay.runner.context import build_context
 from assay.runner.gates import Judgement, judge
 from assay.runner.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
@@ -26,7 +25,6 @@ from assay.sandbox.interface import (
     TraceSet,
 )
 
-DEFAULT_ENTRYPOINT = "agent_main"
 PYTHON_FLAGS = ("-I", "-S", "-B")  # isolated, stdlib only, never writes bytecode
 _STDERR_TAIL = 4096
 _PROBE_FILE_CAP = 64 * 1024
@@ -37,24 +35,10 @@ INFERENCE_API = f"http://127.0.0.1:{INFERENCE_PORT}"
 
 
 @dataclass(frozen=True)
-class AgentFile:
-    code: bytes
-    entrypoint: str = DEFAULT_ENTRYPOINT
-
-    @cached_property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.code).hexdigest()
-
-    @classmethod
-    def load(cls, path: Path, entrypoint: str = DEFAULT_ENTRYPOINT) -> AgentFile:
-        return cls(path.read_bytes(), entrypoint)
-
-
-@dataclass(frozen=True)
 class RepTask:
     """Which rep to run: the agent, the task (track, id, artifact) and the rep's place."""
 
-    agent: AgentFile
+    agent: Agent
     track: Track
     task_id: str
     artifact_dir: Path
@@ -80,9 +64,7 @@ def limits_for(spec: MechanismSpec, track: Track) -> ResourceLimits:
     )
 
 
-def shim_config(
-    agent: AgentFile, spec: MechanismSpec, backend: SandboxBackend
-) -> dict[str, object]:
+def shim_config(agent: Agent, spec: MechanismSpec, backend: SandboxBackend) -> dict[str, object]:
     """What the shim reads from shim.json."""
     return {
         "entrypoint": agent.entrypoint,
@@ -133,7 +115,7 @@ def run_rep(
     """Run one rep sealed and judge it. `InfrastructureError` propagates (abstain).
 
     With an `upstream`, the rep gets its own metered inference proxy."""
-    nonce = derive_nonce(secret, task.round_seed, task.agent.sha256, task.task_id, task.rep)
+    nonce = derive_nonce(secret, task.round_seed, task.agent.agent_hash, task.task_id, task.rep)
     probe = Probe.from_nonce(nonce) if task.track.behavioural else None
     identity = SandboxIdentity(
         backend=backend.name, digest=backend.digest, sandboxed=backend.sandboxed
@@ -142,7 +124,7 @@ def run_rep(
         "track": task.track,
         "task_id": task.task_id,
         "rep": task.rep,
-        "agent_hash": task.agent.sha256,
+        "agent_hash": task.agent.agent_hash,
         "nonce": nonce,
         "sandbox": identity,
     }

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay.runner.agent import Agent
 from assay.runner.outcome import RunOutcome
 
 SCHEMA_VERSION = 1
@@ -94,14 +95,6 @@ class RoundSummary:
     weights: dict[str, float] | None
 
 
-@dataclass(frozen=True)
-class StoredAgent:
-    agent_hash: str
-    name: str
-    entrypoint: str
-    code: bytes
-
-
 class Store:
     """A round store on one SQLite file, created when missing unless `create` is False
     (read-only commands never leave an empty store behind)."""
@@ -161,7 +154,7 @@ class Store:
         row = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM rounds").fetchone()
         return f"round-{row[0]:04d}"
 
-    def create_round(self, round_id: str, plan: dict[str, Any], agents: list[StoredAgent]) -> None:
+    def create_round(self, round_id: str, plan: dict[str, Any], agents: list[Agent]) -> None:
         """The plan and the pinned agent code, in one transaction: a round exists whole or not."""
         with self._transaction() as db:
             db.execute(
@@ -256,13 +249,13 @@ class Store:
 
     # agents, observations, reps ----------------------------------------------
 
-    def agents(self, round_id: str) -> list[StoredAgent]:
+    def agents(self, round_id: str) -> list[Agent]:
         rows = self._db.execute(
             "SELECT agent_hash, name, entrypoint, code FROM agents WHERE round_id = ? "
             "ORDER BY agent_hash",
             (round_id,),
         ).fetchall()
-        return [StoredAgent(r[0], r[1], r[2], bytes(r[3])) for r in rows]
+        return [Agent(bytes(r[3]), r[2], r[1]) for r in rows]
 
     def put_observed(self, round_id: str, track: str, task_id: str, observed: Any) -> None:
         with self._transaction() as db:

@@ -7,22 +7,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from assay.corpus.interface import CorpusError, artifact_digest
 from assay.inference.config import InferenceConfig, InferenceConfigError, Upstream
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import ema
-from assay.results.diagnostics import Diagnostics, diagnose
-from assay.results.records import InferenceSpend, RepRecord
+from assay.results.diagnostics import diagnose
+from assay.results.plan import PlannedTask, RoundPlan
+from assay.results.records import RepRecord, to_record
+from assay.results.round import RoundResult
 from assay.results.scorecard import Scorecard, scorecard
+from assay.runner.agent import Agent
 from assay.runner.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
 from assay.runner.probe import derive_nonce
-from assay.runner.rep import AgentFile, RepTask
+from assay.runner.rep import RepTask
 from assay.sandbox import InfrastructureError
-from assay.store.sqlite import Store, StoredAgent, StoreError
+from assay.store.sqlite import Store, StoreError
 from assay.validator.executors.interface import Executor, RepRunner
-from assay.validator.plan import Plan, PlannedTask
 
 Observer = Callable[[PlannedTask], dict[str, Any] | None]
 ProgressHook = Callable[[RunOutcome], None]
@@ -30,53 +30,6 @@ ProgressHook = Callable[[RunOutcome], None]
 
 class Abstained(RuntimeError):
     """The validator abstains this round: an infrastructure fault, recorded with its reason."""
-
-
-@dataclass(frozen=True)
-class RoundResult:
-    round_id: str
-    status: str
-    reason: str | None
-    plan: Plan
-    agents: dict[str, str]  # hash -> name
-    card: Scorecard | None
-    weights: dict[str, float]
-    round_weights: dict[str, float]
-    diagnostics: Diagnostics = field(default_factory=lambda: Diagnostics({}))
-    # The rep records behind the scores: what formats that list findings read.
-    records: tuple[RepRecord, ...] = ()
-    kind: str = "round"  # "eval" when one agent was scored locally on one track
-    # Written weights of the store's completed rounds, oldest first (for the report's chart).
-    weight_history: tuple[tuple[str, dict[str, float]], ...] = ()
-    # "track/task" -> why its detonation was disturbed (`observed.interference`)
-    incomplete_detonations: dict[str, list[str]] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        card = self.card.to_json_dict() if self.card else {}
-        failed = [msgspec.to_builtins(d) for d in self.diagnostics.failed()]
-        return {
-            "round_id": self.round_id,
-            "status": self.status,
-            "reason": self.reason,
-            "round_seed": self.plan.round_seed,
-            "validator_id": self.plan.validator_id,
-            "mechanism_version": self.plan.mechanism_version,
-            "mechanism_digest": self.plan.mechanism_digest,
-            "draw": self.plan.draw(),
-            "agents": dict(sorted(self.agents.items())),
-            "refused": self.plan.refused,
-            "scores": card.get("scores", {}),
-            "round_weights": self.round_weights,
-            "weights": self.weights,
-            # Beside the scores, not in them: CPU seconds differ from run to run.
-            "failures": failed,
-            "incomplete_detonations": self.incomplete_detonations,
-            "inference": {
-                "upstream": self.plan.inference,
-                "models": self.plan.models,
-                "usage": [msgspec.to_builtins(t) for t in self.diagnostics.inference()],
-            },
-        }
 
 
 @dataclass
@@ -103,7 +56,7 @@ class RoundLedger:
         self.spec = spec
         stored = store.round(round_id)
         self.seq = stored.seq
-        self.plan = Plan.from_json(stored.plan)
+        self.plan = RoundPlan.from_json(stored.plan)
         self.agents = {a.agent_hash: a for a in store.agents(round_id)}
         if self.plan.mechanism_digest != spec.digest:
             raise Abstained(
@@ -111,7 +64,7 @@ class RoundLedger:
                 f"not {spec.digest}"
             )
 
-    def pending(self) -> list[tuple[PlannedTask, StoredAgent, int]]:
+    def pending(self) -> list[tuple[PlannedTask, Agent, int]]:
         done = self.store.done_reps(self.round_id)
         todo = []
         for task in self.plan.tasks:
@@ -248,7 +201,7 @@ class RoundEngine:
 
     def _jobs(
         self,
-        todo: list[tuple[PlannedTask, StoredAgent, int]],
+        todo: list[tuple[PlannedTask, Agent, int]],
         observed: dict[tuple[str, str], Any],
         cap: _WallCap,
     ) -> Iterator[RepTask]:
@@ -263,7 +216,7 @@ class RoundEngine:
                 self._record(self._capped(task, agent, rep), cap)
                 continue
             yield RepTask(
-                agent=AgentFile(agent.code, agent.entrypoint),
+                agent=agent,
                 track=task.track,
                 task_id=task.task_id,
                 artifact_dir=Path(task.artifact_dir),
@@ -273,7 +226,7 @@ class RoundEngine:
                 model=self.plan.models.get(agent.agent_hash),
             )
 
-    def _capped(self, task: PlannedTask, agent: StoredAgent, rep: int) -> RunOutcome:
+    def _capped(self, task: PlannedTask, agent: Agent, rep: int) -> RunOutcome:
         cap_s = self.spec.round_wall_cap_s(task.track)
         detail = f"round wall cap of {cap_s:.0f} s spent"
         return self._unrun(task, agent, rep, FailureReason.ROUND_CAP, detail)
@@ -281,7 +234,7 @@ class RoundEngine:
     def _unrun(
         self,
         task: PlannedTask,
-        agent: StoredAgent,
+        agent: Agent,
         rep: int,
         reason: FailureReason,
         detail: str,
@@ -319,38 +272,6 @@ class RoundEngine:
             self.round_id, {"scores": card.to_json_dict(), "round_weights": card.weights}, weights
         )
         return self.ledger.result()
-
-
-def to_record(outcome: RunOutcome, truth: PlannedTask) -> RepRecord:
-    """A stored outcome as the rep record every score is computed from."""
-    report = outcome.report if outcome.completed else None
-    findings: tuple[dict[str, Any], ...] = ()
-    vulnerabilities: tuple[dict[str, Any], ...] = ()
-    if report is not None:
-        findings = tuple(f.model_dump(mode="json") for f in report.findings)
-        if report.evidence.vulnerabilities:
-            vulnerabilities = tuple(
-                v.model_dump(mode="json") for v in report.evidence.vulnerabilities
-            )
-    return RepRecord(
-        agent=outcome.agent_hash,
-        track=outcome.track,
-        task=outcome.task_id,
-        label=truth.label,  # type: ignore[arg-type]
-        rep=outcome.rep,
-        status=outcome.status.value,
-        reason=outcome.reason.value if outcome.reason else None,
-        verdict=outcome.decision,  # type: ignore[arg-type]
-        findings=findings,
-        expected_findings=truth.expected_findings,
-        vulnerabilities=vulnerabilities,
-        planted=truth.planted,
-        detail=outcome.detail[:4096],
-        cpu_s=max(0.0, outcome.cpu_s),
-        inference=msgspec.convert(outcome.inference.summary(), InferenceSpend)
-        if outcome.inference
-        else None,
-    )
 
 
 def make_executor(name: str, jobs: int | None, address: str | None = None) -> Executor:

@@ -163,7 +163,7 @@ class _RayFlight(Flight[ObjectRef]):
 
 
 def _describe(task: RepTask) -> str:
-    return f"rep {task.rep} of {task.agent.sha256[:12]} on {task.track.value}/{task.task_id}"
+    return f"rep {task.rep} of {task.agent.agent_hash[:12]} on {task.track.value}/{task.task_id}"
 
 
 def pack(root: Path) -> bytes:

@@ -1,0 +1,60 @@
+"""A round as its outputs read it: plan, agents, scores, weights and the records behind them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from assay.results.diagnostics import Diagnostics
+from assay.results.plan import RoundPlan
+from assay.results.records import RepRecord
+from assay.results.scorecard import Scorecard
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    round_id: str
+    status: str
+    reason: str | None
+    plan: RoundPlan
+    agents: dict[str, str]  # hash -> name
+    card: Scorecard | None
+    weights: dict[str, float]
+    round_weights: dict[str, float]
+    diagnostics: Diagnostics = field(default_factory=lambda: Diagnostics({}))
+    # The rep records behind the scores: what formats that list findings read.
+    records: tuple[RepRecord, ...] = ()
+    kind: str = "round"  # "eval" when one agent was scored locally on one track
+    # Written weights of the store's completed rounds, oldest first (for the report's chart).
+    weight_history: tuple[tuple[str, dict[str, float]], ...] = ()
+    # "track/task" -> why its detonation was disturbed (`observed.interference`)
+    incomplete_detonations: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        card = self.card.to_json_dict() if self.card else {}
+        failed = [msgspec.to_builtins(d) for d in self.diagnostics.failed()]
+        return {
+            "round_id": self.round_id,
+            "status": self.status,
+            "reason": self.reason,
+            "round_seed": self.plan.round_seed,
+            "validator_id": self.plan.validator_id,
+            "mechanism_version": self.plan.mechanism_version,
+            "mechanism_digest": self.plan.mechanism_digest,
+            "draw": self.plan.draw(),
+            "agents": dict(sorted(self.agents.items())),
+            "refused": self.plan.refused,
+            "scores": card.get("scores", {}),
+            "round_weights": self.round_weights,
+            "weights": self.weights,
+            # Beside the scores, not in them: CPU seconds differ from run to run.
+            "failures": failed,
+            "incomplete_detonations": self.incomplete_detonations,
+            "inference": {
+                "upstream": self.plan.inference,
+                "models": self.plan.models,
+                "usage": [msgspec.to_builtins(t) for t in self.diagnostics.inference()],
+            },
+        }
