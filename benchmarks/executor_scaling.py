@@ -79,7 +79,7 @@ def round_wall(executor: Executor, corpus: Path, db: Path) -> float:
         spec=spec,
     )
     store = Store(db)
-    store.create_round("bench", plan.to_json(), agents)
+    store.create_round("bench", plan, agents)
     engine = RoundEngine(RoundLedger(store, "bench", spec), secret=SECRET, executor=executor)
     started = time.perf_counter()
     result = engine.run()

@@ -84,7 +84,7 @@ def round_wall(agents: list[Path], corpus: Path, db: Path, jobs: int) -> tuple[i
         spec=spec,
     )
     store = Store(db)
-    store.create_round("bench", plan.to_json(), stored)
+    store.create_round("bench", plan, stored)
     ledger = RoundLedger(store, "bench", spec)
     reps = len(ledger.pending())
     engine = RoundEngine(ledger, secret=SECRET, executor=LocalExecutor(jobs))

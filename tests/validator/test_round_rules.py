@@ -17,7 +17,7 @@ from assay.mechanism.weights import ema
 from assay.runner.agent import Agent
 from assay.runner.outcome import FailureReason
 from assay.store.sqlite import Store
-from assay.validator.config import build_config, load_config, load_secret
+from assay.validator.config import RoundOverrides, load_config, load_secret, round_config
 from assay.validator.executors.local import LocalExecutor
 from assay.validator.plan import make_plan
 from assay.validator.round import RoundEngine, RoundLedger
@@ -64,7 +64,7 @@ def test_an_agent_whose_round_wall_cap_is_spent_fails_its_remaining_reps(
         draw_all=True,
     )
     store = Store(tmp_path / "cap.db")
-    store.create_round("cap", plan.to_json(), [agent])
+    store.create_round("cap", plan, [agent])
     engine = RoundEngine(
         RoundLedger(store, "cap", spec), secret=b"s" * 32, executor=LocalExecutor(1)
     )
@@ -113,7 +113,7 @@ def test_round_toml_is_read_and_flags_win(tmp_path: Path) -> None:
         '[round]\ncorpus = "c"\nagents = ["a.py", "b.py"]\ntracks = ["skills"]\n'
         'seed = "abc"\njobs = 3\n'
     )
-    config = build_config(load_config(config_file), {"jobs": 1, "db": tmp_path / "x.db"})
+    config = round_config(config_file, RoundOverrides(jobs=1, db=tmp_path / "x.db"))
     assert config.corpus == tmp_path / "c"
     assert config.agents == (tmp_path / "a.py", tmp_path / "b.py")
     assert config.tracks == (Track.SKILLS,) and config.round_seed == "abc"

@@ -29,7 +29,7 @@ from typing import Any
 from assay.attest.manifest import AgentManifest, ManifestError, read_manifest, verify_manifest
 from assay.attest.screening import Entry, screen
 from assay.mechanism.spec import MechanismSpec, Track
-from assay.runner.agent import Agent
+from assay.runner.agent import Agent, short_hash
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Submission:
 
     @property
     def label(self) -> str:
-        return f"{self.agent.name} ({self.agent.agent_hash[:12]})"
+        return f"{self.agent.name} ({short_hash(self.agent.agent_hash)})"
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,7 @@ def _register() -> None:
         attest_cmd,  # noqa: F401
         corpus_cmd,  # noqa: F401
         detonate_cmd,  # noqa: F401
+        eval_cmd,  # noqa: F401
         round_cmd,  # noqa: F401
         sandbox_cmd,  # noqa: F401
         schema_cmd,  # noqa: F401

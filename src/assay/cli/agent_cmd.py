@@ -8,10 +8,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from assay.bundle import BundleError, bundle_package
 from assay.cli.attest_cmd import agent_app
-from assay.cli.output import console, fail
-from assay.runner.agent import DEFAULT_ENTRYPOINT
+from assay.cli.output import console, fail, user_errors
+from assay.validator.api import DEFAULT_ENTRYPOINT, bundle_package
 
 
 @agent_app.command("bundle")
@@ -25,10 +24,8 @@ def bundle_command(
     """Bundle an agent package into the one self-contained file the agent contract runs."""
     if not directory.is_dir():
         fail(f"{directory} is not a directory")
-    try:
+    with user_errors():
         result = bundle_package(directory, entrypoint)
-    except BundleError as exc:
-        fail(str(exc))
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_bytes(result.code)
     console.print(

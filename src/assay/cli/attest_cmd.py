@@ -3,24 +3,26 @@ agent_cmd."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from assay.attest import keys
-from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
-from assay.attest.sssa import Export, SssaError, export_round, verify_file
 from assay.cli import app
-from assay.cli.output import console, emit_json, errors, fail, short
-from assay.mechanism.spec import Track
-from assay.runner.agent import DEFAULT_ENTRYPOINT
-from assay.sandbox import InfrastructureError, default_backend
-from assay.store.sqlite import StoreError
-from assay.validator.round import Abstained
+from assay.cli.output import console, emit_json, errors, short, user_errors
+from assay.validator.api import (
+    DEFAULT_ENTRYPOINT,
+    MANIFEST_SUFFIX,
+    Export,
+    SssaError,
+    Track,
+    export_attestations,
+    new_keypair,
+    pin_agent,
+    read_public,
+    verify_file,
+)
 
 keys_app = typer.Typer(help="ed25519 keys for authors and validators.", no_args_is_help=True)
 agent_app = typer.Typer(help="Pin and sign agent submissions.", no_args_is_help=True)
@@ -28,14 +30,6 @@ attest_app = typer.Typer(help="Signed verdicts (SSSA): export and verify.", no_a
 app.add_typer(keys_app, name="keys")
 app.add_typer(agent_app, name="agent")
 app.add_typer(attest_app, name="attest")
-
-
-@contextmanager
-def _user_errors() -> Iterator[None]:
-    try:
-        yield
-    except (keys.KeyFileError, ManifestError, SssaError, StoreError, Abstained) as exc:
-        fail(str(exc))
 
 
 @keys_app.command("new")
@@ -46,8 +40,8 @@ def keys_new(
     ] = "author",
 ) -> None:
     """Write a new ed25519 keypair; the private key is created with mode 0600."""
-    with _user_errors():
-        pair = keys.new_keypair(out, name)
+    with user_errors():
+        pair = new_keypair(out, name)
     console.print(
         f"private key {pair.private} (0600)\npublic key  {pair.public}: {pair.public_hex}"
     )
@@ -69,24 +63,10 @@ def agent_pin(
     ] = None,
 ) -> None:
     """Write a signed manifest pinning AGENT for TRACK (submit with `round run --manifest`)."""
-    with _user_errors():
-        if not agent.is_file():
-            fail(f"agent {agent} is not a file")
-        try:
-            sandbox_digest = default_backend().digest
-        except (InfrastructureError, OSError) as exc:
-            fail(f"cannot identify the sandbox to pin: {exc}")
-        path = out or agent.with_name(agent.stem + MANIFEST_SUFFIX)
-        manifest = pin(
-            agent,
-            track=track,
-            key=keys.load_private(key),
-            entrypoint=entrypoint,
-            sandbox_digest=sandbox_digest,
-            manifest_path=path,
-            model=model,
+    with user_errors():
+        path, manifest = pin_agent(
+            agent, track=track, key=key, entrypoint=entrypoint, model=model, out=out
         )
-        write_manifest(manifest, path)
     console.print(f"manifest {path}: {track.value}, code sha256 {manifest.code_sha256}")
 
 
@@ -103,10 +83,8 @@ def attest_export(
     ] = None,
 ) -> None:
     """Write one signed SSSA per agent × task of a completed round."""
-    with _user_errors():
-        if not db.is_file():
-            fail(f"no round store at {db}")
-        export = export_round(db, round_id, out, keys.load_private(key) if key else None)
+    with user_errors():
+        export = export_attestations(db, round_id, out, key)
     announce_new_key(export)
     console.print(f"wrote {len(export.written)} SSSA files under {out}")
     for skipped in export.skipped:
@@ -139,8 +117,8 @@ def attest_verify(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Verify SSSAs offline; exits 1 naming what fails in each file that does not verify."""
-    with _user_errors():
-        expected = keys.read_public(key) if key else None
+    with user_errors():
+        expected = read_public(key) if key else None
     results: dict[str, str] = {}
     for path in files:
         try:

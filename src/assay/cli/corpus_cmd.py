@@ -11,8 +11,12 @@ from rich.table import Table
 
 from assay.cli import app
 from assay.cli.output import console, errors
-from assay.corpus.phylax import PhylaxImportError, import_phylax
-from assay.corpus.validate import ValidationReport, validate_corpus
+from assay.validator.api import (
+    PhylaxImportError,
+    ValidationReport,
+    import_phylax,
+    validate_corpus,
+)
 
 corpus_app = typer.Typer(help="Author and check labelled corpora.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")

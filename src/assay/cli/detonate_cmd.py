@@ -13,10 +13,8 @@ from rich.table import Table
 
 from assay.cli import EXIT_INFRA, app
 from assay.cli.output import OutputOption, console, emit_text, fail
-from assay.detonate import Detonation, detonate
-from assay.mechanism.spec import Track
 from assay.report.text import markdown as md
-from assay.sandbox import InfrastructureError, default_backend
+from assay.validator.api import Detonation, InfrastructureError, Track, detonate_artifact
 
 _STYLE = {"normal": "green", "dangerous": "yellow", "system": "bold magenta", "redact": "bold red"}
 
@@ -53,7 +51,7 @@ def detonate_command(
     if not directory.is_dir():
         fail(f"{directory} is not a directory")
     try:
-        result = detonate(directory.resolve(), chosen, backend=default_backend())
+        result = detonate_artifact(directory, chosen)
     except InfrastructureError as exc:
         fail(f"sandbox unavailable: {exc}", code=EXIT_INFRA)
     if shown is DetonateFormat.JSON:

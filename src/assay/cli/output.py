@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -16,9 +17,13 @@ from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table
 
+from assay.cli import EXIT_INFRA
+from assay.report.registry import report_format
 from assay.results.diagnostics import InferenceTotals, RepDiagnostic
 from assay.results.scorecard import AgentTrackScore, Scorecard
+from assay.runner.agent import short_hash
 from assay.schema.visible import visible
+from assay.validator.api import USER_ERRORS, RoundResult
 
 
 class SafeConsole(Console):
@@ -107,7 +112,17 @@ def emit_json(payload: Any) -> None:
 def short(agent: str, names: Mapping[str, str] | None = None) -> str:
     """An agent as people read it: its name when known, and the hash prefix."""
     name = (names or {}).get(agent)
-    return f"{name} {agent[:8]}" if name else agent[:12]
+    return f"{name} {short_hash(agent)}" if name else short_hash(agent)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """A mistake in the user's input ends the command with its message and exit 2, like
+    a usage error; the validator's own faults are not caught here."""
+    try:
+        yield
+    except USER_ERRORS as exc:
+        fail(str(exc))
 
 
 def _num(value: float | None) -> str:
@@ -229,3 +244,37 @@ def print_scorecard(
     console.print(weights_table(card.weights, names, "this round's weights"))
     console.print(weights_table(written, names, "weights written (EMA with the previous vector)"))
     console.print(f"[dim]mechanism {card.mechanism_version} sha256:{card.mechanism_digest}[/]")
+
+
+def show_round(
+    result: RoundResult, fmt: OutputFormat, output: Path | None, html: Path | None = None
+) -> None:
+    """A round result in the chosen format; `--html FILE` writes the page besides."""
+    if html is not None:
+        report_format("html").write(result, html)
+    if fmt is not OutputFormat.TABLE:
+        emit_text(report_format(fmt.value).render(result), output)
+        return
+    if result.card is not None:
+        print_scorecard(result.card, result.agents, result.weights, result.diagnostics.failed())
+    print_inference(result.diagnostics.inference(), result.agents)
+    status = "[green]completed[/]" if result.status == "completed" else f"[red]{result.status}[/]"
+    # Reasons and names come from agents, artifacts and exceptions: never markup.
+    console.print(f"round {result.round_id}: {status} {escape(result.reason or '')}")
+    for agent, name in sorted(result.agents.items(), key=lambda kv: kv[1]):
+        console.print(f"  {short(agent)}  {escape(name)}", highlight=False)
+    for agent, refusals in sorted(result.plan.refused.items()):
+        for track, why in sorted(refusals.items()):
+            console.print(f"  refused {short(agent)} on {track}: {escape(why)}", highlight=False)
+    for task, reasons in result.incomplete_detonations.items():
+        shown = escape("; ".join(reasons))
+        console.print(f"  detonation incomplete on {escape(task)}: {shown}", highlight=False)
+    if html is not None:
+        console.print(f"HTML report: {html.resolve()}")
+
+
+def exit_for(result: RoundResult) -> None:
+    """A round that did not complete (the validator abstained) exits as an infrastructure
+    fault."""
+    if result.status != "completed":
+        raise typer.Exit(EXIT_INFRA)

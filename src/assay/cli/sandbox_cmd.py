@@ -9,7 +9,7 @@ from rich.table import Table
 
 from assay.cli import app
 from assay.cli.output import console, emit_json, errors
-from assay.sandbox import InfrastructureError, default_backend
+from assay.validator.api import InfrastructureError, check_sandbox
 
 sandbox_app = typer.Typer(help="The sealed sandbox agents run in.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
@@ -20,28 +20,26 @@ def check_command(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Prove the sandbox is sound here (namespaces, seccomp, cgroups, tracer, network, copy-out)."""
-    backend = default_backend()
     try:
-        swept = backend.sweep_stale()
-        results = backend.check()
+        report = check_sandbox()
     except InfrastructureError as exc:
         errors.print(f"[bold red]sandbox unsound:[/] {exc}", highlight=False)
         raise typer.Exit(1) from exc
-    failed = [r for r in results if not r.ok]
+    failed = [r for r in report.checks if not r.ok]
     if as_json:
         emit_json(
             {
-                "backend": backend.name,
-                "sound": not failed,
-                "swept_stale": swept,
-                "checks": [{"name": r.name, "ok": r.ok, "detail": r.detail} for r in results],
+                "backend": report.backend,
+                "sound": report.sound,
+                "swept_stale": report.swept,
+                "checks": [{"name": r.name, "ok": r.ok, "detail": r.detail} for r in report.checks],
             }
         )
     else:
-        table = Table(title=f"sandbox check ({backend.name})")
+        table = Table(title=f"sandbox check ({report.backend})")
         for column in ("check", "result", "detail"):
             table.add_column(column)
-        for r in results:
+        for r in report.checks:
             table.add_row(r.name, "[green]ok[/]" if r.ok else "[bold red]FAIL[/]", r.detail)
         console.print(table)
     if failed:

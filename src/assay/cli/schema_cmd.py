@@ -8,8 +8,7 @@ import typer
 
 from assay.cli import app
 from assay.cli.output import emit_json
-from assay.mechanism.spec import Track
-from assay.schema.report import report_json_schema
+from assay.validator.api import Track, report_json_schema
 
 
 @app.command("schema")

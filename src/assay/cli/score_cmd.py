@@ -9,11 +9,9 @@ from typing import Annotated
 import typer
 
 from assay.cli import app
-from assay.cli.output import emit_json, fail, print_scorecard
-from assay.mechanism.spec import pinned
-from assay.results.parallel import score_file
-from assay.results.records import RecordError
-from assay.store.sqlite import Store, StoreError
+from assay.cli.output import emit_json, fail, print_scorecard, user_errors
+from assay.report.registry import report_format
+from assay.validator.api import RecordError, score_file, stored_result
 
 
 @app.command("score")
@@ -49,15 +47,10 @@ def score_command(
 
 def _score_stored(db: Path, round_id: str, as_json: bool) -> None:
     """A stored round recomputed from its rep rows, shown exactly as `round report` shows it."""
-    from assay.report.json import JsonFormat
-    from assay.validator.round import Abstained, RoundLedger
-
-    try:
-        result = RoundLedger(Store(db, create=False), round_id, pinned()).result()
-    except (StoreError, Abstained, RecordError) as exc:
-        fail(str(exc))
+    with user_errors():
+        result = stored_result(round_id, db)
     if as_json:
-        sys.stdout.write(JsonFormat().render(result))
+        sys.stdout.write(report_format("json").render(result))
     elif result.card is None:
         fail(f"round {round_id} is {result.status}: {result.reason}")
     else:

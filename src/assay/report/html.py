@@ -25,6 +25,7 @@ from assay.results.plan import PlannedTask
 from assay.results.records import RepRecord, speaking_reps
 from assay.results.round import RoundResult
 from assay.results.scorecard import AgentTrackScore, TaskView
+from assay.runner.agent import short_hash
 from assay.schema.visible import visible
 
 NAME_LIMIT = 22  # characters of an agent name shown before it is cut (full name on hover)
@@ -57,7 +58,7 @@ class Agent:
 
     @property
     def short(self) -> str:
-        return self.agent_hash[:8]
+        return short_hash(self.agent_hash)
 
     @property
     def label(self) -> str:
@@ -453,7 +454,7 @@ def _history_chart(result: RoundResult, agents: dict[str, Agent]) -> Markup | No
     heaviest = sorted(latest, key=lambda a: (-latest[a], a))[:HISTORY_AGENTS]
     series = [
         svg.LineSeries(
-            label=agents[a].label if a in agents else a[:8],
+            label=agents[a].label if a in agents else short_hash(a),
             values=tuple(weights.get(a, 0.0) for _, weights in history),
         )
         for a in heaviest

@@ -15,6 +15,7 @@ from assay.report.interface import ReportFormat
 from assay.report.text import printable
 from assay.results.round import RoundResult
 from assay.results.scorecard import AgentTrackScore, TaskView
+from assay.runner.agent import short_hash
 
 
 def _rep_lines(result: RoundResult, track: str, agent: str, task: TaskView) -> str:
@@ -31,7 +32,7 @@ def _case(
     suite: ET.Element, result: RoundResult, track: str, agent: str, task: TaskView, threshold: float
 ) -> tuple[int, int]:
     case = ET.SubElement(
-        suite, "testcase", classname=f"{track}.{agent[:12]}", name=printable(task.task, 200)
+        suite, "testcase", classname=f"{track}.{short_hash(agent)}", name=printable(task.task, 200)
     )
     reps = _rep_lines(result, track, agent, task)
     if all(r.status != "completed" for r in task.reps):
@@ -55,7 +56,7 @@ def _case(
 def _suite(
     root: ET.Element, result: RoundResult, track: str, agent: str, score: AgentTrackScore
 ) -> tuple[int, int, int]:
-    name = printable(f"{track} · {result.agents.get(agent, 'agent')} {agent[:12]}", 200)
+    name = printable(f"{track} · {result.agents.get(agent, 'agent')} {short_hash(agent)}", 200)
     suite = ET.SubElement(root, "testsuite", name=name)
     failures = errors = 0
     for task in score.task_results:

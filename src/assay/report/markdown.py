@@ -11,6 +11,7 @@ from assay.report.text import markdown as md
 from assay.results.diagnostics import RepDiagnostic
 from assay.results.round import RoundResult
 from assay.results.scorecard import AgentTrackScore
+from assay.runner.agent import short_hash
 
 FAILURES_SHOWN = 20
 
@@ -26,7 +27,7 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 
 
 def _agent(result: RoundResult, agent: str) -> str:
-    return f"{md(result.agents.get(agent, 'agent'), 60)} `{agent[:12]}`"
+    return f"{md(result.agents.get(agent, 'agent'), 60)} `{short_hash(agent)}`"
 
 
 def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) -> list[str]:

@@ -10,6 +10,11 @@ from pathlib import Path
 DEFAULT_ENTRYPOINT = "agent_main"
 
 
+def short_hash(agent_hash: str) -> str:
+    """An agent id as people read it: enough of the hash to tell agents apart."""
+    return agent_hash[:12]
+
+
 class AgentError(ValueError):
     """An agent file that cannot be read."""
 

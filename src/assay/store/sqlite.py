@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay.results.plan import RoundPlan
+from assay.results.scorecard import Scorecard
 from assay.runner.agent import Agent
 from assay.runner.outcome import RunOutcome
 
@@ -74,10 +76,9 @@ class StoreError(RuntimeError):
 class StoredRound:
     round_id: str
     seq: int
-    plan: dict[str, Any]
+    plan: RoundPlan
     status: str
     reason: str | None
-    result: dict[str, Any] | None
     weights: dict[str, float] | None
 
 
@@ -154,12 +155,12 @@ class Store:
         row = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM rounds").fetchone()
         return f"round-{row[0]:04d}"
 
-    def create_round(self, round_id: str, plan: dict[str, Any], agents: list[Agent]) -> None:
+    def create_round(self, round_id: str, plan: RoundPlan, agents: Sequence[Agent]) -> None:
         """The plan and the pinned agent code, in one transaction: a round exists whole or not."""
         with self._transaction() as db:
             db.execute(
                 "INSERT INTO rounds (round_id, plan_json, status) VALUES (?, ?, 'running')",
-                (round_id, json.dumps(plan, sort_keys=True)),
+                (round_id, json.dumps(plan.to_json(), sort_keys=True)),
             )
             db.executemany(
                 "INSERT INTO agents VALUES (?, ?, ?, ?, ?)",
@@ -168,7 +169,7 @@ class Store:
 
     def round(self, round_id: str) -> StoredRound:
         row = self._db.execute(
-            "SELECT round_id, seq, plan_json, status, reason, result_json, weights_json "
+            "SELECT round_id, seq, plan_json, status, reason, weights_json "
             "FROM rounds WHERE round_id = ?",
             (round_id,),
         ).fetchone()
@@ -224,7 +225,9 @@ class Store:
         ).fetchone()
         return {} if row is None else dict(json.loads(row[0]))
 
-    def finish(self, round_id: str, result: dict[str, Any], weights: dict[str, float]) -> None:
+    def finish(self, round_id: str, card: Scorecard, weights: dict[str, float]) -> None:
+        """The round's scores and its written (EMA-blended) weights."""
+        result = {"scores": card.to_json_dict(), "round_weights": card.weights}
         with self._transaction() as db:
             db.execute(
                 "UPDATE rounds SET status = 'completed', reason = NULL, result_json = ?, "
@@ -334,12 +337,15 @@ class Store:
 
 
 def _stored_round(row: tuple[Any, ...]) -> StoredRound:
+    try:
+        plan = RoundPlan.from_json(json.loads(row[2]))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise StoreError(f"round {row[0]}: its stored plan is unreadable ({exc!r})") from exc
     return StoredRound(
         round_id=row[0],
         seq=int(row[1]),
-        plan=json.loads(row[2]),
+        plan=plan,
         status=row[3],
         reason=row[4],
-        result=json.loads(row[5]) if row[5] else None,
-        weights=json.loads(row[6]) if row[6] else None,
+        weights=json.loads(row[5]) if row[5] else None,
     )

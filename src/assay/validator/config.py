@@ -7,7 +7,7 @@ import secrets
 import stat
 import string
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -179,8 +179,41 @@ def load_config(path: Path | None) -> dict[str, Any]:
     return out
 
 
-def build_config(file_values: dict[str, Any], flags: dict[str, Any]) -> RoundConfig:
+@dataclass(frozen=True)
+class RoundOverrides:
+    """What a front end's flags set; None (or no agents) leaves the file's value or the
+    default."""
+
+    corpus: Path | None = None
+    agents: tuple[Path, ...] = ()
+    tracks: tuple[Track, ...] | None = None
+    round_seed: str | None = None
+    validator_id: str | None = None
+    secret_file: Path | None = None
+    db: Path | None = None
+    executor: str | None = None
+    jobs: int | None = None
+    address: str | None = None
+
+
+def round_config(
+    config_file: Path | None = None,
+    overrides: RoundOverrides = RoundOverrides(),
+    *,
+    bundled_agents_by_default: bool = True,
+) -> RoundConfig:
+    """round.toml (when given) with the flags over it. Without agents from either, the
+    bundled agents run, unless `bundled_agents_by_default` is False (submissions only)."""
+    file_values = load_config(config_file)
+    config = build_config(file_values, overrides)
+    if not bundled_agents_by_default and not overrides.agents and "agents" not in file_values:
+        config = replace(config, agents=())
+    return config
+
+
+def build_config(file_values: dict[str, Any], overrides: RoundOverrides) -> RoundConfig:
     """Flags override the file; what neither gives falls back to the bundled defaults."""
+    flags = {f.name: getattr(overrides, f.name) for f in fields(overrides)}
     values = {**file_values, **{k: v for k, v in flags.items() if v not in (None, ())}}
     if values.get("round_seed") is not None:
         values["round_seed"] = check_seed(str(values["round_seed"]))

@@ -12,7 +12,7 @@ from assay.inference.config import InferenceConfig, InferenceConfigError, Upstre
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import ema
 from assay.results.diagnostics import diagnose
-from assay.results.plan import PlannedTask, RoundPlan
+from assay.results.plan import PlannedTask
 from assay.results.records import RepRecord, to_record
 from assay.results.round import RoundResult
 from assay.results.scorecard import Scorecard, scorecard
@@ -56,7 +56,7 @@ class RoundLedger:
         self.spec = spec
         stored = store.round(round_id)
         self.seq = stored.seq
-        self.plan = RoundPlan.from_json(stored.plan)
+        self.plan = stored.plan
         self.agents = {a.agent_hash: a for a in store.agents(round_id)}
         if self.plan.mechanism_digest != spec.digest:
             raise Abstained(
@@ -79,17 +79,16 @@ class RoundLedger:
         for outcome in self.store.outcomes(self.round_id):
             yield to_record(outcome, truth[(outcome.track, outcome.task_id)])
 
-    def scorecard(self) -> Scorecard:
-        return scorecard(self.records(), salt=self.plan.round_seed, spec=self.spec)
+    def score(self, records: list[RepRecord]) -> Scorecard:
+        return scorecard(records, salt=self.plan.round_seed, spec=self.spec)
 
-    def result(self) -> RoundResult:
+    def result(self, scored: tuple[list[RepRecord], Scorecard] | None = None) -> RoundResult:
+        """The round as stored; `scored` passes records and scores just computed, so a
+        round that finishes is not read and scored a second time."""
         stored = self.store.round(self.round_id)
-        records = list(self.records())
-        card = (
-            scorecard(records, salt=self.plan.round_seed, spec=self.spec)
-            if stored.status == "completed"
-            else None
-        )
+        records, card = scored or (list(self.records()), None)
+        if card is None and stored.status == "completed":
+            card = self.score(records)
         return RoundResult(
             round_id=self.round_id,
             status=stored.status,
@@ -265,13 +264,12 @@ class RoundEngine:
         missing = len(self.ledger.pending())
         if missing:
             raise Abstained(f"{missing} reps have no stored outcome")
-        card = self.ledger.scorecard()
+        records = list(self.ledger.records())
+        card = self.ledger.score(records)
         previous = self.store.previous_weights(self.ledger.seq)
         weights = ema(card.weights, previous, spec=self.spec)
-        self.store.finish(
-            self.round_id, {"scores": card.to_json_dict(), "round_weights": card.weights}, weights
-        )
-        return self.ledger.result()
+        self.store.finish(self.round_id, card, weights)
+        return self.ledger.result((records, card))
 
 
 def make_executor(name: str, jobs: int | None, address: str | None = None) -> Executor:

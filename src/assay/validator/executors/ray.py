@@ -27,6 +27,7 @@ import ray
 from ray.exceptions import RayError, RayTaskError
 
 from assay.corpus.interface import artifact_digest
+from assay.runner.agent import short_hash
 from assay.runner.outcome import RunOutcome
 from assay.runner.rep import RepTask
 from assay.sandbox import InfrastructureError, SandboxBackend, default_backend
@@ -163,7 +164,8 @@ class _RayFlight(Flight[ObjectRef]):
 
 
 def _describe(task: RepTask) -> str:
-    return f"rep {task.rep} of {task.agent.agent_hash[:12]} on {task.track.value}/{task.task_id}"
+    agent = short_hash(task.agent.agent_hash)
+    return f"rep {task.rep} of {agent} on {task.track.value}/{task.task_id}"
 
 
 def pack(root: Path) -> bytes:

@@ -1,0 +1,178 @@
+"""The validator's public entry points: everything a front end (the CLI, a script) calls.
+
+Each operation a user can ask for is one call here; the parts behind it
+(corpus, sandbox, detonate, attest, store, ...) stay the validator's business,
+so a front end only parses, calls and prints (`assay.cli.output` formats).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.attest.keys import KeyFileError, KeyPair, load_private, new_keypair, read_public
+from assay.attest.manifest import (
+    MANIFEST_SUFFIX,
+    AgentManifest,
+    ManifestError,
+    pin,
+    write_manifest,
+)
+from assay.attest.sssa import Export, Skipped, SssaError, Verified, export_round, verify_file
+from assay.bundle import Bundle, BundleError, bundle_package
+from assay.corpus.interface import CorpusError
+from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
+from assay.corpus.validate import ValidationReport, validate_corpus
+from assay.detonate import Detonation, detonate
+from assay.inference.config import InferenceConfigError
+from assay.mechanism.spec import Track
+from assay.results.parallel import score_file
+from assay.results.records import RecordError
+from assay.results.round import RoundResult
+from assay.runner.agent import DEFAULT_ENTRYPOINT, AgentError
+from assay.runner.outcome import RunOutcome
+from assay.sandbox import InfrastructureError, default_backend
+from assay.sandbox.interface import CheckResult
+from assay.schema.report import report_json_schema
+from assay.store.sqlite import RoundSummary, StoreError
+from assay.validator.config import (
+    EXAMPLE_ROUND_TOML,
+    ConfigError,
+    RoundConfig,
+    RoundOverrides,
+    default_db,
+    parse_tracks,
+    round_config,
+)
+from assay.validator.evaluation import DemoResult, demo, evaluate
+from assay.validator.plan import PlanError
+from assay.validator.round import Abstained
+from assay.validator.rounds import ExecutionChoice, Notify, Round, list_rounds, stored_result
+
+# What a user's input can get wrong: a front end shows the message and exits 1.
+# (An `InfrastructureError` is the host's fault instead: the validator abstains.)
+USER_ERRORS: tuple[type[Exception], ...] = (
+    AgentError,
+    Abstained,
+    BundleError,
+    ConfigError,
+    CorpusError,
+    InferenceConfigError,
+    KeyFileError,
+    ManifestError,
+    PlanError,
+    RecordError,
+    SssaError,
+    StoreError,
+)
+
+
+def detonate_artifact(directory: Path, track: Track) -> Detonation:
+    """`assay detonate`: the artifact run under the validator's tracer, by capability."""
+    return detonate(directory.resolve(), track, backend=default_backend())
+
+
+@dataclass(frozen=True)
+class SandboxReport:
+    backend: str
+    swept: int  # what dead runs had left behind, removed first
+    checks: tuple[CheckResult, ...]
+
+    @property
+    def sound(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+
+def check_sandbox() -> SandboxReport:
+    """`assay sandbox check`; raises `InfrastructureError` when it cannot even start."""
+    backend = default_backend()
+    swept = backend.sweep_stale()
+    return SandboxReport(backend.name, swept, backend.check())
+
+
+def pin_agent(
+    agent: Path,
+    *,
+    track: Track,
+    key: Path,
+    entrypoint: str = DEFAULT_ENTRYPOINT,
+    model: str | None = None,
+    out: Path | None = None,
+) -> tuple[Path, AgentManifest]:
+    """A signed manifest pinning `agent` for `track` (beside it unless `out` is given),
+    naming the sandbox it will run in."""
+    if not agent.is_file():
+        raise ManifestError(f"agent {agent} is not a file")
+    try:
+        sandbox_digest = default_backend().digest
+    except (InfrastructureError, OSError) as exc:
+        raise ManifestError(f"cannot identify the sandbox to pin: {exc}") from exc
+    path = out or agent.with_name(agent.stem + MANIFEST_SUFFIX)
+    manifest = pin(
+        agent,
+        track=track,
+        key=load_private(key),
+        entrypoint=entrypoint,
+        sandbox_digest=sandbox_digest,
+        manifest_path=path,
+        model=model,
+    )
+    write_manifest(manifest, path)
+    return path, manifest
+
+
+def export_attestations(db: Path, round_id: str, out: Path, key: Path | None = None) -> Export:
+    """`assay attest export`: one signed SSSA per agent × task of a completed round."""
+    if not db.is_file():
+        raise StoreError(f"no round store at {db}")
+    return export_round(db, round_id, out, load_private(key) if key else None)
+
+
+__all__ = [
+    "DEFAULT_ENTRYPOINT",
+    "EXAMPLE_ROUND_TOML",
+    "MANIFEST_SUFFIX",
+    "USER_ERRORS",
+    "Bundle",
+    "DemoResult",
+    "Detonation",
+    "ExecutionChoice",
+    "Export",
+    "ImportSummary",
+    "InfrastructureError",
+    "KeyPair",
+    "Notify",
+    "PhylaxImportError",
+    "RecordError",
+    "Round",
+    "RoundConfig",
+    "RoundOverrides",
+    "RoundResult",
+    "RoundSummary",
+    "RunOutcome",
+    "SandboxReport",
+    "Skipped",
+    "SssaError",
+    "Track",
+    "ValidationReport",
+    "Verified",
+    "bundle_package",
+    "check_sandbox",
+    "default_db",
+    "demo",
+    "detonate_artifact",
+    "evaluate",
+    "export_attestations",
+    "import_phylax",
+    "list_rounds",
+    "new_keypair",
+    "parse_tracks",
+    "pin_agent",
+    "read_public",
+    "report_json_schema",
+    "round_config",
+    "score_file",
+    "stored_result",
+    "validate_corpus",
+    "verify_file",
+]

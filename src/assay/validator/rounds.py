@@ -1,0 +1,191 @@
+"""The validator's entry point for rounds: start one, resume one, open one to read.
+
+A front end (the CLI, a script) parses its options into a `RoundConfig`, calls
+one of these and prints the `RoundResult`; admission, planning, detonation,
+execution and scoring all happen behind them.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from assay.attest.intake import Admission, admit_files
+from assay.corpus.validate import require_valid
+from assay.detonate.observer import DetonationObserver
+from assay.mechanism.spec import pinned
+from assay.results.plan import RoundPlan
+from assay.results.round import RoundResult
+from assay.runner.outcome import RunOutcome
+from assay.sandbox import default_backend
+from assay.store.sqlite import RoundSummary, Store, StoreError
+from assay.validator.config import (
+    RoundConfig,
+    check_jobs,
+    default_db,
+    default_secret_file,
+    load_secret,
+)
+from assay.validator.plan import make_plan
+from assay.validator.round import Abstained, RoundEngine, RoundLedger, make_executor
+from assay.validator.snapshot import prune_snapshots, snapshot_root
+
+Notify = Callable[[str], None]  # a message for the operator (stderr in the CLI)
+
+
+def quiet(_: str) -> None:
+    """The default `Notify`: say nothing."""
+
+
+@dataclass(frozen=True)
+class ExecutionChoice:
+    """How a round's reps are run; not part of the round (a resume may choose anew)."""
+
+    executor: str = "local"
+    jobs: int | None = None
+    address: str | None = None  # a Ray cluster, for the ray executor
+
+
+class Round:
+    """One round in its store, ready to run to completion (or abstention)."""
+
+    def __init__(self, store: Store, round_id: str, secret: bytes, how: ExecutionChoice) -> None:
+        ledger = RoundLedger(store, round_id, pinned())
+        # Behavioural tasks are detonated once each (DESIGN §8) before any rep runs,
+        # on this host whatever the executor.
+        observer = DetonationObserver(default_backend())
+        executor = make_executor(how.executor, how.jobs, how.address)
+        self.engine = RoundEngine(ledger, secret=secret, executor=executor, observer=observer)
+
+    @property
+    def round_id(self) -> str:
+        return self.engine.round_id
+
+    @property
+    def store_path(self) -> Path:
+        return self.engine.store.path
+
+    def pending(self) -> int:
+        """Reps still to run."""
+        return len(self.engine.ledger.pending())
+
+    def run(self, on_outcome: Callable[[RunOutcome], None] | None = None) -> RoundResult:
+        """Every pending rep, then scores and weights. On Ctrl-C every finished rep is
+        stored and `Round.resume` runs exactly the others."""
+        if on_outcome is not None:
+            self.engine.on_outcome = on_outcome
+        return self.engine.run()
+
+    @classmethod
+    def start(
+        cls,
+        config: RoundConfig,
+        *,
+        manifests: Sequence[Path] = (),
+        reps: int | None = None,
+        draw_all: bool = False,
+        notify: Notify = quiet,
+    ) -> Round:
+        """Admit the submissions, plan and store a new round (nothing runs yet)."""
+        require_valid(config.corpus, config.tracks)
+        if config.inference is not None:
+            config.inference.resolve()  # an unset key variable stops here, before the round
+        secret = _secret(config.secret_file, notify)
+        admission = admit_files(config.agents, manifests, config.tracks, pinned())
+        for note in admission.notes:
+            notify(note)
+        store = Store(config.db)
+        round_id = store.next_round_id()
+        plan = _plan(config, admission, snapshot_root(config.db, round_id), reps, draw_all)
+        store.create_round(round_id, plan, list(admission.agents))
+        # Completed rounds are never resumed: their artifact snapshots are not needed again.
+        prune_snapshots(config.db, lambda other: _completed(store, other))
+        how = ExecutionChoice(config.executor, config.jobs, config.address)
+        return cls(store, round_id, secret, how)
+
+    @classmethod
+    def resume(
+        cls,
+        round_id: str | None = None,
+        *,
+        db: Path | None = None,
+        secret_file: Path | None = None,
+        how: ExecutionChoice = ExecutionChoice(),
+    ) -> Round:
+        """An interrupted round (the latest unfinished one when no id is given)."""
+        check_jobs(how.jobs)
+        store = Store(db or default_db(), create=False)
+        round_id = round_id or store.latest_unfinished()
+        if round_id is None:
+            raise StoreError(f"{store.path} has no unfinished round")
+        if store.round(round_id).status == "completed":
+            raise StoreError(f"round {round_id} is already completed")
+        store.reopen(round_id)
+        secret, _ = load_secret(secret_file or default_secret_file())
+        return cls(store, round_id, secret, how)
+
+
+def _secret(path: Path, notify: Notify) -> bytes:
+    secret, created = load_secret(path)
+    if created:
+        notify(
+            f"created a validator secret at {path} (mode 0600): every rep's nonce and probe "
+            "derive from it, so keep it private, and keep it for `round resume`"
+        )
+    return secret
+
+
+def _plan(
+    config: RoundConfig,
+    admission: Admission,
+    snapshots: Path,
+    reps: int | None,
+    draw_all: bool,
+) -> RoundPlan:
+    plan = make_plan(
+        corpus=config.corpus,
+        agents=admission.agents,
+        tracks=config.tracks,
+        round_seed=config.round_seed or secrets.token_hex(16),
+        validator_id=config.validator_id,
+        spec=pinned(),
+        snapshots=snapshots,
+        reps=reps,
+        draw_all=draw_all,
+    )
+    plan = replace(plan, refused=admission.refused, manifests=admission.manifests)
+    if config.inference is None:
+        return plan
+    models = {
+        a.agent_hash: config.inference.model_for(
+            admission.manifests.get(a.agent_hash, {}).get("model")
+        )
+        for a in admission.agents
+    }
+    return replace(plan, inference=config.inference.model_dump(mode="json"), models=models)
+
+
+def _completed(store: Store, round_id: str) -> bool:
+    try:
+        return store.round(round_id).status == "completed"
+    except StoreError:
+        return False  # not a round of this store: not ours to remove
+
+
+def stored_result(round_id: str, db: Path | None = None) -> RoundResult:
+    """A stored round as `round report` shows it: recomputed from its rep rows, with the
+    store's weight history for the chart."""
+    with Store(db or default_db(), create=False) as store:
+        result = RoundLedger(store, round_id, pinned()).result()
+        return replace(result, weight_history=store.weight_history())
+
+
+def list_rounds(db: Path | None = None) -> list[RoundSummary]:
+    """Every round in the store, oldest first."""
+    with Store(db or default_db(), create=False) as store:
+        return store.summaries()
+
+
+__all__ = ["Abstained", "ExecutionChoice", "Round", "list_rounds", "stored_result"]
