@@ -31,6 +31,7 @@ from pathlib import Path
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 os.environ.update(RAY_ENV)
 
+from assay.corpus.native import NativeCorpus  # noqa: E402
 from assay.mechanism.spec import Track, pinned  # noqa: E402
 from assay.runner.agent import Agent  # noqa: E402
 from assay.store.sqlite import Store  # noqa: E402
@@ -70,7 +71,7 @@ def round_wall(executor: Executor, corpus: Path, db: Path) -> float:
     agents = [Agent.load(a) for a in AGENTS]
     plan = make_plan(
         snapshots=db.with_name(f"{db.stem}.artifacts"),  # one snapshot folder per round
-        corpus=corpus,
+        corpus=NativeCorpus(corpus),
         agents=agents,
         tracks=list(Track),
         draw_all=True,

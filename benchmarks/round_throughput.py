@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from assay.corpus.native import NativeCorpus
 from assay.mechanism.spec import Track, pinned
 from assay.runner.agent import Agent
 from assay.runner.rep import RepTask, run_rep
@@ -76,7 +77,7 @@ def round_wall(agents: list[Path], corpus: Path, db: Path, jobs: int) -> tuple[i
     stored = [Agent.load(a) for a in agents]
     plan = make_plan(
         snapshots=db.parent / "snapshots",
-        corpus=corpus,
+        corpus=NativeCorpus(corpus),
         agents=stored,
         tracks=[Track.SKILLS],
         round_seed="bench",

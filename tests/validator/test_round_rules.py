@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.corpus.native import NativeCorpus
 from assay.mechanism.spec import Track, parse_spec, pinned_bytes
 from assay.mechanism.weights import ema
 from assay.runner.agent import Agent
@@ -55,7 +56,7 @@ def test_an_agent_whose_round_wall_cap_is_spent_fails_its_remaining_reps(
     agent = Agent.load(sleeper)
     plan = make_plan(
         snapshots=tmp_path / "snapshots",
-        corpus=small_corpus,
+        corpus=NativeCorpus(small_corpus),
         agents=[agent],
         tracks=[Track.SKILLS],
         round_seed="cap",

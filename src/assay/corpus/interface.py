@@ -145,6 +145,11 @@ def _feed(digest: Any, entry: Entry) -> None:
 class CorpusSource(ABC):
     """A labelled corpus in some on-disk format."""
 
+    @property
+    @abstractmethod
+    def location(self) -> str:
+        """Where the tasks come from, as a round's plan records it."""
+
     @abstractmethod
     def tasks(self, track: Track) -> tuple[Task, ...]:
         """All tasks of one track, ordered by task id; raises `CorpusError`."""

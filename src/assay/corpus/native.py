@@ -256,6 +256,10 @@ class NativeCorpus(CorpusSource):
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    @property
+    def location(self) -> str:
+        return str(self.root.resolve())
+
     def tasks(self, track: Track) -> tuple[Task, ...]:
         track_dir = self.root / track.value
         if not track_dir.is_dir():

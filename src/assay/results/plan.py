@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.corpus.draw import draw_seed
+from assay.inference.config import InferenceConfig
 from assay.mechanism.spec import Track
 
 
@@ -62,7 +63,7 @@ class RoundPlan:
     manifests: dict[str, dict[str, Any]] = field(default_factory=dict)  # hash -> signed manifest
     # The round's upstream model (`InferenceConfig` as JSON, never a key) and the model
     # each agent is served: the one its manifest names when the round allows it.
-    inference: dict[str, Any] | None = None
+    inference: InferenceConfig | None = None
     models: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -78,7 +79,7 @@ class RoundPlan:
             "agents": list(self.agents),
             "refused": self.refused,
             "manifests": self.manifests,
-            "inference": self.inference,
+            "inference": self.inference.model_dump(mode="json") if self.inference else None,
             "models": self.models,
         }
 
@@ -95,7 +96,9 @@ class RoundPlan:
             agents=tuple(data["agents"]),
             refused=data.get("refused", {}),
             manifests=data.get("manifests", {}),
-            inference=data.get("inference"),
+            inference=InferenceConfig.from_table(data["inference"])
+            if data.get("inference") is not None
+            else None,
             models=data.get("models", {}),
         )
 

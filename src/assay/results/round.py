@@ -53,7 +53,9 @@ class RoundResult:
             "failures": failed,
             "incomplete_detonations": self.incomplete_detonations,
             "inference": {
-                "upstream": self.plan.inference,
+                "upstream": self.plan.inference.model_dump(mode="json")
+                if self.plan.inference
+                else None,
                 "models": self.plan.models,
                 "usage": [msgspec.to_builtins(t) for t in self.diagnostics.inference()],
             },

@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.corpus.draw import draw_tasks
-from assay.corpus.interface import Task
-from assay.corpus.native import NativeCorpus
+from assay.corpus.interface import CorpusSource, Task
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.results.plan import PlannedTask, RoundPlan
 from assay.runner.agent import Agent
@@ -40,7 +39,7 @@ def _plain(item: object) -> dict[str, Any]:
 
 def make_plan(
     *,
-    corpus: Path,
+    corpus: CorpusSource,
     agents: Sequence[Agent],
     tracks: Sequence[Track],
     round_seed: str,
@@ -57,10 +56,9 @@ def make_plan(
         raise PlanError("the same agent code is given twice (agents are identified by hash)")
     if not agents:
         raise PlanError("no agents to run")
-    source = NativeCorpus(corpus)
     tasks: list[PlannedTask] = []
     for track in tracks:
-        available = source.tasks(track)
+        available = corpus.tasks(track)
         count = len(available) if draw_all else spec.track(track).tasks
         drawn = draw_tasks(
             available, track=track, round_seed=round_seed, validator_id=validator_id, count=count
@@ -71,7 +69,7 @@ def make_plan(
         validator_id=validator_id,
         mechanism_version=spec.version,
         mechanism_digest=spec.digest,
-        corpus=str(corpus.resolve()),
+        corpus=corpus.location,
         reps={t: reps or spec.track(t).reps for t in tracks},
         tasks=tuple(tasks),
         agents=tuple(sorted(hashes)),

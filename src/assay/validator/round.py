@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.corpus.interface import CorpusError, artifact_digest
-from assay.inference.config import InferenceConfig, InferenceConfigError, Upstream
+from assay.inference.config import InferenceConfigError, Upstream
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import ema
 from assay.results.diagnostics import diagnose
@@ -168,7 +168,7 @@ class RoundEngine:
         if self.plan.inference is None:
             return None
         try:
-            return InferenceConfig.from_table(self.plan.inference).resolve()
+            return self.plan.inference.resolve()
         except InferenceConfigError as exc:
             raise Abstained(f"cannot start the inference proxy: {exc}") from exc
 

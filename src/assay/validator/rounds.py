@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from assay.attest.intake import Admission, admit_files
+from assay.corpus.native import NativeCorpus
 from assay.corpus.validate import require_valid
 from assay.detonate.observer import DetonationObserver
 from assay.mechanism.spec import pinned
@@ -145,7 +146,7 @@ def _plan(
     draw_all: bool,
 ) -> RoundPlan:
     plan = make_plan(
-        corpus=config.corpus,
+        corpus=NativeCorpus(config.corpus),
         agents=admission.agents,
         tracks=config.tracks,
         round_seed=config.round_seed or secrets.token_hex(16),
@@ -164,7 +165,7 @@ def _plan(
         )
         for a in admission.agents
     }
-    return replace(plan, inference=config.inference.model_dump(mode="json"), models=models)
+    return replace(plan, inference=config.inference, models=models)
 
 
 def _completed(store: Store, round_id: str) -> bool:
