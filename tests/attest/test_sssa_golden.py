@@ -22,10 +22,10 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from assay.attest.sssa import export_round
 from assay.inference.usage import Body, Exchange, InferenceUsage
 from assay.runner.outcome import FailureReason, RunOutcome, RunStatus
 from assay.store.sqlite import Store
+from assay.validator.attesting import export_round
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 DIGESTS = GOLDEN / "sssa-digests.json"

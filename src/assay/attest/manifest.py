@@ -23,13 +23,16 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from assay.attest import keys
-from assay.attest.canonical import CanonicalError, canonical_bytes, parse_strict
 from assay.mechanism.spec import Track
+from assay.schema.boundedjson import JsonLimitError
+from assay.schema.canonical import CanonicalError, canonical_bytes, read_signed
 
 MANIFEST_FORMAT = "assay-agent-manifest/1"
 MANIFEST_SUFFIX = ".manifest.json"
 _DOMAIN = b"assay agent manifest v1\0"
 _UNSIGNED = frozenset({"agent_file", "signature"})
+# A manifest is a dozen short fields (well under 2 KiB); anything far larger is not one.
+MAX_MANIFEST_BYTES = 64 * 1024
 
 
 class ManifestError(ValueError):
@@ -98,11 +101,10 @@ def write_manifest(manifest: AgentManifest, path: Path) -> None:
 
 def read_manifest(path: Path) -> AgentManifest:
     try:
-        data = parse_strict(path.read_bytes())
-        return AgentManifest.model_validate(data)
+        return AgentManifest.model_validate(read_signed(path, max_bytes=MAX_MANIFEST_BYTES))
     except OSError as exc:
         raise ManifestError(f"manifest {path}: {exc.strerror}") from exc
-    except (CanonicalError, ValidationError) as exc:
+    except (JsonLimitError, ValidationError) as exc:
         raise ManifestError(f"manifest {path} is malformed: {exc}") from exc
 
 
@@ -118,6 +120,10 @@ def verify_manifest(manifest: AgentManifest, code: bytes) -> None:
             _DOMAIN,
             canonical_bytes(manifest.signed_fields()),
         )
+    except CanonicalError as exc:  # e.g. a lone surrogate: nothing of that form was signed
+        raise ManifestError(
+            f"bad signature: the signed fields have no canonical form: {exc}"
+        ) from exc
     except (keys.SignatureError, keys.KeyFileError) as exc:
         signed = ", ".join(sorted(manifest.signed_fields()))
         raise ManifestError(
