@@ -261,12 +261,12 @@ def sign_round(
             raise SssaError(f"the reps of {agent[:16]} on {track.value}/{task_id} are not together")
         seen.add((agent, track, task_id))
         body = _body(plan, round_id, tasks[(track, task_id)], list(reps))
-        manifest = plan.manifests.get(agent, {})
+        manifest = plan.manifests.get(agent)
         try:
             yield sign_sssa(
                 body,
                 agent_hash=agent,
-                author_key=manifest.get("author_key"),
+                author_key=manifest.author_key if manifest else None,
                 mechanism_digest=plan.mechanism_digest,
                 key=key,
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.attest.manifest import AgentManifest
 from assay.corpus.draw import draw_seed
 from assay.mechanism.spec import Track
 
@@ -59,7 +60,7 @@ class RoundPlan:
     # Agents refused at intake (assay.attest.intake): hash -> track -> why. Their reps on
     # those tracks fail without running, so they score 0 with the reason recorded.
     refused: dict[str, dict[str, str]] = field(default_factory=dict)
-    manifests: dict[str, dict[str, Any]] = field(default_factory=dict)  # hash -> signed manifest
+    manifests: dict[str, AgentManifest] = field(default_factory=dict)  # hash -> verified manifest
     # The round's upstream model (`InferenceConfig` as JSON, never a key) and the model
     # each agent is served: the one its manifest names when the round allows it.
     inference: dict[str, Any] | None = None
@@ -77,7 +78,7 @@ class RoundPlan:
             "tasks": [t.to_json() for t in self.tasks],
             "agents": list(self.agents),
             "refused": self.refused,
-            "manifests": self.manifests,
+            "manifests": {h: m.model_dump(mode="json") for h, m in self.manifests.items()},
             "inference": self.inference,
             "models": self.models,
         }
@@ -94,7 +95,9 @@ class RoundPlan:
             tasks=tuple(PlannedTask.from_json(t) for t in data["tasks"]),
             agents=tuple(data["agents"]),
             refused=data.get("refused", {}),
-            manifests=data.get("manifests", {}),
+            manifests={
+                h: AgentManifest.model_validate(m) for h, m in data.get("manifests", {}).items()
+            },
             inference=data.get("inference"),
             models=data.get("models", {}),
         )

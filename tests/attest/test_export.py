@@ -1,4 +1,6 @@
-"""SSSA bytes are pinned: every file an export writes hashes as `golden/sssa-digests.json`
+"""Exporting a stored round's SSSAs.
+
+SSSA bytes are pinned: every file an export writes hashes as `golden/sssa-digests.json`
 says, which the code wrote before the SSSA body became typed models.
 
 Two stored rounds are exported with a fixed validator key: the golden round as a real
@@ -9,7 +11,7 @@ the store does not hold), a task no rep of an agent completed, a representative 
 not rep 0, and a report with no canonical form (skipped, and listed).
 
 A deliberate change of the SSSA format (or of the mechanism, which stored plans pin)
-regenerates the digests: `python tests/attest/test_sssa_golden.py`; review the diff.
+regenerates the digests: `python tests/attest/test_export.py`; review the diff.
 """
 
 from __future__ import annotations
@@ -17,14 +19,18 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from assay.attest.sssa import SssaError, sign_round, write_sssas
 from assay.inference.usage import Body, Exchange, InferenceUsage
+from assay.results.plan import RoundPlan
 from assay.runner.outcome import FailureReason, RunOutcome, RunStatus
-from assay.store.sqlite import Store
+from assay.store.sqlite import Store, StoreError
 from assay.validator.attesting import export_round
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -116,35 +122,116 @@ def variant_round() -> Stored:
     return plan, changed
 
 
+def rounds() -> dict[str, Stored]:
+    return {"golden": golden_round(), "variant": variant_round()}
+
+
+def _digests(out: Path) -> dict[str, str]:
+    """Every file under `out` (relative path) -> SHA-256 of its bytes."""
+    return {
+        p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
+
+
 def export_digests(work: Path) -> dict[str, dict[str, str]]:
-    """Per stored round: every exported file (relative path) -> SHA-256 of its bytes."""
+    """Each round stored in a real round store and exported from it, as `attest export` does."""
     digests = {}
-    for name, (plan, outcomes) in {"golden": golden_round(), "variant": variant_round()}.items():
-        db, out = work / f"{name}.db", work / name
+    for name, (plan, outcomes) in rounds().items():
+        db = work / f"{name}.db"
         with Store(db) as store:
             store.create_round(ROUND_ID, plan, [])
             for outcome in outcomes:
                 store.put_rep(ROUND_ID, outcome)
             store.finish(ROUND_ID, {}, {})
-        export_round(db, ROUND_ID, out, KEY)
-        digests[name] = {
-            p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(out.rglob("*"))
-            if p.is_file()
-        }
+        export_round(db, ROUND_ID, work / name, KEY)
+        digests[name] = _digests(work / name)
     return digests
 
 
 def test_exported_sssas_are_byte_identical_to_the_golden(tmp_path: Path) -> None:
     produced = export_digests(tmp_path)
-    golden = json.loads(DIGESTS.read_text())
-    assert produced == golden
+    assert produced == json.loads(DIGESTS.read_text())
     # Not vacuous: the variant reaches inference, failures and a skipped agent x task.
     variant = produced["variant"]
     assert "skipped.json" in variant
     # 8 tasks x 2 reps asked (one of the two requests kept each), answered alike per rep.
     assert sum(path.startswith("inference/") for path in variant) == 8 * 2 + 2
     assert len(produced["golden"]) == 3 * 8
+
+
+def _held(bodies: dict[str, str]) -> Callable[[set[str]], dict[str, str]]:
+    """A body lookup over what the reps carried: what a round store would answer."""
+    return lambda digests: {d: bodies[d] for d in digests if d in bodies}
+
+
+def test_attest_signs_what_it_is_handed_without_a_store(tmp_path: Path) -> None:
+    produced = {}
+    for name, (plan, outcomes) in rounds().items():
+        bodies = _held({body.sha256: body.text for o in outcomes for body in o.transcript})
+        signed = sign_round(RoundPlan.from_json(plan), ROUND_ID, outcomes, KEY)
+        write_sssas(signed, bodies, tmp_path / name)
+        produced[name] = _digests(tmp_path / name)
+    assert produced == json.loads(DIGESTS.read_text())
+
+
+def test_reps_of_one_agent_and_task_must_come_together() -> None:
+    plan, outcomes = golden_round()
+    by_rep = sorted(outcomes, key=lambda o: o.rep)  # every agent x task split in three
+    with pytest.raises(SssaError, match="are not together"):
+        list(sign_round(RoundPlan.from_json(plan), ROUND_ID, by_rep, KEY))
+
+
+def _store(db: Path, plan: dict[str, Any], *, completed: bool = True) -> None:
+    """The golden round's first agent x task (its three reps), with `plan` changed."""
+    stored_plan, outcomes = golden_round()
+    with Store(db) as store:
+        store.create_round(ROUND_ID, stored_plan | plan, [])
+        for outcome in outcomes[:3]:
+            store.put_rep(ROUND_ID, outcome)
+        if completed:
+            store.finish(ROUND_ID, {}, {})
+
+
+@pytest.fixture
+def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    return tmp_path / "data" / "assay"
+
+
+def test_the_validator_key_is_created_once_when_none_is_given(
+    tmp_path: Path, data_home: Path
+) -> None:
+    _store(tmp_path / "r.db", {})
+    first = export_round(tmp_path / "r.db", ROUND_ID, tmp_path / "one")
+    assert first.key_created == data_home / "validator.key"
+    assert first.key_created.stat().st_mode & 0o077 == 0
+    second = export_round(tmp_path / "r.db", ROUND_ID, tmp_path / "two")
+    assert second.key_created is None and len(second.written) == 1
+    assert _digests(tmp_path / "one") == _digests(tmp_path / "two")
+
+
+@pytest.mark.parametrize(
+    ("plan", "completed", "message"),
+    [
+        ({}, False, "round round-0001 is running; only completed rounds are attested"),
+        ({"mechanism_digest": "0" * 64}, True, "was planned under mechanism 0000"),
+    ],
+)
+def test_a_round_unfit_to_attest_is_refused_and_no_key_is_made(
+    tmp_path: Path, data_home: Path, plan: dict[str, Any], completed: bool, message: str
+) -> None:
+    _store(tmp_path / "r.db", plan, completed=completed)
+    with pytest.raises(SssaError, match=message):
+        export_round(tmp_path / "r.db", ROUND_ID, tmp_path / "out")
+    assert not data_home.exists() and not (tmp_path / "out").exists()
+
+
+def test_no_store_is_a_store_error_and_no_key_is_made(tmp_path: Path, data_home: Path) -> None:
+    with pytest.raises(StoreError, match="no round store"):
+        export_round(tmp_path / "absent.db", ROUND_ID, tmp_path / "out")
+    assert not data_home.exists() and not (tmp_path / "absent.db").exists()
 
 
 if __name__ == "__main__":
