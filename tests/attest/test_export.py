@@ -19,7 +19,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from assay.attest.sssa import SssaError, sign_round, write_sssas
 from assay.inference.usage import Body, Exchange, InferenceUsage
 from assay.results.plan import RoundPlan
+from assay.results.scorecard import Scorecard
 from assay.runner.outcome import FailureReason, RunOutcome, RunStatus
 from assay.store.sqlite import Store, StoreError
 from assay.validator.attesting import export_round
@@ -135,16 +136,32 @@ def _digests(out: Path) -> dict[str, str]:
     }
 
 
+def _into_store(
+    db: Path, plan: dict[str, Any], outcomes: Sequence[RunOutcome], *, completed: bool = True
+) -> None:
+    """A round as a real round store holds it: its plan, its reps and, once completed, scores."""
+    planned = RoundPlan.from_json(plan)
+    with Store(db) as store:
+        store.create_round(ROUND_ID, planned, [])
+        for outcome in outcomes:
+            store.put_rep(ROUND_ID, outcome)
+        if completed:
+            # An export reads no scores: an empty scorecard marks the round completed.
+            card = Scorecard(
+                mechanism_version=planned.mechanism_version,
+                mechanism_digest=planned.mechanism_digest,
+                scores={},
+                weights={},
+            )
+            store.finish(ROUND_ID, card, {})
+
+
 def export_digests(work: Path) -> dict[str, dict[str, str]]:
     """Each round stored in a real round store and exported from it, as `attest export` does."""
     digests = {}
     for name, (plan, outcomes) in rounds().items():
         db = work / f"{name}.db"
-        with Store(db) as store:
-            store.create_round(ROUND_ID, plan, [])
-            for outcome in outcomes:
-                store.put_rep(ROUND_ID, outcome)
-            store.finish(ROUND_ID, {}, {})
+        _into_store(db, plan, outcomes)
         export_round(db, ROUND_ID, work / name, KEY)
         digests[name] = _digests(work / name)
     return digests
@@ -186,12 +203,7 @@ def test_reps_of_one_agent_and_task_must_come_together() -> None:
 def _store(db: Path, plan: dict[str, Any], *, completed: bool = True) -> None:
     """The golden round's first agent x task (its three reps), with `plan` changed."""
     stored_plan, outcomes = golden_round()
-    with Store(db) as store:
-        store.create_round(ROUND_ID, stored_plan | plan, [])
-        for outcome in outcomes[:3]:
-            store.put_rep(ROUND_ID, outcome)
-        if completed:
-            store.finish(ROUND_ID, {}, {})
+    _into_store(db, stored_plan | plan, outcomes[:3], completed=completed)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from assay.attest.manifest import (
     pin,
     write_manifest,
 )
-from assay.attest.sssa import Export, Skipped, SssaError, Verified, export_round, verify_file
+from assay.attest.sssa import Export, Skipped, SssaError, Verified, verify_file
 from assay.bundle import Bundle, BundleError, bundle_package
 from assay.corpus.interface import CorpusError
 from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
@@ -35,6 +35,7 @@ from assay.sandbox import InfrastructureError, default_backend
 from assay.sandbox.interface import CheckResult
 from assay.schema.report import report_json_schema
 from assay.store.sqlite import RoundSummary, StoreError
+from assay.validator.attesting import export_round
 from assay.validator.config import (
     EXAMPLE_ROUND_TOML,
     ConfigError,

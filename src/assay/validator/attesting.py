@@ -11,7 +11,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from assay.attest import keys
 from assay.attest.sssa import Export, SssaError, sign_round, write_sssas
 from assay.mechanism.spec import pinned
-from assay.results.plan import RoundPlan
 from assay.store.sqlite import Store
 from assay.validator.config import data_dir
 
@@ -30,7 +29,7 @@ def export_round(
     """
     with Store(db, create=False) as store:
         stored = store.round(round_id)
-        plan = RoundPlan.from_json(stored.plan)
+        plan = stored.plan
         # Which rep speaks for a task is the mechanism's rule: a round planned under
         # another mechanism is not attested under this one.
         if plan.mechanism_digest != pinned().digest:
