@@ -26,7 +26,7 @@ the nonce is rep 0's.
 
 Signing reads data handed to it (the round's plan and its reps); where they are
 stored, and where the validator key lives, is the caller's business
-(`assay.validator.attesting` wires the round store in).
+(the validator wires its round store in).
 """
 
 from __future__ import annotations
