@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from assay.attest.intake import admit_files
 from assay.attest.manifest import pin, write_manifest
 from assay.mechanism.spec import Track, pinned
+from assay.results.plan import RoundPlan
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 TRACKS = (Track.SKILLS, Track.REPOSITORIES)
@@ -96,3 +98,29 @@ def test_byte_identical_resubmission_is_one_agent(tmp_path: Path) -> None:
     admission = admit_files([AGENTS / "keyword.py", tmp_path / "again.py"], [], TRACKS, pinned())
     assert [a.name for a in admission.agents] == ["keyword"]
     assert "same code as keyword" in admission.notes[0]
+
+
+def test_the_plan_stores_admitted_manifests_as_signed_and_reads_them_back(
+    tmp_path: Path, alice: Ed25519PrivateKey
+) -> None:
+    shutil.copy(AGENTS / "keyword.py", tmp_path / "keyword.py")
+    path = tmp_path / "keyword.manifest.json"
+    signed = pin(tmp_path / "keyword.py", track=Track.SKILLS, key=alice,
+                 entrypoint="agent_main", sandbox_digest="d" * 64, manifest_path=path,
+                 model="small-model")  # fmt: skip
+    write_manifest(signed, path)
+    admission = admit_files([AGENTS / "coin_flip.py"], [path], TRACKS, pinned())
+    hashes = {a.name: a.agent_hash for a in admission.agents}
+    assert admission.requested_model(hashes["keyword"]) == "small-model"
+    assert admission.requested_model(hashes["coin_flip"]) is None
+    spec = pinned()
+    plan = RoundPlan(
+        round_seed="ab", validator_id="local", mechanism_version=spec.version,
+        mechanism_digest=spec.digest, corpus="c", reps={Track.SKILLS: 1}, tasks=(),
+        agents=tuple(sorted(hashes.values())), manifests=admission.manifests,
+    )  # fmt: skip
+    # As a store keeps it: the manifest's JSON as its author signed it, in the same shape
+    # as before manifests were typed, so older stores load.
+    stored = json.loads(json.dumps(plan.to_json()))
+    assert stored["manifests"] == {hashes["keyword"]: json.loads(path.read_text())}
+    assert RoundPlan.from_json(stored).manifests == admission.manifests

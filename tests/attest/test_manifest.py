@@ -8,6 +8,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from assay.attest import keys
 from assay.attest.manifest import (
+    MAX_MANIFEST_BYTES,
     AgentManifest,
     ManifestError,
     pin,
@@ -88,3 +89,19 @@ def test_malformed_manifests_are_named(tmp_path: Path, manifest_file: Path) -> N
     bad.write_text(manifest_file.read_text().replace('"track"', '"track": "skills", "track"'))
     with pytest.raises(ManifestError, match="duplicate key 'track'"):
         read_manifest(bad)
+
+
+def test_a_signed_field_with_no_canonical_form_fails_verification(manifest_file: Path) -> None:
+    # A `\ud800` escape parses to a lone surrogate, which no signature can have covered.
+    manifest_file.write_text(
+        manifest_file.read_text().replace('"issued_at": "', '"issued_at": "\\ud800')
+    )
+    with pytest.raises(ManifestError, match="no canonical form"):
+        verify_manifest(read_manifest(manifest_file), AGENT.read_bytes())
+
+
+def test_an_oversized_manifest_is_malformed(tmp_path: Path, manifest_file: Path) -> None:
+    big = tmp_path / "big.manifest.json"
+    big.write_text(manifest_file.read_text()[:-2] + ', "pad": "' + "x" * MAX_MANIFEST_BYTES + '"}')
+    with pytest.raises(ManifestError, match=r"malformed: document of \d+ bytes exceeds"):
+        read_manifest(big)

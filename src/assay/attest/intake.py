@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from assay.attest.manifest import AgentManifest, ManifestError, read_manifest, verify_manifest
+from assay.attest.manifest import ManifestError, read_manifest, verify_manifest
 from assay.attest.screening import Entry, screen
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.runner.agent import Agent, short_hash
+from assay.schema.manifest import AgentManifest
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,13 @@ class Submission:
 class Admission:
     agents: tuple[Agent, ...]
     refused: dict[str, dict[str, str]] = field(default_factory=dict)  # hash -> track -> why
-    manifests: dict[str, dict[str, Any]] = field(default_factory=dict)  # hash -> manifest
+    manifests: dict[str, AgentManifest] = field(default_factory=dict)  # hash -> verified one
     notes: tuple[str, ...] = ()
+
+    def requested_model(self, agent_hash: str) -> str | None:
+        """The model the agent's verified manifest asks the round to serve, if any."""
+        manifest = self.manifests.get(agent_hash)
+        return manifest.model if manifest else None
 
 
 def read_submission(manifest_path: Path) -> Submission:
@@ -120,9 +125,7 @@ def admit(
     return Admission(
         agents=tuple(s.agent for s in subs),
         refused=refused,
-        manifests={
-            s.agent.agent_hash: s.verified.model_dump(mode="json") for s in subs if s.verified
-        },
+        manifests={s.agent.agent_hash: s.verified for s in subs if s.verified},
         notes=tuple(notes),
     )
 

@@ -17,52 +17,25 @@ import hashlib
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from assay.attest import keys
-from assay.attest.canonical import CanonicalError, canonical_bytes, parse_strict
 from assay.mechanism.spec import Track
+from assay.schema.boundedjson import JsonLimitError
+from assay.schema.canonical import CanonicalError, canonical_bytes, read_signed
+from assay.schema.manifest import MANIFEST_FORMAT, AgentManifest
 
-MANIFEST_FORMAT = "assay-agent-manifest/1"
 MANIFEST_SUFFIX = ".manifest.json"
 _DOMAIN = b"assay agent manifest v1\0"
-_UNSIGNED = frozenset({"agent_file", "signature"})
+# A manifest is a dozen short fields (well under 2 KiB); anything far larger is not one.
+MAX_MANIFEST_BYTES = 64 * 1024
 
 
 class ManifestError(ValueError):
     """A manifest is unreadable, malformed, or does not verify; the message says which."""
-
-
-class AgentManifest(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    format: Literal["assay-agent-manifest/1"]
-    agent_file: str
-    track: Track
-    code_sha256: str
-    entrypoint: str
-    sandbox_digest: str
-    author_key: str
-    issued_at: str
-    signature: str
-    # The model the agent wants from the round's upstream; a validator serves it when its
-    # round allows that model, and its own model otherwise. Absent from manifests that
-    # name none, so their signatures stay what they were.
-    model: str | None = None
-
-    def signed_fields(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude=set(_UNSIGNED), exclude_none=True)
-
-    @property
-    def slot(self) -> tuple[str, Track]:
-        """One author key holds one active agent per track."""
-        return (self.author_key, self.track)
-
-    def agent_path(self, manifest_path: Path) -> Path:
-        return manifest_path.parent / self.agent_file
 
 
 def pin(
@@ -98,11 +71,10 @@ def write_manifest(manifest: AgentManifest, path: Path) -> None:
 
 def read_manifest(path: Path) -> AgentManifest:
     try:
-        data = parse_strict(path.read_bytes())
-        return AgentManifest.model_validate(data)
+        return AgentManifest.model_validate(read_signed(path, max_bytes=MAX_MANIFEST_BYTES))
     except OSError as exc:
         raise ManifestError(f"manifest {path}: {exc.strerror}") from exc
-    except (CanonicalError, ValidationError) as exc:
+    except (JsonLimitError, ValidationError) as exc:
         raise ManifestError(f"manifest {path} is malformed: {exc}") from exc
 
 
@@ -118,6 +90,10 @@ def verify_manifest(manifest: AgentManifest, code: bytes) -> None:
             _DOMAIN,
             canonical_bytes(manifest.signed_fields()),
         )
+    except CanonicalError as exc:  # e.g. a lone surrogate: nothing of that form was signed
+        raise ManifestError(
+            f"bad signature: the signed fields have no canonical form: {exc}"
+        ) from exc
     except (keys.SignatureError, keys.KeyFileError) as exc:
         signed = ", ".join(sorted(manifest.signed_fields()))
         raise ManifestError(

@@ -1,4 +1,4 @@
-"""SSSA: one signed, self-standing attestation per agent × task of a stored round.
+"""SSSA: one signed, self-standing attestation per agent × task of a round.
 
 Layout: a body `{format, round, track, artifact {task_id, bundle_sha256, nonce},
 reps, verdict, evidence, findings, policy[, inference]}` (`inference` only when the
@@ -7,8 +7,8 @@ SHA-256) and an `attestation` block
 `{agent_hash, author_key, validator_key, mechanism_digest, field_hashes,
 canonical_hash, signature}`.
 
-- `canonical_hash` is the SHA-256 of the canonical JSON (canonical.py) of the
-  body, i.e. everything except `attestation`;
+- `canonical_hash` is the SHA-256 of the canonical JSON (`schema.canonical`) of
+  the body, i.e. everything except `attestation`;
 - `field_hashes` holds the same digest per top-level body field, so a verifier
   can name the field that changed rather than only "the hash differs";
 - `signature` is the validator's ed25519 signature of the domain tag
@@ -23,6 +23,10 @@ completed rep whose decision equals that consensus. The median rule always
 picks one of the votes, so it exists whenever a rep completed. With no
 completed rep, verdict, evidence and policy are null, findings empty, and
 the nonce is rep 0's.
+
+Signing reads data handed to it (the round's plan and its reps); where they are
+stored, and where the validator key lives, is the caller's business
+(the validator wires its round store in).
 """
 
 from __future__ import annotations
@@ -30,112 +34,292 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_serializer
 
 from assay.attest import keys
-from assay.attest.canonical import CanonicalError, canonical_bytes, canonical_digest, parse_strict
+from assay.inference.usage import Exchange, InferenceUsage
 from assay.mechanism.consensus import representative
-from assay.mechanism.spec import pinned
+from assay.mechanism.spec import Track
 from assay.results.plan import PlannedTask, RoundPlan
 from assay.runner.outcome import RunOutcome
-from assay.store.sqlite import Store
-from assay.validator.config import data_dir
-from assay.validator.round import RoundLedger
+from assay.schema.boundedjson import JsonLimitError
+from assay.schema.canonical import CanonicalError, canonical_bytes, canonical_digest, read_signed
+from assay.schema.report import Evidence, Finding, Verdict
 
-SSSA_FORMAT = "assay-sssa/1"
+SSSA_FORMAT: Final = "assay-sssa/1"
 _DOMAIN = b"assay sssa v1\0"
-_ATTESTATION_KEYS = (
-    "agent_hash",
-    "author_key",
-    "validator_key",
-    "mechanism_digest",
-    "field_hashes",
-    "canonical_hash",
-    "signature",
-)
+# The largest SSSA file a verifier reads. What a validator writes is at most one
+# report (`sandbox.report_bytes`, 1 MiB as pinned) plus, per rep, one short line per
+# model exchange (200 requests a rep as pinned: well under 1 MiB for all reps). The
+# same document re-spelled on its way to a verifier (indented, or ASCII-escaped,
+# where one byte can become a six-byte `\u` escape) stays equivalent and must still
+# verify, so the cap leaves room for that growth: 16 MiB, read once, is cheap.
+MAX_SSSA_BYTES = 16 * 2**20
 
 
 class SssaError(ValueError):
     """An SSSA cannot be built, or does not verify; the message names every problem."""
 
 
-def default_validator_key_path() -> Path:
-    return data_dir() / "validator.key"
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-def _representative(outcomes: Sequence[RunOutcome]) -> RunOutcome | None:
-    chosen = representative([(o.rep, o.decision) for o in outcomes])
-    return next((o for o in outcomes if o.rep == chosen), None)
+class RoundRef(_Part):
+    round_id: str
+    validator_id: str
+    mechanism_version: str
 
 
-def _body(plan: RoundPlan, round_id: str, task: PlannedTask, outcomes: Sequence[RunOutcome]) -> Any:
-    chosen = _representative(outcomes)
+class ArtifactRef(_Part):
+    task_id: str
+    bundle_sha256: str
+    nonce: str
+
+
+class RepCount(_Part):
+    total: int
+    completed: int
+    representative: int | None
+
+
+class AttestedExchange(Exchange):
+    """An exchange as attested: what was asked and answered, by digest; not its timing."""
+
+    upstream_s: float = Field(default=0.0, exclude=True)
+
+
+class RepInference(InferenceUsage):
+    """One rep's model usage as attested: its counts and exchanges; not its timing."""
+
+    rep: int
+    upstream_s: float = Field(default=0.0, exclude=True)
+    wall_extension_s: float = Field(default=0.0, exclude=True)
+    exchanges: tuple[AttestedExchange, ...] = ()
+
+
+class SssaBody(_Part):
+    """Everything an SSSA states; its canonical JSON is what `canonical_hash` covers."""
+
+    format: Literal["assay-sssa/1"] = SSSA_FORMAT
+    round: RoundRef
+    track: Track
+    artifact: ArtifactRef
+    reps: RepCount
+    verdict: Verdict | None
+    evidence: Evidence | None
+    findings: tuple[Finding, ...]
+    policy: JsonValue
+    # Absent, not null, when the round served no model: SSSAs of such rounds keep the
+    # bytes they had before rounds could.
+    inference: tuple[RepInference, ...] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
+
+    # Evidence and findings say what the agent reported: its sections and optional
+    # fields left out stay left out, rather than appearing as nulls it never wrote.
+    @field_serializer("evidence")
+    def _evidence_as_reported(self, evidence: Evidence | None) -> Any:
+        return evidence.model_dump(mode="json", exclude_none=True) if evidence else None
+
+    @field_serializer("findings")
+    def _findings_as_reported(self, findings: tuple[Finding, ...]) -> Any:
+        return [f.model_dump(mode="json", exclude_none=True) for f in findings]
+
+    def body_fields(self) -> dict[str, Any]:
+        """The body as JSON, one entry per top-level field."""
+        return self.model_dump(mode="json", exclude={"attestation"})
+
+
+class Attestation(_Part):
+    agent_hash: str
+    author_key: str | None
+    validator_key: str
+    mechanism_digest: str
+    field_hashes: dict[str, str]
+    canonical_hash: str
+    signature: str
+
+
+_ATTESTATION_KEYS = tuple(Attestation.model_fields)
+
+
+class Sssa(SssaBody):
+    """A signed SSSA: the body and its attestation, as one file holds them."""
+
+    attestation: Attestation
+
+    def document(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def inference_digests(self) -> set[str]:
+        """The request and response bodies this SSSA names."""
+        return {
+            digest
+            for rep in self.inference or ()
+            for exchange in rep.exchanges
+            for digest in (exchange.request_sha256, exchange.response_sha256)
+            if digest
+        }
+
+
+def sign_sssa(
+    body: SssaBody,
+    *,
+    agent_hash: str,
+    author_key: str | None,
+    mechanism_digest: str,
+    key: Ed25519PrivateKey,
+) -> Sssa:
+    """`body` with its attestation; raises CanonicalError when the body has no canonical form."""
+    fields = body.body_fields()
+    unsigned = {
+        "agent_hash": agent_hash,
+        "author_key": author_key,
+        "validator_key": keys.public_hex(key),
+        "mechanism_digest": mechanism_digest,
+        "field_hashes": {name: canonical_digest(value) for name, value in fields.items()},
+        "canonical_hash": canonical_digest(fields),
+    }
+    signature = keys.sign(key, _DOMAIN, canonical_bytes(unsigned))
+    attestation = Attestation.model_validate({**unsigned, "signature": signature})
+    return Sssa.model_validate({**dict(body), "attestation": attestation})
+
+
+def _body(
+    plan: RoundPlan, round_id: str, task: PlannedTask, outcomes: Sequence[RunOutcome]
+) -> SssaBody:
+    chosen_rep = representative([(o.rep, o.decision) for o in outcomes])
+    chosen = next((o for o in outcomes if o.rep == chosen_rep), None)
     report = chosen.report if chosen else None
     first = min(outcomes, key=lambda o: o.rep)
-    return {
-        "format": SSSA_FORMAT,
-        "round": {
-            "round_id": round_id,
-            "validator_id": plan.validator_id,
-            "mechanism_version": plan.mechanism_version,
-        },
-        "track": task.track.value,
-        "artifact": {
-            "task_id": task.task_id,
-            "bundle_sha256": task.artifact_digest,
-            "nonce": (chosen or first).nonce,
-        },
-        "reps": {
-            "total": len(outcomes),
-            "completed": sum(o.completed for o in outcomes),
-            "representative": chosen.rep if chosen else None,
-        },
-        "verdict": report.verdict.model_dump(mode="json") if report else None,
-        "evidence": report.evidence.model_dump(mode="json", exclude_none=True) if report else None,
-        "findings": [f.model_dump(mode="json", exclude_none=True) for f in report.findings]
-        if report
-        else [],
-        "policy": report.policy if report else None,
-        **_inference(outcomes),
-    }
-
-
-def _inference(outcomes: Sequence[RunOutcome]) -> dict[str, Any]:
-    """`inference`, when the round had a model: every rep's exchanges by digest, so the
-    attestation states what was asked and what the model answered (times are left out)."""
+    # What was asked and what the model answered, per rep, by digest (times are left out).
     used = sorted((o for o in outcomes if o.inference), key=lambda o: o.rep)
-    if not used:
-        return {}
-    timing = {"upstream_s", "wall_extension_s"}
-    reps = [
-        {
-            "rep": o.rep,
-            **o.inference.model_dump(mode="json", exclude=timing | {"exchanges"}),
-            "exchanges": [
-                e.model_dump(mode="json", exclude={"upstream_s"}) for e in o.inference.exchanges
-            ],
-        }
+    inference = tuple(
+        RepInference.model_validate({**o.inference.model_dump(), "rep": o.rep})
         for o in used
         if o.inference
-    ]
-    return {"inference": reps}
+    )
+    return SssaBody(
+        round=RoundRef(
+            round_id=round_id,
+            validator_id=plan.validator_id,
+            mechanism_version=plan.mechanism_version,
+        ),
+        track=task.track,
+        artifact=ArtifactRef(
+            task_id=task.task_id,
+            bundle_sha256=task.artifact_digest,
+            nonce=(chosen or first).nonce,
+        ),
+        reps=RepCount(
+            total=len(outcomes),
+            completed=sum(o.completed for o in outcomes),
+            representative=chosen.rep if chosen else None,
+        ),
+        verdict=report.verdict if report else None,
+        evidence=report.evidence if report else None,
+        findings=report.findings if report else (),
+        policy=report.policy if report else None,
+        inference=inference or None,
+    )
 
 
-def sign_sssa(body: dict[str, Any], identity: dict[str, Any], key: Ed25519PrivateKey) -> Any:
-    """`body` with its attestation; `identity` gives agent_hash, author_key, mechanism_digest."""
-    attestation = {
-        **identity,
-        "validator_key": keys.public_hex(key),
-        "field_hashes": {name: canonical_digest(value) for name, value in body.items()},
-        "canonical_hash": canonical_digest(body),
-    }
-    attestation["signature"] = keys.sign(key, _DOMAIN, canonical_bytes(attestation))
-    return {**body, "attestation": attestation}
+@dataclass(frozen=True)
+class Skipped:
+    """An agent × task with no SSSA: its stored data has no canonical form."""
+
+    agent_hash: str
+    track: str
+    task_id: str
+    reason: str
+
+
+def sign_round(
+    plan: RoundPlan, round_id: str, outcomes: Iterable[RunOutcome], key: Ed25519PrivateKey
+) -> Iterator[Sssa | Skipped]:
+    """One SSSA for every agent × task among `outcomes`, which come grouped by agent × task
+    (as the round store yields them), so a round is signed without holding all its reports.
+
+    Reports are checked for a canonical form when accepted, so nothing should fail
+    here; if something does (a store written by an older version), that one agent ×
+    task is skipped with its reason and the others go on.
+    """
+    tasks = {(t.track, t.task_id): t for t in plan.tasks}
+    seen: set[tuple[str, Track, str]] = set()
+    for (agent, track, task_id), reps in itertools.groupby(
+        outcomes, lambda o: (o.agent_hash, o.track, o.task_id)
+    ):
+        if (agent, track, task_id) in seen:
+            # Two SSSAs for one agent × task would overwrite each other's file.
+            raise SssaError(f"the reps of {agent[:16]} on {track.value}/{task_id} are not together")
+        seen.add((agent, track, task_id))
+        body = _body(plan, round_id, tasks[(track, task_id)], list(reps))
+        manifest = plan.manifests.get(agent)
+        try:
+            yield sign_sssa(
+                body,
+                agent_hash=agent,
+                author_key=manifest.author_key if manifest else None,
+                mechanism_digest=plan.mechanism_digest,
+                key=key,
+            )
+        except CanonicalError as exc:
+            yield Skipped(agent, track.value, task_id, f"no canonical form: {exc}")
+
+
+@dataclass(frozen=True)
+class Export:
+    written: list[Path]
+    skipped: list[Skipped]
+    key_created: Path | None = None  # the validator key, when this export had to create it
+    bodies: list[Path] = field(default_factory=list)  # inference bodies the SSSAs name
+
+
+def _file_name(sssa: Sssa) -> str:
+    stem = f"{sssa.track.value}.{sssa.artifact.task_id}"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", stem) + ".json"
+
+
+def write_sssas(
+    signed: Iterable[Sssa | Skipped],
+    inference_bodies: Callable[[set[str]], Mapping[str, str]],
+    out: Path,
+) -> Export:
+    """Write each SSSA as OUT/<agent hash[:16]>/<track>.<task id>.json, in canonical form.
+
+    Anything skipped is listed, with its reason, in OUT/skipped.json. The bodies of
+    the inference exchanges the SSSAs name, as `inference_bodies` finds them by
+    digest, are OUT/inference/<sha256>.json, byte for byte what was sent or
+    received, so anyone can check a digest.
+    """
+    written, skipped, digests = [], [], set()
+    for item in signed:
+        if isinstance(item, Skipped):
+            skipped.append(item)
+            continue
+        path = out / item.attestation.agent_hash[:16] / _file_name(item)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(canonical_bytes(item.document()).decode("utf-8") + "\n")
+        written.append(path)
+        digests |= item.inference_digests()
+    bodies = []
+    for digest, text in sorted(inference_bodies(digests).items()):
+        path = out / "inference" / f"{digest}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+        bodies.append(path)
+    if skipped:
+        out.mkdir(parents=True, exist_ok=True)
+        listing = [vars(s) for s in skipped]
+        (out / "skipped.json").write_text(json.dumps(listing, indent=2, ensure_ascii=True) + "\n")
+    return Export(written, skipped, bodies=bodies)
 
 
 @dataclass(frozen=True)
@@ -154,7 +338,7 @@ def _attestation(doc: Any) -> dict[str, Any]:
     missing = [k for k in _ATTESTATION_KEYS if k not in attestation]
     if missing:
         raise SssaError(f"attestation is missing {', '.join(missing)}")
-    unknown = sorted(set(attestation) - set(_ATTESTATION_KEYS))
+    unknown = sorted(map(str, set(attestation) - set(_ATTESTATION_KEYS)))
     if unknown:
         raise SssaError(f"attestation has fields that are not signed: {', '.join(unknown)}")
     if not isinstance(attestation["field_hashes"], dict):
@@ -162,8 +346,8 @@ def _attestation(doc: Any) -> dict[str, Any]:
     return attestation
 
 
-def _field_problems(body: dict[str, Any], signed: dict[str, Any]) -> list[str]:
-    problems = [f"field {name!r} was removed" for name in sorted(set(signed) - set(body))]
+def _field_problems(body: dict[str, Any], signed: dict[Any, Any]) -> list[str]:
+    problems = [f"field {name!r} was removed" for name in sorted(set(signed) - set(body), key=str)]
     problems += [
         f"field {name!r} was added after signing" for name in sorted(set(body) - set(signed))
     ]
@@ -173,8 +357,18 @@ def _field_problems(body: dict[str, Any], signed: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _text(value: Any, *path: str) -> str | None:
+    """The string at `path` inside a verified document, or None (its shape is not trusted)."""
+    for step in path:
+        value = value.get(step) if isinstance(value, dict) else None
+    return value if isinstance(value, str) else None
+
+
 def verify_sssa(doc: Any, *, validator_key: str | None = None) -> Verified:
-    """Check an SSSA offline; raises SssaError naming every problem found."""
+    """Check an SSSA offline; raises SssaError naming every problem found.
+
+    `doc` is untrusted: whatever its shape, the answer is a `Verified` or an SssaError.
+    """
     attestation = _attestation(doc)
     body = {k: v for k, v in doc.items() if k != "attestation"}
     problems = []
@@ -184,8 +378,9 @@ def verify_sssa(doc: Any, *, validator_key: str | None = None) -> Verified:
             f"key {validator_key:.16}…"
         )
     try:
+        content_hash = canonical_digest(body)  # first: a body with no canonical form stops here
         problems += _field_problems(body, attestation["field_hashes"])
-        if canonical_digest(body) != attestation["canonical_hash"]:
+        if content_hash != attestation["canonical_hash"]:
             problems.append("canonical_hash does not match the content")
         unsigned = {k: v for k, v in attestation.items() if k != "signature"}
         keys.verify(
@@ -203,130 +398,20 @@ def verify_sssa(doc: Any, *, validator_key: str | None = None) -> Verified:
         )
     if problems:
         raise SssaError("; ".join(problems))
-    verdict = body.get("verdict")
     return Verified(
         agent_hash=str(attestation["agent_hash"]),
         validator_key=str(attestation["validator_key"]),
         track=str(body.get("track")),
-        task_id=str(body.get("artifact", {}).get("task_id")),
-        decision=verdict.get("decision") if isinstance(verdict, dict) else None,
+        task_id=str(_text(body, "artifact", "task_id")),
+        decision=_text(body, "verdict", "decision"),
     )
 
 
 def verify_file(path: Path, *, validator_key: str | None = None) -> Verified:
     try:
-        doc = parse_strict(path.read_bytes())
+        doc = read_signed(path, max_bytes=MAX_SSSA_BYTES)
     except OSError as exc:
         raise SssaError(f"{path}: {exc.strerror}") from exc
-    except CanonicalError as exc:
+    except JsonLimitError as exc:
         raise SssaError(f"{path}: {exc}") from exc
     return verify_sssa(doc, validator_key=validator_key)
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """An agent × task with no SSSA: its stored data has no canonical form."""
-
-    agent_hash: str
-    track: str
-    task_id: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Export:
-    written: list[Path]
-    skipped: list[Skipped]
-    key_created: Path | None = None  # the validator key, when this export had to create it
-    bodies: list[Path] = field(default_factory=list)  # inference bodies the SSSAs name
-
-
-def round_sssas(ledger: RoundLedger, key: Ed25519PrivateKey) -> Iterator[tuple[str, Any] | Skipped]:
-    """(agent hash, signed SSSA) for every agent × task of a stored round.
-
-    Reports are checked for a canonical form when accepted, so nothing stored
-    should fail here; if something does (a store written by an older version),
-    that one agent × task is skipped with its reason and the others go on.
-    """
-    plan = ledger.plan
-    tasks = {(t.track.value, t.task_id): t for t in plan.tasks}
-
-    def group(outcome: RunOutcome) -> tuple[str, str, str]:
-        return (outcome.agent_hash, outcome.track.value, outcome.task_id)
-
-    for (agent, track, task_id), reps in itertools.groupby(
-        ledger.store.outcomes(ledger.round_id), group
-    ):
-        body = _body(plan, ledger.round_id, tasks[(track, task_id)], list(reps))
-        identity = {
-            "agent_hash": agent,
-            "author_key": plan.manifests.get(agent, {}).get("author_key"),
-            "mechanism_digest": plan.mechanism_digest,
-        }
-        try:
-            yield agent, sign_sssa(body, identity, key)
-        except CanonicalError as exc:
-            yield Skipped(agent, track, task_id, f"no canonical form: {exc}")
-
-
-def _file_name(doc: Any) -> str:
-    stem = f"{doc['track']}.{doc['artifact']['task_id']}"
-    return re.sub(r"[^A-Za-z0-9._-]", "_", stem) + ".json"
-
-
-def export_round(
-    db: Path, round_id: str, out: Path, key: Ed25519PrivateKey | None = None
-) -> Export:
-    """Write one SSSA per agent × task of a completed round.
-
-    Files are OUT/<agent hash[:16]>/<track>.<task id>.json, in canonical form;
-    anything skipped is listed, with its reason, in OUT/skipped.json. The stored
-    bodies of the inference exchanges they name are OUT/inference/<sha256>.json,
-    byte for byte what was sent or received, so anyone can check a digest.
-    `key` defaults to the validator key under the data dir (created 0600 when missing).
-    """
-    key_created = None
-    if key is None:
-        key_path = default_validator_key_path()
-        key, created = keys.load_or_create_private(key_path)
-        key_created = key_path if created else None
-    with Store(db, create=False) as store:
-        ledger = RoundLedger(store, round_id, pinned())
-        status = store.round(round_id).status
-        if status != "completed":
-            raise SssaError(f"round {round_id} is {status}; only completed rounds are attested")
-        written, skipped, signed = [], [], []
-        for item in round_sssas(ledger, key):
-            if isinstance(item, Skipped):
-                skipped.append(item)
-                continue
-            agent, doc = item
-            path = out / agent[:16] / _file_name(doc)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(canonical_bytes(doc).decode("utf-8") + "\n")
-            written.append(path)
-            signed.append(doc)
-        bodies = _write_bodies(store, signed, out / "inference")
-    if skipped:
-        out.mkdir(parents=True, exist_ok=True)
-        listing = [vars(s) for s in skipped]
-        (out / "skipped.json").write_text(json.dumps(listing, indent=2, ensure_ascii=True) + "\n")
-    return Export(written, skipped, key_created, bodies)
-
-
-def _write_bodies(store: Store, docs: Sequence[Any], folder: Path) -> list[Path]:
-    digests = {
-        digest
-        for doc in docs
-        for rep in doc.get("inference") or ()
-        for exchange in rep["exchanges"]
-        for digest in (exchange["request_sha256"], exchange["response_sha256"])
-        if digest
-    }
-    paths = []
-    for digest, text in sorted(store.inference_bodies(digests).items()):
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{digest}.json"
-        path.write_bytes(text.encode("utf-8"))
-        paths.append(path)
-    return paths

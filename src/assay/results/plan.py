@@ -11,6 +11,7 @@ from typing import Any
 from assay.corpus.draw import draw_seed
 from assay.inference.config import InferenceConfig
 from assay.mechanism.spec import Track
+from assay.schema.manifest import AgentManifest
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class RoundPlan:
     # Agents refused at intake (assay.attest.intake): hash -> track -> why. Their reps on
     # those tracks fail without running, so they score 0 with the reason recorded.
     refused: dict[str, dict[str, str]] = field(default_factory=dict)
-    manifests: dict[str, dict[str, Any]] = field(default_factory=dict)  # hash -> signed manifest
+    manifests: dict[str, AgentManifest] = field(default_factory=dict)  # hash -> verified manifest
     # The round's upstream model (`InferenceConfig` as JSON, never a key) and the model
     # each agent is served: the one its manifest names when the round allows it.
     inference: InferenceConfig | None = None
@@ -78,7 +79,7 @@ class RoundPlan:
             "tasks": [t.to_json() for t in self.tasks],
             "agents": list(self.agents),
             "refused": self.refused,
-            "manifests": self.manifests,
+            "manifests": {h: m.model_dump(mode="json") for h, m in self.manifests.items()},
             "inference": self.inference.model_dump(mode="json") if self.inference else None,
             "models": self.models,
         }
@@ -95,7 +96,9 @@ class RoundPlan:
             tasks=tuple(PlannedTask.from_json(t) for t in data["tasks"]),
             agents=tuple(data["agents"]),
             refused=data.get("refused", {}),
-            manifests=data.get("manifests", {}),
+            manifests={
+                h: AgentManifest.model_validate(m) for h, m in data.get("manifests", {}).items()
+            },
             inference=InferenceConfig.from_table(data["inference"])
             if data.get("inference") is not None
             else None,

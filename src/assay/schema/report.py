@@ -29,9 +29,9 @@ from pydantic import (
     field_validator,
 )
 
-from assay.attest.canonical import CanonicalError, canonical_bytes
 from assay.mechanism.spec import Track, pinned
 from assay.schema.boundedjson import JsonLimitError, parse_bounded
+from assay.schema.canonical import CanonicalError, canonical_bytes
 
 
 class ReportError(ValueError):

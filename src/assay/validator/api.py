@@ -11,14 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.attest.keys import KeyFileError, KeyPair, load_private, new_keypair, read_public
-from assay.attest.manifest import (
-    MANIFEST_SUFFIX,
-    AgentManifest,
-    ManifestError,
-    pin,
-    write_manifest,
-)
-from assay.attest.sssa import Export, Skipped, SssaError, Verified, export_round, verify_file
+from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
+from assay.attest.sssa import Export, Skipped, SssaError, Verified, verify_file
 from assay.bundle import Bundle, BundleError, bundle_package
 from assay.corpus.interface import CorpusError
 from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
@@ -33,8 +27,10 @@ from assay.runner.agent import DEFAULT_ENTRYPOINT, AgentError
 from assay.runner.outcome import RunOutcome
 from assay.sandbox import InfrastructureError, default_backend
 from assay.sandbox.interface import CheckResult
+from assay.schema.manifest import AgentManifest
 from assay.schema.report import report_json_schema
 from assay.store.sqlite import RoundSummary, StoreError
+from assay.validator.attesting import export_round
 from assay.validator.config import (
     EXAMPLE_ROUND_TOML,
     ConfigError,

@@ -160,9 +160,7 @@ def _plan(
     if config.inference is None:
         return plan
     models = {
-        a.agent_hash: config.inference.model_for(
-            admission.manifests.get(a.agent_hash, {}).get("model")
-        )
+        a.agent_hash: config.inference.model_for(admission.requested_model(a.agent_hash))
         for a in admission.agents
     }
     return replace(plan, inference=config.inference, models=models)

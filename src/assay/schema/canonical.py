@@ -9,6 +9,9 @@ or `canonicaljson`: neither normalises Unicode (RFC 8785 deliberately leaves
 strings as they are), so they would not give this form alone, and the whole
 form is a dozen lines here without adding a dependency. Non-integral floats
 use Python's shortest round-trip repr, which is deterministic.
+
+Signed files are read back by `read_signed`: bounded, and strict about what
+would make two readers disagree.
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ import hashlib
 import json
 import math
 import unicodedata
+from pathlib import Path
 from typing import Any
+
+from assay.schema.boundedjson import parse_bounded
 
 # Beyond 2**53 a float no longer names one integer, so it is kept as a float.
 _EXACT_INT = 2**53
@@ -75,24 +81,13 @@ def canonical_digest(value: Any) -> str:
     return hashlib.sha256(canonical_bytes(value)).hexdigest()
 
 
-def _no_constants(name: str) -> Any:
-    raise CanonicalError(f"{name} is not a JSON number")
+def read_signed(path: Path, *, max_bytes: int) -> Any:
+    """A signed document from a file, read no further than the cap and parsed strictly.
 
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            # Parsers disagree on which duplicate wins, so a signed document must have none.
-            raise CanonicalError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def parse_strict(raw: bytes | str) -> Any:
-    """JSON as signed documents must be: UTF-8, no NaN/Infinity, no duplicate keys."""
-    try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        return json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_keys)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CanonicalError(f"not valid JSON: {exc}") from exc
+    Raises OSError when it cannot be read and `JsonLimitError` when it is not UTF-8
+    JSON within the cap, or holds NaN, Infinity, an overflowing number or a duplicate
+    key: readers would disagree on what such a document says, so none is signed.
+    """
+    with path.open("rb") as handle:
+        raw = handle.read(max_bytes + 1)
+    return parse_bounded(raw, max_bytes=max_bytes, strict=True)

@@ -1,0 +1,51 @@
+"""A stored round's SSSAs: the round store and the validator key wired to `attest.sssa`,
+which signs and writes what it is handed and knows neither."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from assay.attest import keys
+from assay.attest.sssa import Export, SssaError, sign_round, write_sssas
+from assay.mechanism.spec import pinned
+from assay.store.sqlite import Store
+from assay.validator.config import data_dir
+
+
+def default_validator_key_path() -> Path:
+    return data_dir() / "validator.key"
+
+
+def export_round(
+    db: Path, round_id: str, out: Path, key: Ed25519PrivateKey | None = None
+) -> Export:
+    """Write one SSSA per agent × task of a completed round into `out` (see `write_sssas`).
+
+    `key` defaults to the validator key under the data dir, created 0600 when missing
+    (after the round is found fit to attest, so a failed export leaves no new key behind).
+    """
+    with Store(db, create=False) as store:
+        stored = store.round(round_id)
+        plan = stored.plan
+        # Which rep speaks for a task is the mechanism's rule: a round planned under
+        # another mechanism is not attested under this one.
+        if plan.mechanism_digest != pinned().digest:
+            raise SssaError(
+                f"round {round_id} was planned under mechanism {plan.mechanism_digest}, "
+                f"not {pinned().digest}"
+            )
+        if stored.status != "completed":
+            raise SssaError(
+                f"round {round_id} is {stored.status}; only completed rounds are attested"
+            )
+        key_created = None
+        if key is None:
+            key_path = default_validator_key_path()
+            key, created = keys.load_or_create_private(key_path)
+            key_created = key_path if created else None
+        signed = sign_round(plan, round_id, store.outcomes(round_id), key)
+        export = write_sssas(signed, store.inference_bodies, out)
+    return replace(export, key_created=key_created)
