@@ -205,13 +205,13 @@ def round_config(
     """round.toml (when given) with the flags over it. Without agents from either, the
     bundled agents run, unless `bundled_agents_by_default` is False (submissions only)."""
     file_values = load_config(config_file)
-    config = build_config(file_values, overrides)
+    config = _merged(file_values, overrides)
     if not bundled_agents_by_default and not overrides.agents and "agents" not in file_values:
         config = replace(config, agents=())
     return config
 
 
-def build_config(file_values: dict[str, Any], overrides: RoundOverrides) -> RoundConfig:
+def _merged(file_values: dict[str, Any], overrides: RoundOverrides) -> RoundConfig:
     """Flags override the file; what neither gives falls back to the bundled defaults."""
     flags = {f.name: getattr(overrides, f.name) for f in fields(overrides)}
     values = {**file_values, **{k: v for k, v in flags.items() if v not in (None, ())}}
