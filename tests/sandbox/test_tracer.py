@@ -210,3 +210,46 @@ def test_the_launcher_is_recognised_when_strace_cuts_its_script(tmp_path: Path) 
     }
     summary = summarise(write_trace(tmp_path, files), launcher, ("/x",), TraceSet.LIVENESS)
     assert summary.execs == (("/x",),)
+
+
+def test_lookups_after_a_send_flood_past_the_peer_cap_are_still_seen(tmp_path: Path) -> None:
+    cap = PROFILES[TraceSet.LIVENESS].summary_items
+    flood = [
+        f"sendto(4<UDP:[5]>, {hexs('x')}, 1, 0, {{sa_family=AF_INET, sin_port=htons({1024 + n}),"
+        f" sin_addr=inet_addr({hexs(f'10.0.{n // 250 % 250}.{n % 250}')})}}, 16) = 1"
+        for n in range(4000)  # more than one batch of lines, and past every cap
+    ]
+    addressed = hexs(dns_query("sent.probe.assay.invalid"))
+    connected = hexs(dns_query("written.probe.assay.invalid"))
+    lines = [
+        *flood,
+        f"write(6, {connected}, 40) = 40",  # a file
+        f"sendto(4<UDP:[5]>, {addressed}, 40, 0, {INET53}, 16) = 40",
+        *flood,
+        f"connect(3<UDP:[41]>, {INET53}, 16) = 0",
+        *flood,
+        f"writev(3<UDP:[41]>, [{{iov_base={connected}, iov_len=40}}], 1) = 40",
+    ]
+    summary = summary_of(tmp_path, lines, TraceSet.LIVENESS)
+    assert summary.dns_queries == ("sent.probe.assay.invalid", "written.probe.assay.invalid")
+    assert len(summary.connects) == cap and summary.truncated
+    assert Peer("inet", "127.0.0.1", 53) not in summary.connects  # the list was full by then
+
+
+def test_calls_traced_only_to_end_stepping_are_no_evidence(tmp_path: Path) -> None:
+    command = ("/usr/bin/python3", "/task/input/shim.py")
+    exec_command = f"execve({hexs(command[0])}, [{', '.join(hexs(a) for a in command)}], 0x1) = 0"
+    opened = f"openat(AT_FDCWD, {hexs('/task/workspace/early')}, O_WRONLY|O_CREAT, 0666) = 3"
+    files = {
+        # bubblewrap's fork of the command: its first traced call precedes the exec
+        102: ["set_robust_list(0x7f1933ea04a0, 24) = 0", exec_command],
+        # a subprocess child: redirects its output, then execs
+        103: ["dup2(4, 1) = 1", "dup2(6, 2) = 2", f"execve({hexs('/e')}, [{hexs('echo')}], 0) = 0"],
+        # a descendant that did more than bubblewrap ever does before an exec
+        # looking like the command's is counted whole
+        104: ["set_robust_list(0x7f, 24) = 0"] * 300 + [opened, exec_command],
+    }
+    summary = summarise(write_trace(tmp_path, files), ("launcher",), command)
+    assert summary.execs == (command, ("echo",))
+    assert summary.writes == ("/task/workspace/early",)
+    assert summary.connects == () and not summary.truncated

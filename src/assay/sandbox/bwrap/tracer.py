@@ -46,9 +46,18 @@ _SEND = ("sendto", "sendmsg", "sendmmsg")
 _WRITE = ("write", "writev")  # a connected UDP socket's DNS query (Go's resolver)
 _CONNECT = ("connect",)
 _FORK = ("clone",)  # how bubblewrap starts its namespace init (recognised as setup)
+# strace steps a new process through every syscall (two stops each) until its first
+# traced one, since it cannot know the process inherited its seccomp filter. These
+# come first in new processes, so tracing them ends that early: set_robust_list is
+# the first call of every glibc fork() child and thread, and dup2 comes in the first
+# few of a Python subprocess child (its output redirected), before it resets every
+# signal. Their lines are no evidence; the summary ignores them.
+_ENDS_STEPPING = ("set_robust_list", "dup2")
 _FILE_CALLS = _OPEN + _UNLINK + _RENAME
 _NETWORK = _CONNECT + _SEND + _WRITE
 _ONE_BUFFER = ("sendto", "write")
+_SEND_OR_WRITE = tuple(f"{name}(" for name in _SEND + _WRITE)
+_FD_HEAD = 48  # a call's name and first argument, where strace names a socket's protocol
 _SOCKADDRS_SEEN = 4096  # distinct printed addresses parsed, at most
 _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 # Read-only opens under these are the runtime loading itself (shared libraries,
@@ -67,6 +76,7 @@ _PATH_CHARS = 512
 # Bubblewrap's traced calls in the command's process, before its exec, are fewer.
 _SETUP_LINES = 256
 _SETUP_BYTES = 64 * 1024
+_BATCH_BYTES = 1 << 16
 # errno of a send or connect that never reached a socket: no attempt at all.
 _NOT_A_SOCKET = ("-1 EBADF", "-1 ENOTSOCK", "-1 EFAULT")
 
@@ -87,7 +97,7 @@ PROFILES = {
     # Enough for the probe's DNS query (< 100 bytes) and echo token; an argv
     # or iovec array prints at most 256 x 256 bytes.
     TraceSet.LIVENESS: TraceProfile(
-        syscalls=_EXEC + _CONNECT + _SEND + _WRITE + _FORK,
+        syscalls=_EXEC + _CONNECT + _SEND + _WRITE + _FORK + _ENDS_STEPPING,
         string_bytes=256,
         successful_only=True,
         summary_items=64,
@@ -96,7 +106,7 @@ PROFILES = {
     ),
     # Any DNS query (< 512 bytes), and argv strings long enough to show a canary.
     TraceSet.FULL: TraceProfile(
-        syscalls=_EXEC + _FILE_CALLS + _CONNECT + _SEND + _WRITE + _FORK,
+        syscalls=_EXEC + _FILE_CALLS + _CONNECT + _SEND + _WRITE + _FORK + _ENDS_STEPPING,
         string_bytes=512,
         successful_only=False,
         summary_items=1024,
@@ -364,6 +374,31 @@ class _Collector:
         bucket[item] = None
         self.room -= size
 
+    def feed_all(self, lines: list[str]) -> None:
+        if self._peers_settled():
+            # Once no send can add a peer, a send or write is evidence only as a DNS
+            # query: to port 53, or unaddressed on a UDP socket (connected to 53 or
+            # not). The rest are dropped by these tests alone, without a call per line.
+            writes = bool(self.dns_sockets)
+            lines = [
+                line
+                for line in lines
+                if not line.startswith(_SEND_OR_WRITE)
+                or "htons(53)" in line
+                or (writes and "<UDP" in line[:_FD_HEAD] and "sa_family=" not in line)
+            ]
+        for line in lines:
+            self.feed(line)
+
+    def _peers_settled(self) -> bool:
+        """Whether an addressed send can no longer change the summary (the peer
+        list, or what may still be parsed for it, is spent and marked truncated)."""
+        return self.truncated and (
+            len(self.found["connects"]) >= self.profile.summary_items
+            or len(self.sockaddrs) >= _SOCKADDRS_SEEN
+            or self.room <= 0
+        )
+
     def feed(self, line: str) -> None:
         name = line[: line.find("(")]
         if name in _NETWORK:
@@ -470,7 +505,7 @@ def _string_at(line: str, start: int) -> tuple[str, int]:
 
 def _udp_inode(line: str) -> str | None:
     """The inode of the UDP socket a call's first argument is (`3<UDP:[4711]>`)."""
-    head = line[:48]
+    head = line[:_FD_HEAD]
     start = head.find("<UDP")
     if start < 0:
         return None
@@ -478,9 +513,12 @@ def _udp_inode(line: str) -> str | None:
     return head[head.find(":[", start) + 2 : end] if end > 0 else None
 
 
+_HEX_BYTE = tuple(f"\\x{b:02x}" for b in range(256))
+
+
 def _hexed(data: bytes) -> str:
     """Bytes as strace -xx prints them inside a string (no quotes)."""
-    return "".join(f"\\x{b:02x}" for b in data)
+    return "".join(map(_HEX_BYTE.__getitem__, data))
 
 
 _QUIET_READ_HEX = tuple(_hexed(p.encode()) for p in _QUIET_READ_PREFIXES)
@@ -515,8 +553,15 @@ def _lines(path: Path) -> Iterator[str]:
         yield from handle
 
 
-def _from_command_exec(lines: Iterator[str], marker: str) -> Iterator[str]:
-    """A process's lines, from the command's exec on if it is the command's process.
+def _batches(path: Path) -> Iterator[list[str]]:
+    """A process's lines, a batch at a time (the runtime splits them, not a Python loop)."""
+    with path.open(encoding="ascii", errors="replace") as handle:
+        while batch := handle.readlines(_BATCH_BYTES):
+            yield batch
+
+
+def _from_command_exec(batches: Iterator[list[str]], marker: str) -> Iterator[list[str]]:
+    """A process's batches of lines, from the command's exec on if it is the command's process.
 
     The command's process was bubblewrap's until that exec, its first: a few
     short lines. So only a bounded head is held while looking for it, and a
@@ -524,20 +569,19 @@ def _from_command_exec(lines: Iterator[str], marker: str) -> Iterator[str]:
     """
     head: list[str] = []
     size = 0
-    for line in lines:
-        if line.startswith(_EXEC):
-            if not line.startswith(marker):
-                yield from head
-            yield line
-            break
-        head.append(line)
-        size += len(line)
-        if len(head) >= _SETUP_LINES or size >= _SETUP_BYTES:
-            yield from head
-            break
-    else:
-        yield from head
-    yield from lines
+    for batch in batches:
+        for n, line in enumerate(batch):
+            if line.startswith(_EXEC):
+                yield batch[n:] if line.startswith(marker) else head + batch
+                yield from batches
+                return
+            size += len(line)
+            if len(head) + n + 1 >= _SETUP_LINES or size >= _SETUP_BYTES:
+                yield head + batch
+                yield from batches
+                return
+        head += batch
+    yield head
 
 
 def _setup_pids(files: dict[int, Path], launcher: tuple[str, ...], limit: int) -> set[int]:
@@ -569,6 +613,6 @@ def summarise(
     collector = _Collector(profile)
     for pid in sorted(files):  # pids grow with time (roughly)
         if pid not in setup:
-            for line in _from_command_exec(_lines(files[pid]), start_marker):
-                collector.feed(line)
+            for batch in _from_command_exec(_batches(files[pid]), start_marker):
+                collector.feed_all(batch)
     return collector.summary()
