@@ -312,8 +312,11 @@ def _peer(sockaddr: str) -> Peer | None:
     family, body = m[1].lower(), m[2]
     port = _PORT.search(body)
     address = _INET.search(body) or _SUN_PATH.search(body)
-    netlink = _NL_PID.search(body)
-    text = _text(_hex_bytes(address[1])) if address else (netlink[1] if netlink else "")
+    if address is not None:
+        text = _text(_hex_bytes(address[1]))
+    else:
+        netlink = _NL_PID.search(body)
+        text = netlink[1] if netlink else ""
     return Peer(family, text, int(port[1]) if port else None)
 
 
