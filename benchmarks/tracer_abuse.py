@@ -12,8 +12,10 @@ only threads the probe), interleaved round by round.
 
 Per run it measures the validator's own CPU (this process, every thread: run,
 trace parse, cleanup), its peak resident memory during the run (the high-water
-mark is reset before each), and the tracer's CPU, which the backend bills to
-the run (it counts against the run's CPU budget like the tree's own).
+mark is reset before each), the tracer's CPU, which the backend bills to the
+run (it counts against the run's CPU budget like the tree's own), and the run's
+wall time, for which the validator polls the run's limits every few
+milliseconds: most of a long run's validator CPU.
 
 Last line: worst_cpu_ratio=<max over classes of validator CPU / control's>
 worst_mem_ratio=<same for peak memory> (target <= 2 for both).
@@ -102,6 +104,7 @@ class Cost:
     peak_rss_bytes: int
     tracer_cpu_s: float
     run_cpu_s: float
+    wall_s: float
     ended: str
 
 
@@ -126,7 +129,14 @@ def measure(backend: BwrapBackend, code: str, trace: TraceSet, limits: ResourceL
     cpu = time.process_time() - started
     hit = observation.limit_hit
     ended = hit.value if hit else f"exit {observation.exit_code}"
-    return Cost(cpu, _rss_high_water(), observation.tracer_cpu_s, observation.cpu_s, ended)
+    return Cost(
+        cpu,
+        _rss_high_water(),
+        observation.tracer_cpu_s,
+        observation.cpu_s,
+        observation.wall_s,
+        ended,
+    )
 
 
 def main() -> None:
@@ -165,6 +175,7 @@ def main() -> None:
                 f"mem_ratio={mem_ratio:4.2f} "
                 f"tracer_cpu_ms={statistics.median(c.tracer_cpu_s for c in runs) * 1000:7.1f} "
                 f"run_cpu_ms={statistics.median(c.run_cpu_s for c in runs) * 1000:7.1f} "
+                f"wall_ms={statistics.median(c.wall_s for c in runs) * 1000:7.1f} "
                 f"ended={runs[-1].ended}"
             )
     print(f"worst_cpu_ratio={worst_cpu:.2f} worst_mem_ratio={worst_mem:.2f}")
