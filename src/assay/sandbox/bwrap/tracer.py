@@ -597,8 +597,8 @@ def _setup_pids(files: dict[int, Path], launcher: tuple[str, ...], limit: int) -
     for pid, path in files.items():
         lines = _lines(path)
         if next(lines, "").startswith(marker):
-            forks = (parse_line(line) for line in lines if line.startswith(_FORK))
-            return {pid, *(int(f.result) for f in forks if f is not None and f.result.isdigit())}
+            forks = (_result(line) for line in lines if line.startswith(_FORK))
+            return {pid, *(int(child) for child in forks if child.isdigit())}
     return set()
 
 
