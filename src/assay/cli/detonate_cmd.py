@@ -110,7 +110,7 @@ def _print(result: Detonation, directory: Path) -> None:
     for name, profiles in sorted(result.gated().items()):
         console.print(f"[bold]gated:[/] {name} only under {', '.join(profiles)}")
     if result.mcp is not None:
-        _print_mcp(result.mcp)
+        _print_mcp(result.mcp.model_dump(mode="json"))
     runs = ", ".join(f"{p.name} {p.status} ({p.wall_s:.1f}s)" for p in result.profiles)
     console.print(f"profiles: {runs or 'none run'}", highlight=False)
     for note in result.notes:

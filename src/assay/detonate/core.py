@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import base64
 import functools
-import json
 import os
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from assay.detonate.canaries import (
     FAKETIME_RC,
@@ -27,6 +24,7 @@ from assay.detonate.canaries import (
 from assay.detonate.mapping import (
     Attribution,
     exec_capabilities,
+    harness_evidence,
     home_relative,
     map_harness,
     map_trace,
@@ -44,21 +42,39 @@ from assay.detonate.model import (
     clip,
     quoted,
 )
+from assay.detonate.observed import (
+    EVENT_KINDS,
+    CallSummary,
+    EventKind,
+    McpSummary,
+    SessionSummary,
+    ToolSurface,
+)
 from assay.detonate.plan import (
     PROFILES,
     PROJECT_DIR,
     PYTHON,
-    Plan,
+    DetonationPlan,
     Profile,
     Step,
     build_plan,
     find_libfaketime,
     harness_dir,
 )
+from assay.detonate.wire import (
+    PLAN_FILE,
+    HarnessLog,
+    HarnessPlan,
+    McpCall,
+    McpClient,
+    McpTool,
+    PlannedFile,
+    PlannedStep,
+    WireError,
+)
 from assay.mechanism.spec import Track
 from assay.sandbox.interface import (
     SANDBOX_ARTIFACT_DIR,
-    SANDBOX_INPUT_DIR,
     SANDBOX_WORKSPACE_DIR,
     InfrastructureError,
     InputFile,
@@ -69,9 +85,10 @@ from assay.sandbox.interface import (
     SealedRequest,
     TraceSet,
 )
+from assay.sandbox.script import python_script, script_argv
 from assay.schema.boundedjson import JsonLimitError, parse_bounded
 
-HARNESS_FLAGS = ("-I", "-S", "-B")
+HARNESS = "harness.py"
 LOG_CAP = 1 << 20  # bytes of harness log a profile may return
 _LOG_DEPTH = 40  # the harness bounds what it logs; deeper means it did not write this
 _STDERR_SHOWN = 240
@@ -107,8 +124,13 @@ class Budget:
 DEFAULT_BUDGET = Budget()
 
 
-def harness_source() -> bytes:
-    return resources.files("assay.detonate").joinpath("harness.py").read_bytes()
+def _shipped(name: str) -> InputFile:
+    return InputFile(name, resources.files("assay.detonate").joinpath(name).read_bytes())
+
+
+def harness_files() -> tuple[InputFile, InputFile]:
+    """The harness, and the module of the plan and log types it imports."""
+    return _shipped(HARNESS), _shipped("wire.py")
 
 
 def detonate(
@@ -192,9 +214,9 @@ class _ProfileResult:
     profile: Profile
     run: ProfileRun
     observation: Observation
-    evidence: tuple[Evidence, ...] = ()
-    log: dict[str, Any] = field(default_factory=dict)
-    interference: tuple[str, ...] = ()
+    evidence: tuple[Evidence, ...]
+    log: HarnessLog
+    interference: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -202,7 +224,7 @@ class _Setup:
     """Everything the profile runs of one detonation share."""
 
     artifact_dir: Path
-    plan: Plan
+    plan: DetonationPlan
     canaries: CanarySet
     disguise: Disguise
     token: str
@@ -225,7 +247,7 @@ class _Setup:
             description=profile.description,
             status=status,
             steps=steps,
-            skipped_steps=tuple(clip(str(s), 160) for s in log.get("skipped", [])),
+            skipped_steps=tuple(clip(s, 160) for s in log.skipped),
             capabilities=tuple(sorted({e.capability for e in evidence})),
             cpu_s=observation.cpu_s,
             wall_s=observation.wall_s,
@@ -243,13 +265,12 @@ class _Setup:
             self.budget.profile_deadline_s,
             self.libfaketime,
         )
+        harness, wire = harness_files()
+        run = python_script(self.backend, harness, {PLAN_FILE: harness_plan.to_json()}, (wire,))
         return SealedRequest(
-            argv=_harness_argv(self.backend),
+            argv=run.argv,
             limits=self.budget.limits(),
-            inputs=(
-                InputFile("harness.py", harness_source()),
-                InputFile("plan.json", json.dumps(harness_plan).encode()),
-            ),
+            inputs=run.inputs,
             artifact_dir=str(self.artifact_dir),
             trace=TraceSet.FULL,
             hostname=self.disguise.hostname(profile.name),
@@ -261,7 +282,7 @@ class _Setup:
         return Attribution(
             profile=profile.name,
             canaries=self.canaries,
-            harness_argvs=frozenset({_harness_argv(self.backend), *(s.argv for s in steps)}),
+            harness_argvs=frozenset({script_argv(self.backend, HARNESS), *(s.argv for s in steps)}),
             harness_prefixes=(
                 _stage_dir(self.token) + "/",
                 harness_dir(self.token) + "/",
@@ -273,7 +294,7 @@ class _Setup:
 
 
 def _interference(
-    observation: Observation, log: dict[str, Any], unreadable: str, run: ProfileRun
+    observation: Observation, log: HarnessLog, unreadable: str, run: ProfileRun
 ) -> tuple[str, ...]:
     """Why this profile's run may not show everything the artifact would do."""
     found: list[str] = []
@@ -285,57 +306,48 @@ def _interference(
         found.append(f"harness log over its {LOG_CAP}-byte cap")
     if observation.trace.truncated:
         found.append("trace summary capped: the artifact did more than the summary keeps")
-    if log.get("truncated"):
+    if log.truncated:
         found.append("harness log cut down to fit its cap")
-    found += [clip(str(e), 200) for e in log.get("errors", [])][:4]
+    found += [clip(e, 200) for e in log.errors][:4]
     if run.skipped_steps:
         found.append(f"{len(run.skipped_steps)} step(s) not run: profile deadline reached")
     found += [f"step {s.name!r} timed out" for s in run.steps if s.timed_out][:4]
     failed = [s for s in run.steps if s.error][:4]
     found += [f"step {s.name!r} could not run: {clip(s.error, 120)}" for s in failed]
-    for step in _dicts(log.get("steps")):
-        mcp = step.get("mcp")
-        if not isinstance(mcp, dict):
+    for step in log.steps:
+        mcp = step.mcp
+        if mcp is None:
             continue
-        if mcp.get("initialize") not in (None, "ok"):
-            found.append(f"MCP server did not initialise ({clip(str(mcp['initialize']), 40)})")
-        if mcp.get("list_failure"):
-            found.append(f"MCP tools/list failed ({clip(str(mcp['list_failure']), 40)})")
-        skipped = [c for c in _dicts(mcp.get("calls")) if c.get("outcome") == "skipped: deadline"]
+        if mcp.initialize != "ok":
+            found.append(f"MCP server did not initialise ({clip(mcp.initialize, 40)})")
+        if mcp.list_failure:
+            found.append(f"MCP tools/list failed ({clip(mcp.list_failure, 40)})")
+        skipped = [c for c in mcp.calls if c.outcome == "skipped: deadline"]
         if skipped:
             found.append(f"{len(skipped)} MCP tool call(s) not made: deadline reached")
-        session = mcp.get("session")
-        if isinstance(session, dict) and session.get("flooded"):
+        if mcp.session.flooded:
             found.append("MCP server flooded its output past the cap")
     return tuple(found)
 
 
-def _dicts(value: object) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
 def _harness_plan(
-    plan: Plan,
+    plan: DetonationPlan,
     profile: Profile,
     canaries: CanarySet,
     disguise: Disguise,
     token: str,
     deadline_s: float,
     libfaketime: str | None,
-) -> dict[str, Any]:
+) -> HarnessPlan:
     home_files = {
         **PLAIN_HOME_FILES,
         # libfaketime reads its offset from here when FAKETIME is unset: no clock marker
         # in the environment.
         **({FAKETIME_RC: f"{profile.clock_offset}\n"} if profile.clock_offset else {}),
     }
-    files = [
-        {"path": path, "data": base64.b64encode(data).decode(), "mode": 0o600}
-        for path, data in canaries.files.items()
-    ]
+    files = [PlannedFile(path, data, 0o600) for path, data in canaries.files.items()]
     files += [
-        {"path": f"{HOME}/{rel}", "data": base64.b64encode(text.encode()).decode(), "mode": 0o644}
-        for rel, text in home_files.items()
+        PlannedFile(f"{HOME}/{rel}", text.encode(), 0o644) for rel, text in home_files.items()
     ]
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -350,23 +362,23 @@ def _harness_plan(
         **dict(profile.env),
         **(profile.clock_env(libfaketime) if libfaketime else {}),
     }
-    return {
-        "stage": _stage_dir(token),
-        "files": files,
-        "dirs": [HOME, PROJECT_DIR, *plan.workdirs],
-        "placeholders": plan.placeholders,
-        "copies": list(plan.copies),
-        "links": plan.links,
-        "user_site": user_site(),
-        "site_paths": list(plan.site_paths),
-        "scan_roots": ["/tmp", SANDBOX_WORKSPACE_DIR],
-        "scan_skip": [_stage_dir(token)],
-        "needles": {name: list(forms) for name, forms in canaries.needles.items()},
-        "env": env,
-        "steps": [_step_json(step, disguise) for step in plan.steps_for(profile)],
-        "deadline_s": deadline_s,
-        "log_cap": LOG_CAP,
-    }
+    return HarnessPlan(
+        stage=_stage_dir(token),
+        files=tuple(files),
+        dirs=(HOME, PROJECT_DIR, *plan.workdirs),
+        placeholders=plan.placeholders,
+        copies=plan.copies,
+        links=plan.links,
+        user_site=user_site(),
+        site_paths=plan.site_paths,
+        scan_roots=("/tmp", SANDBOX_WORKSPACE_DIR),
+        scan_skip=(_stage_dir(token),),
+        needles={name: tuple(forms) for name, forms in canaries.needles.items()},
+        env=env,
+        steps=tuple(_planned_step(step, disguise) for step in plan.steps_for(profile)),
+        deadline_s=deadline_s,
+        log_cap=LOG_CAP,
+    )
 
 
 @functools.cache
@@ -381,58 +393,59 @@ def _stage_dir(token: str) -> str:
     return f"/tmp/tmp{token[:8]}"  # named like any tempfile.mkdtemp() directory
 
 
-def _step_json(step: Step, disguise: Disguise) -> dict[str, Any]:
-    out = step.to_json()
+def _planned_step(step: Step, disguise: Disguise) -> PlannedStep:
+    client = None
     if step.kind == "mcp":
-        out["mcp"] = {
+        client = McpClient(
             # Starting a server (Node, a TypeScript runner, an SDK) under the tracer
             # takes longer than answering a request once started.
-            "init_timeout_s": 5.0,
-            "request_timeout_s": 2.0,
-            "call_timeout_s": 1.5,
-            "max_tools": 16,
-            "client": {"name": disguise.client_name, "version": disguise.client_version},
-            "canary": disguise.argument,
-        }
-    return out
+            init_timeout_s=5.0,
+            request_timeout_s=2.0,
+            call_timeout_s=1.5,
+            max_tools=16,
+            client_name=disguise.client_name,
+            client_version=disguise.client_version,
+            canary=disguise.argument,
+        )
+    return PlannedStep(
+        name=step.name,
+        argv=step.argv,
+        cwd=step.cwd,
+        timeout_s=step.timeout_s,
+        stdin=step.stdin,
+        env=dict(step.env),
+        mcp=client,
+    )
 
 
-def _harness_argv(backend: SandboxBackend) -> tuple[str, ...]:
-    return (backend.python, *HARNESS_FLAGS, f"{SANDBOX_INPUT_DIR}/harness.py")
-
-
-def _parse_log(observation: Observation) -> tuple[dict[str, Any], str]:
-    """The harness log, and why it could not be read ("" when it could)."""
+def _parse_log(observation: Observation) -> tuple[HarnessLog, str]:
+    """The harness log, and why it could not be read ("" when it could). The artifact
+    shares the harness's sandbox: any log that is not one is a disturbed run."""
     if not observation.result.data:
-        return {}, "no harness log: the harness was killed or crashed"
+        return HarnessLog(), "no harness log: the harness was killed or crashed"
     try:
-        log = parse_bounded(observation.result.data, max_bytes=LOG_CAP, max_depth=_LOG_DEPTH)
-    except JsonLimitError as exc:
-        return {}, f"harness log unreadable: {clip(str(exc), 120)}"
-    if not isinstance(log, dict):
-        return {}, "harness log unreadable: not an object"
-    return log, ""
+        value = parse_bounded(observation.result.data, max_bytes=LOG_CAP, max_depth=_LOG_DEPTH)
+        return HarnessLog.from_json(value), ""
+    except (JsonLimitError, WireError) as exc:
+        return HarnessLog(), f"harness log unreadable: {clip(str(exc), 120)}"
 
 
-def _step_outcomes(
-    steps: Iterable[Step], log: dict[str, Any], token: str
-) -> tuple[StepOutcome, ...]:
+def _step_outcomes(steps: Iterable[Step], log: HarnessLog, token: str) -> tuple[StepOutcome, ...]:
     """Each step's outcome, the harness's random directory names shown as placeholders."""
-    records = {r.get("name"): r for r in _dicts(log.get("steps"))}
+    records = {r.name: r for r in log.steps}
     out = []
     for step in steps:
         record = records.get(step.name)
         if record is None:
             continue
-        exit_code = record.get("exit")
         out.append(
             StepOutcome(
                 name=step.name,
                 argv=tuple(_shown(a, token) for a in step.argv),
-                exit_code=exit_code if isinstance(exit_code, int) else None,
-                timed_out=bool(record.get("timed_out")),
-                error=str(record.get("error", "")),
-                stderr_tail=str(record.get("stderr_tail", ""))[-_STDERR_SHOWN:],
+                exit_code=record.exit,
+                timed_out=record.timed_out,
+                error=record.error,
+                stderr_tail=record.stderr_tail[-_STDERR_SHOWN:],
             )
         )
     return tuple(out)
@@ -458,11 +471,11 @@ def _aggregate(
 
 
 def _event_summary(
-    observations: list[tuple[Profile, Observation, dict[str, Any]]],
+    observations: list[tuple[Profile, Observation, HarnessLog]],
     canaries: CanarySet,
-    plan: Plan,
+    plan: DetonationPlan,
     token: str,
-) -> dict[str, list[Any]]:
+) -> dict[EventKind, tuple[str, ...]]:
     """The raw events of every profile, the harness's own left out; capped, the most
     security-relevant kept first (so decoys cannot push a key read out of the sample)."""
     ignored = (
@@ -482,7 +495,7 @@ def _event_summary(
         for argv in observation.trace.execs
         if plan.runner_programs and argv and argv[0].startswith(plan.runner_programs)
     }
-    kinds: dict[str, set[str]] = defaultdict(set)
+    kinds: dict[EventKind, set[str]] = defaultdict(set)
     for _profile, observation, log in observations:
         trace = observation.trace
         kinds["execs"].update(
@@ -500,22 +513,20 @@ def _event_summary(
         kinds["connects"].update(
             f"{c.family}:{c.address}:{c.port}"
             for c in trace.connects
-            if not _harness_peer(c, log.get("sink_port"))
+            if not _harness_peer(c, log.sink_port)
         )
         kinds["dns"].update(trace.dns_queries)
-        for step in _dicts(log.get("steps")):
-            for hit in _dicts(step.get("canary_hits")):
-                kinds["canary_hits"].add(
-                    f"{hit.get('canary')} in {home_relative(str(hit.get('path')))}"
-                )
+        for step in log.steps:
+            kinds["canary_hits"].update(
+                f"{hit.canary} in {home_relative(hit.path)}" for hit in step.canary_hits
+            )
     kinds["reads"] -= {"/tmp", SANDBOX_WORKSPACE_DIR}  # the harness's own canary scan
-    names = ("execs", "reads", "writes", "unlinks", "connects", "dns", "canary_hits")
-    return {name: _sample(name, kinds[name]) for name in names}
+    return {kind: _sample(kind, kinds[kind]) for kind in EVENT_KINDS}
 
 
-def _sample(kind: str, events: set[str]) -> list[str]:
+def _sample(kind: str, events: set[str]) -> tuple[str, ...]:
     ranked = sorted(events, key=lambda event: (relevance(kind, event), event))
-    return [clip(e) for e in ranked[:MAX_EVENTS_PER_KIND]]
+    return tuple(clip(e) for e in ranked[:MAX_EVENTS_PER_KIND])
 
 
 def relevance(kind: str, event: str) -> int:
@@ -530,60 +541,53 @@ def relevance(kind: str, event: str) -> int:
     return 0
 
 
-def _harness_peer(peer: Peer, sink_port: object) -> bool:
+def _harness_peer(peer: Peer, sink_port: int | None) -> bool:
     """The harness's egress sink, or glibc asking for a name-service daemon."""
     sink = peer.family == "inet" and peer.address == "127.0.0.1" and peer.port == sink_port
     return sink or peer.address == "/var/run/nscd/socket"
 
 
-def _mcp_summary(
-    observations: list[tuple[Profile, Observation, dict[str, Any]]],
-) -> dict[str, Any]:
+def _mcp_summary(observations: list[tuple[Profile, Observation, HarnessLog]]) -> McpSummary:
     """Declared tool surface (from the first profile that listed it) and, per profile,
     what each call did."""
-    tools: list[dict[str, Any]] = []
-    calls: dict[str, list[dict[str, str]]] = {}
-    sessions: dict[str, dict[str, Any]] = {}
-    changed: list[dict[str, Any]] = []
+    tools: tuple[ToolSurface, ...] = ()
+    changed: tuple[ToolSurface, ...] = ()
+    calls: dict[str, tuple[CallSummary, ...]] = {}
+    sessions: dict[str, SessionSummary] = {}
     for profile, _, log in observations:
-        for step in _dicts(log.get("steps")):
-            mcp = step.get("mcp")
-            if not isinstance(mcp, dict):
+        for step in log.steps:
+            mcp = step.mcp
+            if mcp is None:
                 continue
-            if not tools and mcp.get("tools"):
-                tools = [_tool_surface(t) for t in _dicts(mcp["tools"])]
-            if not changed and mcp.get("changed_tools"):
-                changed = [_tool_surface(t) for t in _dicts(mcp["changed_tools"])]
-            calls[profile.name] = [_call_summary(c, profile.name) for c in _dicts(mcp.get("calls"))]
-            session = mcp.get("session")
-            sessions[profile.name] = {
-                "initialize": mcp.get("initialize"),
-                **(session if isinstance(session, dict) else {}),
-            }
-    out = {"tools": tools, "calls": calls, "sessions": sessions}
-    if changed:
-        out["tools_after_change"] = changed  # announced by notifications/tools/list_changed
-    return out
+            tools = tools or tuple(_tool_surface(t) for t in mcp.tools)
+            changed = changed or tuple(_tool_surface(t) for t in mcp.changed_tools)
+            calls[profile.name] = tuple(_call_summary(c, profile.name) for c in mcp.calls)
+            end = mcp.session
+            sessions[profile.name] = SessionSummary(
+                initialize=mcp.initialize,
+                crashed=end.crashed,
+                exit=end.exit,
+                malformed_lines=end.malformed_lines,
+                flooded=end.flooded,
+                tools_changed=end.tools_changed,
+                stdout_bytes=end.stdout_bytes,
+            )
+    return McpSummary(tools=tools, calls=calls, sessions=sessions, tools_after_change=changed)
 
 
-def _call_summary(call: dict[str, Any], profile: str) -> dict[str, Any]:
+def _call_summary(call: McpCall, profile: str) -> CallSummary:
     """One tool call: how it ended, and what the harness saw it do (canary values
     written or sent), so declared behaviour can be held against observed behaviour."""
-    observed = {e.capability for e in map_harness({"steps": [call]}, profile)}
-    return {
-        "tool": str(call.get("tool")),
-        "outcome": str(call.get("outcome")),
-        "observed": sorted(observed),
-    }
+    observed = {e.capability for e in harness_evidence(call, "", profile)}
+    return CallSummary(tool=call.tool, outcome=call.outcome, observed=tuple(sorted(observed)))
 
 
-def _tool_surface(tool: dict[str, Any]) -> dict[str, Any]:
-    schema = tool.get("inputSchema") or {}
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    return {
-        "name": clip(str(tool.get("name", "")), 120),
-        "description": quoted(str(tool.get("description", "")), 2000),
-        "parameters": sorted(clip(str(k), 120) for k in properties)[:64]
+def _tool_surface(tool: McpTool) -> ToolSurface:
+    properties = tool.input_schema.get("properties")
+    return ToolSurface(
+        name=clip(tool.name, 120),
+        description=quoted(tool.description, 2000),
+        parameters=tuple(sorted(clip(str(k), 120) for k in properties)[:64])
         if isinstance(properties, dict)
-        else [],
-    }
+        else (),
+    )

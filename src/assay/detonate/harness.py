@@ -1,10 +1,10 @@
 """Validator-owned detonation harness that runs inside the sandbox (stdlib only).
 
-It reads its plan from /task/input/plan.json, lays out a fake home full of
+It reads its plan from /task/input/plan.json (`wire.HarnessPlan`), lays out a fake home full of
 canary secrets, runs each planned step as a child process (scripts, install
 hooks, imports, an MCP session) with a bounded budget, scans the writable
-areas for canary values after every step, and writes a JSON log to the result
-channel.
+areas for canary values after every step, and writes its log (`wire.HarnessLog`)
+to the result channel.
 
 What the validator trusts is its own trace; this log only adds what a syscall
 trace cannot show (which files ended up holding canary values, what an MCP
@@ -16,7 +16,6 @@ home (links are not traced), and canary scans open files through
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import ctypes
 import json
@@ -31,12 +30,54 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-PLAN_PATH = "/task/input/plan.json"
+try:
+    from assay.detonate.wire import (
+        PLAN_FILE,
+        CanaryHit,
+        Egress,
+        HarnessLog,
+        HarnessPlan,
+        McpCall,
+        McpClient,
+        McpLog,
+        McpSessionEnd,
+        McpTool,
+        PlannedStep,
+        StepLog,
+    )
+except ModuleNotFoundError:
+    # Inside the sandbox it is shipped beside this file, and loaded from that file alone:
+    # searching the directory would show in the trace as a read the artifact did not do.
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location(
+        "wire", os.path.join(os.path.dirname(__file__), "wire.py")
+    )
+    assert _spec is not None and _spec.loader is not None
+    sys.modules["wire"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["wire"])
+    from wire import (  # type: ignore[import-not-found,no-redef]
+        PLAN_FILE,
+        CanaryHit,
+        Egress,
+        HarnessLog,
+        HarnessPlan,
+        McpCall,
+        McpClient,
+        McpLog,
+        McpSessionEnd,
+        McpTool,
+        PlannedStep,
+        StepLog,
+    )
+
+PLAN_PATH = f"/task/input/{PLAN_FILE}"
 _TAIL = 2048  # bytes of each child's stderr kept for the log
 _SCAN_FILE_CAP = 1 << 20  # larger files are not scanned for canaries
 _SCAN_FILES_MAX = 2000
@@ -57,34 +98,33 @@ def _undumpable() -> None:
 # --- fake home ---------------------------------------------------------------------------
 
 
-def lay_out_home(plan: dict[str, Any]) -> None:
+def lay_out_home(plan: HarnessPlan) -> None:
     """Write every planned file under the staging prefix, then hard-link it into place."""
-    stage = plan["stage"]
-    os.makedirs(stage, mode=0o700, exist_ok=True)
-    for n, item in enumerate(plan["files"]):
-        staged = os.path.join(stage, f"f{n}")
+    os.makedirs(plan.stage, mode=0o700, exist_ok=True)
+    for n, item in enumerate(plan.files):
+        staged = os.path.join(plan.stage, f"f{n}")
         with open(staged, "wb") as handle:
-            handle.write(base64.b64decode(item["data"]))
-        os.chmod(staged, item["mode"])
-        os.makedirs(os.path.dirname(item["path"]), mode=0o700, exist_ok=True)
-        os.link(staged, item["path"])
-    for directory in plan["dirs"]:
+            handle.write(item.data)
+        os.chmod(staged, item.mode)
+        os.makedirs(os.path.dirname(item.path), mode=0o700, exist_ok=True)
+        os.link(staged, item.path)
+    for directory in plan.dirs:
         os.makedirs(directory, mode=0o755, exist_ok=True)
     # Inputs named by documented invocations live in the workspace (another filesystem,
     # so no link): written directly, and the validator discounts exactly these paths.
-    for path, text in plan["placeholders"].items():
+    for path, text in plan.placeholders.items():
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
 
 
-def copy_artifact(plan: dict[str, Any]) -> None:
+def copy_artifact(plan: HarnessPlan) -> None:
     """Copy the read-only artifact where steps need a writable tree, and link in what
     the plan provides beside it (the pinned SDKs)."""
-    for destination in plan["copies"]:
+    for destination in plan.copies:
         os.makedirs(os.path.dirname(destination), exist_ok=True)
         shutil.copytree("/task/artifact", destination, symlinks=True, dirs_exist_ok=True)
-    for link, target in plan["links"].items():
+    for link, target in plan.links.items():
         os.makedirs(os.path.dirname(link), exist_ok=True)
         os.symlink(target, link)
 
@@ -95,13 +135,11 @@ def copy_artifact(plan: dict[str, Any]) -> None:
 class Scanner:
     """Finds canary values in files of the writable areas, without tracing as reads."""
 
-    def __init__(self, plan: dict[str, Any]) -> None:
-        self.roots = plan["scan_roots"]
-        self.skip_prefixes = tuple(plan["scan_skip"])
-        self.needles = {
-            name: [n.encode() for n in forms] for name, forms in plan["needles"].items()
-        }
-        self.canary_inodes = {self._inode(item["path"]) for item in plan["files"]}
+    def __init__(self, plan: HarnessPlan) -> None:
+        self.roots = plan.scan_roots
+        self.skip_prefixes = plan.scan_skip
+        self.needles = {name: [n.encode() for n in forms] for name, forms in plan.needles.items()}
+        self.canary_inodes = {self._inode(item.path) for item in plan.files}
         self.seen: set[tuple[str, str]] = set()
 
     @staticmethod
@@ -109,8 +147,8 @@ class Scanner:
         st = os.lstat(path)
         return (st.st_dev, st.st_ino)
 
-    def scan(self) -> list[dict[str, str]]:
-        hits: list[dict[str, str]] = []
+    def scan(self) -> tuple[CanaryHit, ...]:
+        hits: list[CanaryHit] = []
         budget = [_SCAN_FILES_MAX]
         for root in self.roots:
             try:
@@ -121,9 +159,9 @@ class Scanner:
                 self._walk(fd, root, hits, budget)
             finally:
                 os.close(fd)
-        return hits
+        return tuple(hits)
 
-    def _walk(self, dir_fd: int, path: str, hits: list[dict[str, str]], budget: list[int]) -> None:
+    def _walk(self, dir_fd: int, path: str, hits: list[CanaryHit], budget: list[int]) -> None:
         try:
             entries = sorted(os.listdir(dir_fd))
         except OSError:
@@ -150,7 +188,7 @@ class Scanner:
                 budget[0] -= 1
                 self._check_file(via, full, st.st_size, hits)
 
-    def _check_file(self, via: str, full: str, size: int, hits: list[dict[str, str]]) -> None:
+    def _check_file(self, via: str, full: str, size: int, hits: list[CanaryHit]) -> None:
         if size > _SCAN_FILE_CAP:
             return
         try:
@@ -162,7 +200,7 @@ class Scanner:
             if (name, full) not in self.seen and any(form in data for form in forms):
                 self.seen.add((name, full))
                 if len(hits) < _HITS_PER_SCAN:
-                    hits.append({"canary": name, "path": full[:_PATH_SHOWN]})
+                    hits.append(CanaryHit(name, full[:_PATH_SHOWN]))
 
 
 # --- egress sink -------------------------------------------------------------------------
@@ -234,13 +272,15 @@ class EgressSink:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.settimeout(0.2)
         self.port = self.listener.getsockname()[1]
-        self.events: list[dict[str, Any]] = []
+        self.events: list[Egress] = []
         self.lock = threading.Lock()
         self.accepted = 0
         self.busy = threading.Event()  # set while a connection is being read
         threading.Thread(target=self._serve, daemon=True).start()
 
-    def hook_env(self, directory: str, user_site: str, site_paths: list[str]) -> dict[str, str]:
+    def hook_env(
+        self, directory: str, user_site: str, site_paths: tuple[str, ...]
+    ) -> dict[str, str]:
         """Install the hooks: Python's in the fake home's user site-packages (which every
         Python child reads on its own; written under `directory`, the harness's own, and
         hard-linked in, untraced), Node's under `directory`; returns the child env that
@@ -260,7 +300,7 @@ class EgressSink:
             handle.write(_EGRESS_HOOK_JS.replace("{port}", str(self.port)))
         return {"NODE_OPTIONS": f"--require {node_hook}"}
 
-    def drain(self) -> list[dict[str, Any]]:
+    def drain(self) -> tuple[Egress, ...]:
         """Events so far, once connections already made have been read (a step's child
         may exit before the sink has accepted or finished reading its connection)."""
         deadline = time.monotonic() + 2.0
@@ -268,7 +308,7 @@ class EgressSink:
             time.sleep(0.02)
         with self.lock:
             events, self.events = self.events, []
-        return events
+        return tuple(events)
 
     def _pending(self) -> bool:
         if self.accepted >= _EGRESS_CONNECTIONS:
@@ -301,13 +341,13 @@ class EgressSink:
             with contextlib.suppress(OSError):
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         canaries = sorted(n for n, forms in self.needles.items() if any(f in body for f in forms))
-        event = {
-            "peer": ":".join(words[1:3]),
-            "bytes": len(body),
-            "http_method": method,
-            "request_line": body.split(b"\r\n", 1)[0][:200].decode("latin-1") if method else "",
-            "canaries": canaries,
-        }
+        event = Egress(
+            peer=":".join(words[1:3]),
+            size=len(body),
+            http_method=method,
+            request_line=body.split(b"\r\n", 1)[0][:200].decode("latin-1") if method else "",
+            canaries=tuple(canaries),
+        )
         with self.lock:
             self.events.append(event)
 
@@ -347,7 +387,8 @@ class Child:
             start_new_session=True,  # one process group to kill on timeout
         )
 
-    def wait(self, timeout_s: float) -> dict[str, Any]:
+    def wait(self, timeout_s: float) -> tuple[int | None, int, str]:
+        """Exit code (None once killed at the timeout), bytes of output, stderr's tail."""
         process = self.process
         assert process.stdin is not None and process.stdout is not None
         assert process.stderr is not None
@@ -379,12 +420,7 @@ class Child:
         exit_code = self._finish(deadline, timed_out)
         process.stdout.close()
         process.stderr.close()
-        return {
-            "exit": exit_code,
-            "timed_out": exit_code is None,
-            "output_bytes": sum(counts.values()),
-            "stderr_tail": tail.decode("utf-8", "replace"),
-        }
+        return exit_code, sum(counts.values()), tail.decode("utf-8", "replace")
 
     def _finish(self, deadline: float, timed_out: bool) -> int | None:
         """Exit code, or None once the child outlived its deadline (its group is killed)."""
@@ -511,7 +547,7 @@ class McpSession:
             return None
         return message
 
-    def close(self) -> dict[str, Any]:
+    def close(self) -> McpSessionEnd:
         """End the session: EOF on stdin (a polite server exits), then kill what is left."""
         if self.closed:
             # Its stdout ended, so it is exiting; under the validator's tracer that
@@ -525,14 +561,14 @@ class McpSession:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(0.5)
         kill_group(self.process)
-        return {
-            "crashed": died_early,
-            "exit": self.process.returncode,
-            "malformed_lines": self.malformed,
-            "flooded": self.flooded,
-            "tools_changed": self.tools_changed,
-            "stdout_bytes": self.total,
-        }
+        return McpSessionEnd(
+            crashed=died_early,
+            exit=self.process.returncode,
+            malformed_lines=self.malformed,
+            flooded=self.flooded,
+            tools_changed=self.tools_changed,
+            stdout_bytes=self.total,
+        )
 
 
 def canary_arguments(schema: object, canary: str) -> dict[str, Any]:
@@ -566,107 +602,107 @@ def _value_for(name: str, spec: object, canary: str) -> Any:
 
 
 def run_mcp(
-    step: dict[str, Any],
+    step: PlannedStep,
+    client: McpClient,
     env: dict[str, str],
     scanner: Scanner,
     sink: EgressSink,
     deadline: float,
-) -> dict[str, Any]:
-    limits = step["mcp"]
-    session = McpSession(step["argv"], step["cwd"], env)
-    out: dict[str, Any] = {"tools": [], "calls": []}
+) -> McpLog:
+    session = McpSession(list(step.argv), step.cwd, env)
+    initialize, list_failure = "", ""
+    tools: list[McpTool] = []
+    changed: list[McpTool] = []
+    calls: list[McpCall] = []
     try:
         init = session.request(
             "initialize",
             {
                 "protocolVersion": "2024-11-05",
                 "capabilities": {},
-                "clientInfo": limits["client"],
+                "clientInfo": {"name": client.client_name, "version": client.client_version},
             },
-            limits["init_timeout_s"],
+            client.init_timeout_s,
         )
-        out["initialize"] = _outcome(init)
-        if "failure" in init:
-            return out
-        session.notify("notifications/initialized", {})
-        tools = _list_tools(session, limits["request_timeout_s"], out)
-        out["tools"] = tools[: limits["max_tools"]]
-        _call_all(session, out["tools"], step, scanner, sink, deadline, out["calls"])
-        # A server that changes its tools mid-session (a rug pull) announces it; the new
-        # list is what a real client would use next, so it is listed and called too.
-        seen = {(t["name"], t["description"]) for t in out["tools"]}
-        changes = 0
-        while session.tools_changed > changes and changes < 3 and time.monotonic() < deadline:
-            changes = session.tools_changed
-            relisted = _list_tools(session, limits["request_timeout_s"], out)
-            relisted = relisted[: limits["max_tools"]]
-            fresh = [t for t in relisted if (t["name"], t["description"]) not in seen]
-            seen.update((t["name"], t["description"]) for t in fresh)
-            out.setdefault("changed_tools", []).extend(fresh)
-            _call_all(session, fresh, step, scanner, sink, deadline, out["calls"])
+        initialize = _outcome(init)
+        if "failure" not in init:
+            session.notify("notifications/initialized", {})
+            listed, list_failure = _list_tools(session, client.request_timeout_s)
+            tools = listed[: client.max_tools]
+            calls += _call_all(session, tools, client, scanner, sink, deadline)
+            # A server that changes its tools mid-session (a rug pull) announces it; the
+            # new list is what a real client would use next, so it is listed and called too.
+            seen = {(t.name, t.description) for t in tools}
+            changes = 0
+            while session.tools_changed > changes and changes < 3 and time.monotonic() < deadline:
+                changes = session.tools_changed
+                relisted, failure = _list_tools(session, client.request_timeout_s)
+                list_failure = failure or list_failure
+                fresh = [
+                    t for t in relisted[: client.max_tools] if (t.name, t.description) not in seen
+                ]
+                seen.update((t.name, t.description) for t in fresh)
+                changed += fresh
+                calls += _call_all(session, fresh, client, scanner, sink, deadline)
     finally:
-        out["session"] = session.close()
-    return out
+        end = session.close()
+    return McpLog(
+        initialize=initialize,
+        session=end,
+        tools=tuple(tools),
+        calls=tuple(calls),
+        list_failure=list_failure,
+        changed_tools=tuple(changed),
+    )
 
 
 def _call_all(
     session: McpSession,
-    tools: list[dict[str, Any]],
-    step: dict[str, Any],
+    tools: list[McpTool],
+    client: McpClient,
     scanner: Scanner,
     sink: EgressSink,
     deadline: float,
-    calls: list[dict[str, Any]],
-) -> None:
-    limits = step["mcp"]
+) -> list[McpCall]:
+    calls: list[McpCall] = []
     for tool in tools:
         if time.monotonic() > deadline:
-            calls.append({"tool": tool["name"], "outcome": "skipped: deadline"})
+            calls.append(McpCall(tool.name, "skipped: deadline"))
             continue
         reply = session.request(
             "tools/call",
-            {
-                "name": tool["name"],
-                "arguments": canary_arguments(tool["inputSchema"], limits["canary"]),
-            },
-            limits["call_timeout_s"],
+            {"name": tool.name, "arguments": canary_arguments(tool.input_schema, client.canary)},
+            client.call_timeout_s,
         )
-        calls.append(
-            {
-                "tool": tool["name"],
-                "outcome": _outcome(reply),
-                "canary_hits": scanner.scan(),
-                "egress": sink.drain(),
-            }
-        )
+        calls.append(McpCall(tool.name, _outcome(reply), scanner.scan(), sink.drain()))
+    return calls
 
 
-def _list_tools(session: McpSession, timeout_s: float, out: dict[str, Any]) -> list[dict[str, Any]]:
-    """The tools the server lists; a list that could not be read is recorded in `out`
-    (never an empty list passed off as the server's answer)."""
-    tools: list[dict[str, Any]] = []
+def _list_tools(session: McpSession, timeout_s: float) -> tuple[list[McpTool], str]:
+    """The tools the server lists, and why the list could not be read ("" when it
+    could: never an empty list passed off as the server's answer)."""
+    tools: list[McpTool] = []
     cursor: object = None
     for _ in range(3):  # pages
         reply = session.request("tools/list", {"cursor": cursor} if cursor else {}, timeout_s)
         result = reply.get("result")
         if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
-            out["list_failure"] = _outcome(reply) if "result" not in reply else "malformed"
-            break
+            return tools, _outcome(reply) if "result" not in reply else "malformed"
         for tool in result["tools"][:64]:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                schema = tool.get("inputSchema")
+                cut = _shallow(schema, _SCHEMA_DEPTH) if isinstance(schema, dict) else {}
                 tools.append(
-                    {
-                        "name": tool["name"][:200],
-                        "description": str(tool.get("description", ""))[:4000],
-                        "inputSchema": _shallow(tool.get("inputSchema"), _SCHEMA_DEPTH)
-                        if isinstance(tool.get("inputSchema"), dict)
-                        else {},
-                    }
+                    McpTool(
+                        name=tool["name"][:200],
+                        description=str(tool.get("description", ""))[:4000],
+                        input_schema=cut if isinstance(cut, dict) else {},
+                    )
                 )
         cursor = result.get("nextCursor")
         if not cursor:
             break
-    return tools
+    return tools, ""
 
 
 _SCHEMA_DEPTH = 6
@@ -717,63 +753,45 @@ def _outcome(reply: dict[str, Any]) -> str:
 # --- the plan ----------------------------------------------------------------------------
 
 
-def step_env(plan: dict[str, Any], step: dict[str, Any]) -> dict[str, str]:
-    env = dict(plan["env"])
-    env.update(step.get("env", {}))
-    return env
-
-
 def run_step(
-    plan: dict[str, Any],
-    step: dict[str, Any],
+    step: PlannedStep,
+    env: dict[str, str],
     scanner: Scanner,
     sink: EgressSink,
     deadline: float,
-) -> dict[str, Any]:
-    env = step_env(plan, step)
-    record: dict[str, Any] = {"name": step["name"]}
-    timeout = min(step["timeout_s"], max(0.1, deadline - time.monotonic()))
+) -> StepLog:
+    env = {**env, **step.env}
+    timeout = min(step.timeout_s, max(0.1, deadline - time.monotonic()))
+    done = StepLog(step.name)
     try:
-        if step["kind"] == "mcp":
-            record["mcp"] = run_mcp(step, env, scanner, sink, time.monotonic() + timeout)
+        if step.mcp is not None:
+            mcp = run_mcp(step, step.mcp, env, scanner, sink, time.monotonic() + timeout)
+            done = StepLog(step.name, mcp=mcp)
         else:
-            child = Child(step["argv"], step["cwd"], env, step.get("stdin", "").encode())
-            record.update(child.wait(timeout))
+            child = Child(list(step.argv), step.cwd, env, step.stdin.encode())
+            exit_code, output_bytes, tail = child.wait(timeout)
+            done = StepLog(step.name, exit_code, exit_code is None, output_bytes, tail)
     except (OSError, ValueError, RecursionError) as exc:
-        record["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
-    record["canary_hits"] = scanner.scan()
-    record["egress"] = sink.drain()
-    return record
+        done = StepLog(step.name, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+    return replace(done, canary_hits=scanner.scan(), egress=sink.drain())
 
 
-def _harness_env(plan: dict[str, Any], sink: EgressSink) -> None:
-    hooks = sink.hook_env(
-        os.path.join(plan["stage"], "hooks"), plan["user_site"], plan["site_paths"]
-    )
-    plan["env"].update(hooks)
-
-
-def fit_log(log: dict[str, Any], cap: int) -> bytes:
+def fit_log(log: HarnessLog, cap: int) -> bytes:
     """The log as JSON within `cap` bytes: when the artifact made it bigger (hits, tools,
     calls), per-step detail is cut down step by step and the cut is recorded."""
-    data = json.dumps(log).encode()
+    data = _encoded(log)
     for keep in (64, 16, 4, 0):
         if len(data) <= cap:
             return data
-        log["truncated"] = True
-        for record in log["steps"]:
-            for key in ("canary_hits", "egress"):
-                record[key] = record.get(key, [])[:keep]
-            record["stderr_tail"] = record.get("stderr_tail", "")[: keep * 8]
-            mcp = record.get("mcp")
-            if isinstance(mcp, dict):
-                for key in ("tools", "calls", "changed_tools"):
-                    if key in mcp:
-                        mcp[key] = mcp[key][:keep]
-        data = json.dumps(log).encode()
+        log = log.cut(keep)
+        data = _encoded(log)
     if len(data) > cap:
-        data = json.dumps({"steps": [], "skipped": log["skipped"], "truncated": True}).encode()
+        data = _encoded(HarnessLog(skipped=log.skipped, errors=log.errors, truncated=True))
     return data
+
+
+def _encoded(log: HarnessLog) -> bytes:
+    return json.dumps(log.to_json()).encode()
 
 
 def main() -> None:
@@ -784,32 +802,42 @@ def main() -> None:
     # down by _shallow) rather than dropped as unreadable.
     sys.setrecursionlimit(_PARSE_DEPTH)
     started = time.monotonic()
-    log: dict[str, Any] = {"steps": [], "skipped": [], "errors": []}
+    steps: list[StepLog] = []
+    skipped: list[str] = []
+    errors: list[str] = []
+    sink_port: int | None = None
     cap = 1 << 20
     try:
         with open(PLAN_PATH, "rb") as handle:
-            plan = json.loads(handle.read())
-        cap = plan["log_cap"]
-        deadline = started + plan["deadline_s"]
+            plan = HarnessPlan.from_json(json.loads(handle.read()))
+        cap = plan.log_cap
+        deadline = started + plan.deadline_s
         lay_out_home(plan)
         scanner = Scanner(plan)
         sink = EgressSink(scanner.needles)
-        log["sink_port"] = sink.port
-        _harness_env(plan, sink)
+        sink_port = sink.port
+        hooks = sink.hook_env(os.path.join(plan.stage, "hooks"), plan.user_site, plan.site_paths)
+        env = {**plan.env, **hooks}
         # Anything the artifact's tree can make fail here (a copy it breaks) is recorded
         # and the steps still run: they then fail on their own, visibly.
         try:
             copy_artifact(plan)
         except (OSError, shutil.Error) as exc:
-            log["errors"].append(f"copying the artifact failed: {type(exc).__name__}")
-        for step in plan["steps"]:
+            errors.append(f"copying the artifact failed: {type(exc).__name__}")
+        for step in plan.steps:
             if time.monotonic() >= deadline:
-                log["skipped"].append(step["name"])
+                skipped.append(step.name)
                 continue
-            log["steps"].append(run_step(plan, step, scanner, sink, deadline))
+            steps.append(run_step(step, env, scanner, sink, deadline))
     except Exception as exc:
-        log["errors"].append(f"harness error: {type(exc).__name__}: {str(exc)[:200]}")
-    log["elapsed_s"] = round(time.monotonic() - started, 3)
+        errors.append(f"harness error: {type(exc).__name__}: {str(exc)[:200]}")
+    log = HarnessLog(
+        steps=tuple(steps),
+        skipped=tuple(skipped),
+        errors=tuple(errors),
+        sink_port=sink_port,
+        elapsed_s=round(time.monotonic() - started, 3),
+    )
     view = memoryview(fit_log(log, cap))
     while view:
         view = view[os.write(result_fd, view) :]

@@ -11,10 +11,10 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
 
 from assay.detonate.canaries import CANARY_FILES, HOME, CanarySet, canary_named
 from assay.detonate.model import Evidence
+from assay.detonate.wire import Egress, HarnessLog, McpCall, StepLog
 from assay.sandbox.interface import Peer, TraceSummary
 
 _SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish", "ash"}
@@ -276,53 +276,49 @@ def _leak(
         yield Evidence("EXFILTRATE_DATA", profile, event, path, argv, peer, detail, source)
 
 
-def _records(log: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+def _records(log: HarnessLog) -> Iterator[tuple[str, StepLog | McpCall]]:
     """Each step record and each MCP call record of a harness log, with where it happened."""
-    for step in log.get("steps", []):
-        if not isinstance(step, dict):
-            continue
-        where = f"step {step.get('name', '')!s}"
+    for step in log.steps:
+        where = f"step {step.name}"
         yield where, step
-        mcp = step.get("mcp")
-        for call in mcp.get("calls", []) if isinstance(mcp, dict) else []:
-            if isinstance(call, dict):
-                yield f"{where}, tool {call.get('tool', '')!s}", call
+        for call in step.mcp.calls if step.mcp is not None else ():
+            yield f"{where}, tool {call.tool}", call
 
 
-def _dicts(value: object) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
-def map_harness(log: dict[str, Any], profile: str) -> list[Evidence]:
+def map_harness(log: HarnessLog, profile: str) -> list[Evidence]:
     """What the harness saw: canary values in files the artifact wrote, and what its
     redirected connections carried (HTTP requests, canary values)."""
+    return [e for where, record in _records(log) for e in harness_evidence(record, where, profile)]
+
+
+def harness_evidence(record: StepLog | McpCall, where: str, profile: str) -> list[Evidence]:
+    """What the harness saw after one step or tool call (`where` names it)."""
     found: list[Evidence] = []
-    for where, record in _records(log):
-        for hit in _dicts(record.get("canary_hits")):
-            path = home_relative(str(hit.get("path", "")))
-            for e in _leak(str(hit.get("canary", "")), profile, "canary_in_file", path=path):
-                found.append(replace(e, detail=f"{e.detail} ({where})", source="harness"))
-        for egress in _dicts(record.get("egress")):
-            found += _egress(egress, where, profile)
+    for hit in record.canary_hits:
+        path = home_relative(hit.path)
+        for e in _leak(hit.canary, profile, "canary_in_file", path=path):
+            found.append(replace(e, detail=f"{e.detail} ({where})", source="harness"))
+    for egress in record.egress:
+        found += _egress(egress, where, profile)
     return found
 
 
-def _egress(egress: dict[str, Any], where: str, profile: str) -> list[Evidence]:
-    peer = str(egress.get("peer", ""))
+def _egress(egress: Egress, where: str, profile: str) -> list[Evidence]:
+    peer = egress.peer
     found: list[Evidence] = []
-    if egress.get("http_method") in ("POST", "PUT", "PATCH"):
-        detail = f"{egress.get('request_line', '')} with {egress.get('bytes', 0)} bytes ({where})"
+    if egress.http_method in ("POST", "PUT", "PATCH"):
+        detail = f"{egress.request_line} with {egress.size} bytes ({where})"
         found.append(
             Evidence("POST_WEB", profile, "send", peer=peer, detail=detail, source="harness")
         )
-    for name in egress.get("canaries") or []:
-        for e in _leak(str(name), profile, "send", peer=peer, outbound=True):
+    for name in egress.canaries:
+        for e in _leak(name, profile, "send", peer=peer, outbound=True):
             found.append(replace(e, detail=f"{e.detail} in data sent ({where})", source="harness"))
     return found
 
 
 def map_uploads(
-    execs: Iterable[tuple[str, ...]], log: dict[str, Any], who: Attribution
+    execs: Iterable[tuple[str, ...]], log: HarnessLog, who: Attribution
 ) -> list[Evidence]:
     """A network tool handed a file the harness found canary values in: the secret is
     on its way out (e.g. `curl --data-binary @~/.cache/stash`), even though the sandbox
@@ -342,10 +338,10 @@ def map_uploads(
     return found
 
 
-def _canary_files(log: dict[str, Any]) -> dict[str, list[str]]:
+def _canary_files(log: HarnessLog) -> dict[str, list[str]]:
     """Sandbox path → canary names the harness found in it."""
     out: dict[str, list[str]] = {}
     for _, record in _records(log):
-        for hit in _dicts(record.get("canary_hits")):
-            out.setdefault(str(hit.get("path")), []).append(str(hit.get("canary")))
+        for hit in record.canary_hits:
+            out.setdefault(hit.path, []).append(hit.canary)
     return out

@@ -68,17 +68,6 @@ class Step:
     stdin: str = ""
     env: tuple[tuple[str, str], ...] = ()
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "argv": list(self.argv),
-            "cwd": self.cwd,
-            "kind": self.kind,
-            "timeout_s": self.timeout_s,
-            "stdin": self.stdin,
-            "env": dict(self.env),
-        }
-
 
 @dataclass(frozen=True)
 class Profile:
@@ -120,7 +109,7 @@ PROFILES: tuple[Profile, ...] = (
 
 
 @dataclass(frozen=True)
-class Plan:
+class DetonationPlan:
     """All steps of one artifact, split into the always-run core and the variations."""
 
     core: tuple[Step, ...]
@@ -146,7 +135,7 @@ class Plan:
         return tuple(p for p in PROFILES if self.variations or p.name != "trigger_flags")
 
 
-def build_plan(artifact_dir: Path, track: Track, token: str) -> Plan:
+def build_plan(artifact_dir: Path, track: Track, token: str) -> DetonationPlan:
     if track is Track.SKILLS:
         return _skill_plan(artifact_dir)
     if track is Track.MCP_SERVERS:
@@ -293,7 +282,7 @@ def _placeholders(args: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _skill_plan(artifact_dir: Path) -> Plan:
+def _skill_plan(artifact_dir: Path) -> DetonationPlan:
     doc = _doc_text(artifact_dir)
     core: list[Step] = []
     variations: list[Step] = []
@@ -324,7 +313,7 @@ def _skill_plan(artifact_dir: Path) -> Plan:
         if s.argv not in {c.argv for c in unique_core}
     )
     notes = () if core else ("no runnable script found",)
-    return Plan(
+    return DetonationPlan(
         unique_core,
         unique_variations,
         placeholders=placeholders,
@@ -541,14 +530,14 @@ def _resolve_word(artifact_dir: Path, root: str, position: int, word: str) -> st
     return word
 
 
-def _mcp_plan(artifact_dir: Path, token: str) -> Plan:
+def _mcp_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     """The server runs from a writable copy (its own files, node_modules beside it) whose
     parent holds the pinned SDKs, so `import`/`require` of the SDK resolve offline."""
     root = f"{harness_dir(token)}/server"
     manifest = _manifest(artifact_dir)
     server = _server(artifact_dir, manifest, root)
     if not server.argv:
-        return Plan((), interference=(server.not_run,))
+        return DetonationPlan((), interference=(server.not_run,))
     env = manifest.get("env")
     step_env = (
         tuple(sorted((str(k), str(v)) for k, v in env.items()))[:64]
@@ -561,7 +550,7 @@ def _mcp_plan(artifact_dir: Path, token: str) -> Plan:
     if Path(MCP_RUNTIME).is_dir():
         links[f"{harness_dir(token)}/node_modules"] = f"{MCP_RUNTIME}/node/node_modules"
         site = (f"{MCP_RUNTIME}/python",)
-    return Plan(
+    return DetonationPlan(
         (*server.build, step),
         copies=(root,),
         workdirs=server.workdirs,
@@ -575,12 +564,12 @@ def _mcp_plan(artifact_dir: Path, token: str) -> Plan:
 # --- packages ----------------------------------------------------------------------------
 
 
-def _package_plan(artifact_dir: Path, token: str) -> Plan:
+def _package_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     if _regular(artifact_dir, artifact_dir / "package.json"):
         return _npm_plan(artifact_dir, token)
     if any(_regular(artifact_dir, artifact_dir / n) for n in ("setup.py", "pyproject.toml")):
         return _pip_plan(artifact_dir, token)
-    return Plan((), notes=("neither package.json nor setup.py/pyproject.toml found",))
+    return DetonationPlan((), notes=("neither package.json nor setup.py/pyproject.toml found",))
 
 
 def harness_dir(token: str) -> str:
@@ -610,7 +599,7 @@ IMPORT_DRIVER = (
 )
 
 
-def _pip_plan(artifact_dir: Path, token: str) -> Plan:
+def _pip_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     source = f"{harness_dir(token)}/src"
     site = f"{harness_dir(token)}/site"
     has_setup_py = _regular(artifact_dir, artifact_dir / "setup.py")
@@ -648,10 +637,10 @@ def _pip_plan(artifact_dir: Path, token: str) -> Plan:
     )
     notes = () if has_setup_py else ("pyproject-only: setuptools reads [project]",)
     workdirs = tuple(f"{harness_dir(token)}/{name}" for name in ("meta", "build"))
-    return Plan(steps, copies=(source,), workdirs=workdirs, notes=notes)
+    return DetonationPlan(steps, copies=(source,), workdirs=workdirs, notes=notes)
 
 
-def _npm_plan(artifact_dir: Path, token: str) -> Plan:
+def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     manifest = _json(artifact_dir, artifact_dir / "package.json")
     if not isinstance(manifest, dict):
         manifest = {}
@@ -682,7 +671,7 @@ def _npm_plan(artifact_dir: Path, token: str) -> Plan:
             )
     require = f"require({json.dumps(package_dir)})"
     steps.append(Step("require the main module", (NODE, "-e", require), cwd=PROJECT_DIR))
-    return Plan(tuple(steps), copies=(package_dir,))
+    return DetonationPlan(tuple(steps), copies=(package_dir,))
 
 
 def _lifecycle_argv(command: str) -> tuple[str, ...]:

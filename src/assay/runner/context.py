@@ -9,28 +9,25 @@ detonation profile with the capabilities that profile showed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from assay.detonate.observed import Observed
 from assay.runner.probe import Probe
 from assay.sandbox.interface import SANDBOX_ARTIFACT_DIR, SANDBOX_WORKSPACE_DIR, SandboxBackend
 
 
-def agent_observed(observed: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """`context.observed`: the stored detonation with the Phylax-compatible keys added."""
+def agent_observed(observed: Observed | None) -> dict[str, object] | None:
+    """`context.observed`: the stored detonation with the Phylax-compatible keys added,
+    as the JSON builtins the context is written from."""
     if observed is None:
         return None
-    records = [c for c in observed.get("capabilities") or () if isinstance(c, Mapping)]
-    profiles = [p for p in observed.get("profiles") or () if isinstance(p, Mapping)]
+    data = observed.model_dump(mode="json")
     return {
-        **observed,
-        "capabilities": [str(c.get("capability")) for c in records],
-        "capability_evidence": records,
+        **data,
+        "capabilities": [c.capability for c in observed.capabilities],
+        "capability_evidence": data["capabilities"],
         "phases": {
-            str(p.get("name")): {
-                "capabilities": list(p.get("capabilities") or ()),
-                "status": p.get("status"),
-            }
-            for p in profiles
+            p.name: {"capabilities": list(p.capabilities), "status": p.status}
+            for p in observed.profiles
         },
     }
 
@@ -40,7 +37,7 @@ def build_context(
     track: str,
     nonce: str,
     probe: Probe | None,
-    observed: Mapping[str, Any] | None,
+    observed: Observed | None,
     backend: SandboxBackend,
     inference: Mapping[str, str] | None = None,
 ) -> dict[str, object]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
+from assay.detonate.observed import Observed
 from assay.inference.config import Upstream
 from assay.inference.proxy import HANDLERS_PER_REP, SOCKET_NAME, ProxySession
 from assay.mechanism.spec import MechanismSpec, Track
@@ -17,15 +16,14 @@ from assay.runner.gates import Judgement, judge
 from assay.runner.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
 from assay.runner.probe import Probe, derive_nonce
 from assay.sandbox.interface import (
-    SANDBOX_INPUT_DIR,
     InputFile,
     ResourceLimits,
     SandboxBackend,
     SealedRequest,
     TraceSet,
 )
+from assay.sandbox.script import python_script
 
-PYTHON_FLAGS = ("-I", "-S", "-B")  # isolated, stdlib only, never writes bytecode
 _STDERR_TAIL = 4096
 _PROBE_FILE_CAP = 64 * 1024
 # Where the shim relays the inference proxy inside the sandbox (its own network namespace,
@@ -44,7 +42,7 @@ class RepTask:
     artifact_dir: Path
     rep: int
     round_seed: str
-    observed: Mapping[str, object] | None = None
+    observed: Observed | None = None
     model: str | None = None  # the model the round's upstream serves this agent
 
 
@@ -86,16 +84,17 @@ def sealed_request(
     if proxy is not None:
         relay = {"socket": SOCKET_NAME, "port": INFERENCE_PORT, "slots": 2 * HANDLERS_PER_REP}
         config["inference_relay"] = relay
+    run = python_script(
+        backend,
+        InputFile("shim.py", shim_source()),
+        {"shim.json": config, "context.json": context},
+        modules=(InputFile("agent.py", task.agent.code),),
+    )
     return SealedRequest(
         service=proxy,
-        argv=(backend.python, *PYTHON_FLAGS, f"{SANDBOX_INPUT_DIR}/shim.py"),
+        argv=run.argv,
         limits=limits_for(spec, task.track),
-        inputs=(
-            InputFile("shim.py", shim_source()),
-            InputFile("agent.py", task.agent.code),
-            InputFile("shim.json", json.dumps(config).encode()),
-            InputFile("context.json", json.dumps(context).encode()),
-        ),
+        inputs=run.inputs,
         artifact_dir=str(task.artifact_dir),
         copy_out=(probe.file_name,) if probe else (),
         copy_out_bytes=_PROBE_FILE_CAP,

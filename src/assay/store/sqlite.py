@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from assay.detonate.observed import Observed
 from assay.results.plan import RoundPlan
 from assay.results.scorecard import Scorecard
 from assay.runner.agent import Agent
@@ -260,18 +263,31 @@ class Store:
         ).fetchall()
         return [Agent(bytes(r[3]), r[2], r[1]) for r in rows]
 
-    def put_observed(self, round_id: str, track: str, task_id: str, observed: Any) -> None:
+    def put_observed(self, round_id: str, track: str, task_id: str, observed: Observed) -> None:
         with self._transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO observed VALUES (?, ?, ?, ?)",
-                (round_id, track, task_id, json.dumps(observed, sort_keys=True)),
+                (round_id, track, task_id, observed.model_dump_json()),
             )
 
-    def observed(self, round_id: str) -> dict[tuple[str, str], Any]:
+    def observed(self, round_id: str) -> dict[tuple[str, str], Observed]:
+        """Each detonated task's observation. A row that is not one was written by
+        something other than this validator: the store is not to be trusted."""
         rows = self._db.execute(
             "SELECT track, task_id, observed_json FROM observed WHERE round_id = ?", (round_id,)
         ).fetchall()
-        return {(r[0], r[1]): json.loads(r[2]) for r in rows}
+        out: dict[tuple[str, str], Observed] = {}
+        for track, task_id, text in rows:
+            try:
+                out[(track, task_id)] = Observed.model_validate_json(text)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(part) for part in first["loc"]) or "the row"
+                raise StoreError(
+                    f"stored observation of {track}/{task_id} in round {round_id} is "
+                    f"unreadable ({exc.error_count()} error(s), first at {where}: {first['msg']})"
+                ) from exc
+        return out
 
     def put_rep(self, round_id: str, outcome: RunOutcome) -> None:
         """Commit one rep. A second write of the same rep is refused: none runs twice.

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from assay.corpus.interface import CorpusError, artifact_digest
+from assay.detonate.observed import Observed
 from assay.inference.config import InferenceConfigError, Upstream
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import ema
@@ -24,7 +24,7 @@ from assay.sandbox import InfrastructureError
 from assay.store.sqlite import Store, StoreError
 from assay.validator.executors.interface import Executor, RepRunner
 
-Observer = Callable[[PlannedTask], dict[str, Any] | None]
+Observer = Callable[[PlannedTask], Observed | None]
 ProgressHook = Callable[[RunOutcome], None]
 
 
@@ -106,8 +106,8 @@ class RoundLedger:
     def incomplete_detonations(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for (track, task), observed in sorted(self.store.observed(self.round_id).items()):
-            if isinstance(observed, dict) and observed.get("complete") is False:
-                out[f"{track}/{task}"] = [str(r) for r in observed.get("interference", [])]
+            if not observed.complete:
+                out[f"{track}/{task}"] = list(observed.interference)
         return out
 
 
@@ -187,21 +187,23 @@ class RoundEngine:
                     f"artifact of {task.track}/{task.task_id} changed since the round was planned"
                 )
 
-    def _observe_all(self) -> dict[tuple[str, str], Any]:
+    def _observe_all(self) -> dict[tuple[str, str], Observed]:
         observed = self.store.observed(self.round_id)
         if self.observer is None:
             return observed
         for task in self.plan.tasks:
             key = (task.track.value, task.task_id)
             if key not in observed and task.track.behavioural:
-                observed[key] = self.observer(task)
-                self.store.put_observed(self.round_id, key[0], key[1], observed[key])
+                result = self.observer(task)
+                if result is not None:
+                    observed[key] = result
+                    self.store.put_observed(self.round_id, key[0], key[1], result)
         return observed
 
     def _jobs(
         self,
         todo: list[tuple[PlannedTask, Agent, int]],
-        observed: dict[tuple[str, str], Any],
+        observed: dict[tuple[str, str], Observed],
         cap: _WallCap,
     ) -> Iterator[RepTask]:
         # Consumed lazily by the executor, so the wall cap is checked just before each rep.

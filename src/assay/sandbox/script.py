@@ -1,0 +1,43 @@
+"""Running a Python script of the validator's inside the sandbox, with its inputs.
+
+Both programs the validator ships into a sandbox (the agents' shim, the detonation
+harness) are stdlib-only scripts started by the sandbox's own interpreter, reading
+JSON documents placed beside them under /task/input.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from assay.sandbox.interface import SANDBOX_INPUT_DIR, InputFile, SandboxBackend
+
+# Isolated (no environment variables, no script or user directories on the path), no
+# site-packages, never writes bytecode.
+PYTHON_FLAGS = ("-I", "-S", "-B")
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    """The command line and the /task/input files of one script run."""
+
+    argv: tuple[str, ...]
+    inputs: tuple[InputFile, ...]
+
+
+def script_argv(backend: SandboxBackend, script: str) -> tuple[str, ...]:
+    """How the sandbox's Python runs /task/input/<script>."""
+    return (backend.python, *PYTHON_FLAGS, f"{SANDBOX_INPUT_DIR}/{script}")
+
+
+def python_script(
+    backend: SandboxBackend,
+    script: InputFile,
+    documents: Mapping[str, object],
+    modules: tuple[InputFile, ...] = (),
+) -> ScriptRun:
+    """Run `script` with each document written as JSON to /task/input/<name>, and
+    `modules` (files the script loads from beside itself) placed with it."""
+    encoded = tuple(InputFile(name, json.dumps(doc).encode()) for name, doc in documents.items())
+    return ScriptRun(script_argv(backend, script.name), (script, *modules, *encoded))
