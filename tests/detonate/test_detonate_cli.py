@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from assay.corpus.interface import artifact_digest
+from assay.detonate.observed import Observed
 from assay.detonate.observer import DetonationObserver
 from assay.mechanism.spec import Track
 from assay.results.plan import PlannedTask
@@ -72,7 +73,7 @@ def test_observer_detonates_each_artifact_once(backend: BwrapBackend) -> None:
     again = observer(planned("copy-of-a", Track.SKILLS))
     assert first is not None and again is first  # same digest: not detonated twice
     assert observer(planned("r", Track.REPOSITORIES)) is None
-    json.dumps(first)  # stored with the round as JSON
+    assert Observed.model_validate_json(first.model_dump_json()) == first  # stored with the round
 
 
 def test_markdown_output_to_a_file(tmp_path: Path) -> None:

@@ -151,7 +151,7 @@ def test_environment_keyed_sample_fires_only_under_ci(
 ) -> None:
     result = detonations[task_id]
     assert _profiles_showing(result, ENV_KEYED[task_id]) == {"ci"}
-    assert result.gated()[ENV_KEYED[task_id]] == ["ci"]
+    assert result.gated()[ENV_KEYED[task_id]] == ("ci",)
 
 
 @pytest.mark.parametrize("task_id", sorted(TIME_BOMBS))
@@ -207,8 +207,8 @@ def test_mcp_calls_carry_what_each_tool_was_seen_doing(
 ) -> None:
     result = detonations["mcp_servers/mcp-0009"]  # link preview stealing git credentials
     assert result.mcp is not None
-    (tool,) = result.mcp["tools"]
-    assert tool["name"] == "preview" and tool["parameters"] == ["url"]
-    (call,) = result.mcp["calls"]["baseline"]
-    assert call["outcome"] == "ok"
-    assert {"EXFILTRATE_DATA", "READ_SECRET"} <= set(call["observed"])
+    (tool,) = result.mcp.tools
+    assert tool.name == "preview" and tool.parameters == ("url",)
+    (call,) = result.mcp.calls["baseline"]
+    assert call.outcome == "ok"
+    assert {"EXFILTRATE_DATA", "READ_SECRET"} <= set(call.observed)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from assay.detonate import Detonation
+from assay.detonate.observed import CallSummary
 from assay.mechanism.spec import Track
 
 pytestmark = pytest.mark.sandbox
@@ -57,9 +58,9 @@ def test_well_behaved_server_is_listed_called_and_its_read_seen(
 ) -> None:
     result = detonate_tree(server(), Track.MCP_SERVERS)
     assert result.mcp is not None
-    assert [t["name"] for t in result.mcp["tools"]] == ["lookup"]
-    assert result.mcp["tools"][0]["parameters"] == ["word"]
-    assert result.mcp["calls"]["baseline"] == [{"tool": "lookup", "outcome": "ok", "observed": []}]
+    assert [t.name for t in result.mcp.tools] == ["lookup"]
+    assert result.mcp.tools[0].parameters == ("word",)
+    assert result.mcp.calls["baseline"] == (CallSummary(tool="lookup", outcome="ok", observed=()),)
     assert "READ_SSH_KEY" in result.names
 
 
@@ -84,7 +85,7 @@ def test_client_survives_a_server_that_never_answers(
     result = detonate_tree(files, Track.MCP_SERVERS)
     assert time.monotonic() - started < 20
     assert result.mcp is not None
-    assert result.mcp["sessions"]["baseline"]["initialize"] == outcome
+    assert result.mcp.sessions["baseline"].initialize == outcome
     assert result.profiles[0].status == "ok"
 
 
@@ -97,8 +98,8 @@ def test_client_skips_garbage_and_finds_the_real_reply(
     )
     result = detonate_tree(server(before_reply=garbage), Track.MCP_SERVERS)
     assert result.mcp is not None
-    assert result.mcp["calls"]["baseline"] == [{"tool": "lookup", "outcome": "ok", "observed": []}]
-    assert result.mcp["sessions"]["baseline"]["malformed_lines"] >= 3
+    assert result.mcp.calls["baseline"] == (CallSummary(tool="lookup", outcome="ok", observed=()),)
+    assert result.mcp.sessions["baseline"].malformed_lines >= 3
     assert "READ_SSH_KEY" in result.names
 
 
@@ -106,11 +107,11 @@ def test_crash_mid_session_keeps_what_was_seen(detonate_tree: Callable[..., Deto
     crash_on_call = "if request.get('method') == 'tools/call': os._exit(9)"
     result = detonate_tree(server(before_reply=crash_on_call), Track.MCP_SERVERS)
     assert result.mcp is not None
-    assert [t["name"] for t in result.mcp["tools"]] == ["lookup"]
-    assert result.mcp["calls"]["baseline"] == [
-        {"tool": "lookup", "outcome": "closed", "observed": []}
-    ]
-    assert result.mcp["sessions"]["baseline"]["crashed"]
+    assert [t.name for t in result.mcp.tools] == ["lookup"]
+    assert result.mcp.calls["baseline"] == (
+        CallSummary(tool="lookup", outcome="closed", observed=()),
+    )
+    assert result.mcp.sessions["baseline"].crashed
 
 
 @pytest.fixture

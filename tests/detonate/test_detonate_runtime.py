@@ -57,10 +57,10 @@ def test_typescript_server_on_the_official_sdk_is_listed_and_called(
     files = {"package.json": json.dumps(PACKAGE), "src/index.ts": TS_SERVER}
     result = detonate_tree(files, Track.MCP_SERVERS)
     assert result.mcp is not None
-    assert [t["name"] for t in result.mcp["tools"]] == ["lookup"]
-    assert result.mcp["tools"][0]["parameters"] == ["word"]
-    (call,) = result.mcp["calls"]["baseline"]
-    assert call["outcome"] == "ok"
+    assert [t.name for t in result.mcp.tools] == ["lookup"]
+    assert result.mcp.tools[0].parameters == ("word",)
+    (call,) = result.mcp.calls["baseline"]
+    assert call.outcome == "ok"
     assert result.complete, result.interference
     # What the TypeScript runner does itself (esbuild, its cache) is not the server's.
     assert result.names == {"READ_SSH_KEY"}
@@ -81,8 +81,8 @@ def test_python_server_on_the_official_sdk_is_listed_and_called(
     )
     result = detonate_tree({"server.py": server}, Track.MCP_SERVERS)
     assert result.mcp is not None
-    assert [t["name"] for t in result.mcp["tools"]] == ["lookup"]
-    assert result.mcp["calls"]["baseline"][0]["outcome"] == "ok"
+    assert [t.name for t in result.mcp.tools] == ["lookup"]
+    assert result.mcp.calls["baseline"][0].outcome == "ok"
     assert "READ_CLOUD_CREDENTIALS" in result.names
 
 
@@ -135,8 +135,8 @@ def test_go_server_is_built_in_the_sandbox_listed_and_called(
     files = {"go.mod": "module example.com/notes\n\ngo 1.19\n", "main.go": GO_SERVER}
     result = detonate_tree(files, Track.MCP_SERVERS)
     assert result.mcp is not None
-    assert [t["name"] for t in result.mcp["tools"]] == ["lookup"]
-    assert result.mcp["calls"]["baseline"][0]["outcome"] == "ok"
+    assert [t.name for t in result.mcp.tools] == ["lookup"]
+    assert result.mcp.calls["baseline"][0].outcome == "ok"
     assert result.complete, result.interference
     # The compiler and linker and their scratch files are the build's, not the server's.
     assert result.names == {"READ_SSH_KEY"}

@@ -234,7 +234,7 @@ class _Setup:
 
     def run(self, profile: Profile) -> _ProfileResult:
         observation = self.backend.run(self.request(profile))
-        log, unreadable = _parse_log(observation)
+        log, unreadable = read_log(observation.result.data)
         who = self.attribution(profile)
         evidence = map_trace(observation.trace, who) + map_harness(log, profile.name)
         evidence += map_uploads(observation.trace.execs, log, who)
@@ -418,14 +418,15 @@ def _planned_step(step: Step, disguise: Disguise) -> PlannedStep:
     )
 
 
-def _parse_log(observation: Observation) -> tuple[HarnessLog, str]:
+def read_log(data: bytes) -> tuple[HarnessLog, str]:
     """The harness log, and why it could not be read ("" when it could). The artifact
     shares the harness's sandbox: any log that is not one is a disturbed run."""
-    if not observation.result.data:
+    if not data:
         return HarnessLog(), "no harness log: the harness was killed or crashed"
     try:
-        value = parse_bounded(observation.result.data, max_bytes=LOG_CAP, max_depth=_LOG_DEPTH)
-        return HarnessLog.from_json(value), ""
+        return HarnessLog.from_json(
+            parse_bounded(data, max_bytes=LOG_CAP, max_depth=_LOG_DEPTH)
+        ), ""
     except (JsonLimitError, WireError) as exc:
         return HarnessLog(), f"harness log unreadable: {clip(str(exc), 120)}"
 

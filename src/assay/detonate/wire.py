@@ -225,7 +225,9 @@ class HarnessPlan:
         needles = _obj(o.get("needles"), "plan.needles")
         return cls(
             stage=_str(o.get("stage"), "plan.stage"),
-            files=tuple(PlannedFile.from_json(v, w) for w, v in _each(o.get("files"), "files")),
+            files=tuple(
+                PlannedFile.from_json(v, w) for w, v in _each(o.get("files"), "plan.files")
+            ),
             dirs=_strs(o.get("dirs"), "plan.dirs"),
             placeholders=_str_map(o.get("placeholders"), "plan.placeholders"),
             copies=_strs(o.get("copies"), "plan.copies"),
@@ -236,7 +238,9 @@ class HarnessPlan:
             scan_skip=_strs(o.get("scan_skip"), "plan.scan_skip"),
             needles={k: _strs(v, f"plan.needles.{k}") for k, v in needles.items()},
             env=_str_map(o.get("env"), "plan.env"),
-            steps=tuple(PlannedStep.from_json(v, w) for w, v in _each(o.get("steps"), "steps")),
+            steps=tuple(
+                PlannedStep.from_json(v, w) for w, v in _each(o.get("steps"), "plan.steps")
+            ),
             deadline_s=_num(o.get("deadline_s"), "plan.deadline_s"),
             log_cap=_int(o.get("log_cap"), "plan.log_cap"),
         )
@@ -414,11 +418,16 @@ class McpLog:
         return cls(
             initialize=_str(o.get("initialize"), f"{where}.initialize"),
             session=McpSessionEnd.from_json(o.get("session"), f"{where}.session"),
-            tools=tuple(McpTool.from_json(v, w) for w, v in _each(o.get("tools"), where)),
-            calls=tuple(McpCall.from_json(v, w) for w, v in _each(o.get("calls"), where)),
+            tools=tuple(
+                McpTool.from_json(v, w) for w, v in _each(o.get("tools"), f"{where}.tools")
+            ),
+            calls=tuple(
+                McpCall.from_json(v, w) for w, v in _each(o.get("calls"), f"{where}.calls")
+            ),
             list_failure=_str(o.get("list_failure"), f"{where}.list_failure"),
             changed_tools=tuple(
-                McpTool.from_json(v, w) for w, v in _each(o.get("changed_tools"), where)
+                McpTool.from_json(v, w)
+                for w, v in _each(o.get("changed_tools"), f"{where}.changed_tools")
             ),
         )
 
@@ -510,7 +519,7 @@ class HarnessLog:
     def from_json(cls, value: object) -> HarnessLog:
         o = _obj(value, "log")
         return cls(
-            steps=tuple(StepLog.from_json(v, w) for w, v in _each(o.get("steps"), "steps")),
+            steps=tuple(StepLog.from_json(v, w) for w, v in _each(o.get("steps"), "log.steps")),
             skipped=_strs(o.get("skipped"), "log.skipped"),
             errors=_strs(o.get("errors"), "log.errors"),
             sink_port=_opt_int(o.get("sink_port"), "log.sink_port"),
