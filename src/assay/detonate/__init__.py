@@ -2,5 +2,14 @@
 
 from assay.detonate.core import Budget, detonate
 from assay.detonate.model import Detonation, Evidence, ObservedCapability, ProfileRun
+from assay.detonate.observed import Observed
 
-__all__ = ["Budget", "Detonation", "Evidence", "ObservedCapability", "ProfileRun", "detonate"]
+__all__ = [
+    "Budget",
+    "Detonation",
+    "Evidence",
+    "Observed",
+    "ObservedCapability",
+    "ProfileRun",
+    "detonate",
+]
