@@ -22,6 +22,8 @@ from assay.detonate.wire import (
     McpLog,
     McpSessionEnd,
     McpTool,
+    PlannedFile,
+    PlannedStep,
     StepLog,
     WireError,
 )
@@ -38,6 +40,23 @@ SESSION = McpSessionEnd(
 HIT = CanaryHit("env:NPM_TOKEN", "/tmp/home/dev/.cache/x")
 SENT = Egress("203.0.113.7:80", 120, "POST", "POST /c HTTP/1.1", ("aws_credentials",))
 TOOL = McpTool("lookup", "Look a word up.", {"type": "object", "properties": {"word": {}}})
+PLAN = HarnessPlan(
+    stage="/tmp/tmpabc",
+    files=(PlannedFile("/tmp/home/dev/.netrc", b"machine x", 0o600),),
+    dirs=("/tmp/home/dev",),
+    placeholders={"/task/workspace/project/notes.md": "# Notes\n"},
+    copies=(),
+    links={},
+    user_site="/tmp/home/dev/.local/lib/python3.11/site-packages",
+    site_paths=(),
+    scan_roots=("/tmp",),
+    scan_skip=("/tmp/tmpabc",),
+    needles={"netrc": ("machine x",)},
+    env={"HOME": "/tmp/home/dev"},
+    steps=(PlannedStep("run.py", ("/usr/bin/python3", "run.py"), "/task/workspace/project", 3),),
+    deadline_s=9,
+    log_cap=1 << 20,
+)
 LOG = HarnessLog(
     steps=(
         StepLog("run.py", 0, False, 12, "warning\n", canary_hits=(HIT,), egress=(SENT,)),
@@ -100,6 +119,7 @@ def test_the_plan_the_harness_reads_is_the_plan_written(
 
 def test_the_log_the_validator_reads_is_the_log_written() -> None:
     assert read_log(fit_log(LOG, 1 << 20)) == (LOG, "")
+    assert HarnessPlan.from_json(json.loads(json.dumps(PLAN.to_json()))) == PLAN
 
 
 def test_a_log_cut_to_its_cap_still_reads() -> None:
@@ -126,20 +146,23 @@ def _mutated(path: tuple[str | int, ...], value: object) -> bytes:
     ("data", "why"),
     [
         (b"", "no harness log: the harness was killed or crashed"),
-        (b"[]", "harness log unreadable: log: not an object"),
+        (b"[]", "harness log unreadable: HarnessLog: not an object"),
         (b'{"steps": [', "harness log unreadable"),
         (b"[" * 100 + b"]" * 100, "harness log unreadable"),
-        (_mutated(("steps",), {}), "harness log unreadable: log.steps: not a list"),
-        (_mutated(("steps", 0, "exit"), True), "steps[0].exit: not an integer"),
+        (_mutated(("steps",), {}), "harness log unreadable: HarnessLog.steps: not a list"),
+        (_mutated(("steps", 0, "exit"), True), "HarnessLog.steps[0].exit: not an integer"),
         (_mutated(("steps", 0, "exit"), "0"), "steps[0].exit: not an integer"),
         (_mutated(("steps", 1, "timed_out"), 1), "steps[1].timed_out: not a boolean"),
+        (_mutated(("steps", 1, "name"), KeyError), "steps[1].name: missing"),
         (_mutated(("steps", 0, "canary_hits", 0, "path"), None), "canary_hits[0].path"),
         (_mutated(("steps", 0, "egress", 0, "canaries"), "aws"), "canaries: not a list"),
+        (_mutated(("steps", 0, "egress", 0, "canaries", 0), 7), "canaries[0]: not a string"),
         (_mutated(("steps", 3, "mcp", "session"), None), "mcp.session: not an object"),
-        (_mutated(("steps", 3, "mcp", "tools", 0, "inputSchema"), []), "inputSchema"),
-        (_mutated(("steps", 3, "mcp", "calls", 0), "ok"), "calls[0]: not an object"),
-        (_mutated(("sink_port",), 1.5), "log.sink_port: not an integer"),
-        (_mutated(("skipped",), KeyError), "log.skipped: not a list"),
+        (_mutated(("steps", 3, "mcp", "tools", 0, "input_schema"), []), "input_schema"),
+        (_mutated(("steps", 3, "mcp", "calls", 0), "ok"), "mcp.calls[0]: not an object"),
+        (_mutated(("sink_port",), 1.5), "HarnessLog.sink_port: not an integer"),
+        (_mutated(("elapsed_s",), "3"), "HarnessLog.elapsed_s: not a number"),
+        (_mutated(("skipped",), KeyError), "HarnessLog.skipped: missing"),
     ],
     ids=lambda v: "" if isinstance(v, bytes) else v[:40],
 )
@@ -150,5 +173,7 @@ def test_a_log_that_is_not_one_is_read_as_a_disturbed_run(data: bytes, why: str)
 
 
 def test_every_wire_error_names_where() -> None:
-    with pytest.raises(WireError, match=r"log\.steps\[0\]\.name: not a string"):
-        HarnessLog.from_json({**LOG.to_json(), "steps": [{"name": 7}]})
+    with pytest.raises(WireError, match=r"^HarnessLog\.steps\[0\]\.name: not a string$"):
+        HarnessLog.from_json({**LOG.to_json(), "steps": [{**LOG.steps[0].to_json(), "name": 7}]})
+    with pytest.raises(WireError, match=r"^HarnessPlan\.files\[0\]\.data: not base64$"):
+        HarnessPlan.from_json({**PLAN.to_json(), "files": [{"path": "/x", "data": "*", "mode": 1}]})

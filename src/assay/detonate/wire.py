@@ -2,18 +2,23 @@
 validator writes for the harness, and the log the harness writes back.
 
 Standard library only: the harness imports this module inside the sandbox, under
-the sandbox's own Python. `from_json` checks every shape and raises `WireError`;
-the log is written by a process the artifact shares a sandbox with, so the
-validator reads it only through `HarnessLog.from_json` and records a log that
-does not parse as a disturbed detonation.
+the sandbox's own Python. Each document is a tree of frozen dataclasses whose
+JSON form follows their fields (tuples as lists, bytes as base64); `from_json`
+checks every value against its field's type and raises `WireError` naming where.
+The log is written by a process the artifact shares a sandbox with, so the
+validator reads it only through `HarnessLog.from_json`, and a log that does not
+parse is recorded as a disturbed detonation.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import types
+import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Self
 
 PLAN_FILE = "plan.json"
 
@@ -22,88 +27,100 @@ class WireError(ValueError):
     """A document is not what the other side of the wall writes."""
 
 
-# --- reading JSON values, every shape checked ---------------------------------------------
+class _Wire:
+    """The JSON form of a frozen dataclass of wire types."""
+
+    def to_json(self) -> dict[str, object]:
+        return {f.name: _encode(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+
+    @classmethod
+    def from_json(cls, value: object, where: str = "") -> Self:
+        decoded: Self = _decode(cls, value, where or cls.__name__)
+        return decoded
 
 
-def _obj(value: object, where: str) -> Mapping[str, object]:
-    if not isinstance(value, dict):
-        raise WireError(f"{where}: not an object")
+def _encode(value: object) -> object:
+    if isinstance(value, _Wire):
+        return value.to_json()
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _encode(v) for k, v in value.items()}
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
     return value
 
 
-def _list(value: object, where: str) -> list[object]:
-    if not isinstance(value, list):
-        raise WireError(f"{where}: not a list")
+def _decode(hint: Any, value: object, where: str) -> Any:
+    """`value` as the type `hint` names (only the shapes the wire types use)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):  # X | None
+        (inner,) = (a for a in args if a is not type(None))
+        return None if value is None else _decode(inner, value, where)
+    if origin is tuple:  # tuple[X, ...]
+        items = _checked(list, value, where, "a list")
+        return tuple(_decode(args[0], v, f"{where}[{n}]") for n, v in enumerate(items))
+    if origin is Mapping:  # Mapping[str, X]; Mapping[str, object] is any JSON object
+        pairs = _checked(dict, value, where, "an object")
+        if args[1] is object:
+            return pairs
+        return {k: _decode(args[1], v, f"{where}.{k}") for k, v in pairs.items()}
+    if isinstance(hint, type) and issubclass(hint, _Wire):
+        pairs = _checked(dict, value, where, "an object")
+        hints = _field_types(hint)
+        missing = [name for name in hints if name not in pairs]
+        if missing:
+            raise WireError(f"{where}.{missing[0]}: missing")
+        return hint(**{k: _decode(t, pairs[k], f"{where}.{k}") for k, t in hints.items()})
+    if hint is bytes:
+        try:
+            return base64.b64decode(_checked(str, value, where, "a string"), validate=True)
+        except binascii.Error as exc:
+            raise WireError(f"{where}: not base64") from exc
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if hint in (str, bool, int, float):
+        # bool is an int to Python, never to the other side of the wall.
+        if isinstance(value, bool) != (hint is bool):
+            raise WireError(f"{where}: not {_NAMES[hint]}")
+        return _checked(hint, value, where, _NAMES[hint])
+    raise TypeError(f"{hint!r} has no wire form")
+
+
+_NAMES = {str: "a string", bool: "a boolean", int: "an integer", float: "a number"}
+
+
+_FIELD_TYPES: dict[type[_Wire], dict[str, Any]] = {}
+
+
+def _field_types(cls: type[_Wire]) -> dict[str, Any]:
+    """Each field's type, in field order (annotations are strings until resolved)."""
+    if cls not in _FIELD_TYPES:
+        hints = typing.get_type_hints(cls)
+        _FIELD_TYPES[cls] = {f.name: hints[f.name] for f in fields(cls)}  # type: ignore[arg-type]
+    return _FIELD_TYPES[cls]
+
+
+def _checked(kind: type, value: object, where: str, name: str) -> Any:
+    if not isinstance(value, kind):
+        raise WireError(f"{where}: not {name}")
     return value
-
-
-def _str(value: object, where: str) -> str:
-    if not isinstance(value, str):
-        raise WireError(f"{where}: not a string")
-    return value
-
-
-def _int(value: object, where: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise WireError(f"{where}: not an integer")
-    return value
-
-
-def _opt_int(value: object, where: str) -> int | None:
-    return None if value is None else _int(value, where)
-
-
-def _num(value: object, where: str) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise WireError(f"{where}: not a number")
-    return float(value)
-
-
-def _bool(value: object, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise WireError(f"{where}: not a boolean")
-    return value
-
-
-def _strs(value: object, where: str) -> tuple[str, ...]:
-    return tuple(_str(v, f"{where}[{n}]") for n, v in enumerate(_list(value, where)))
-
-
-def _str_map(value: object, where: str) -> dict[str, str]:
-    return {k: _str(v, f"{where}.{k}") for k, v in _obj(value, where).items()}
-
-
-def _each(value: object, where: str) -> list[tuple[str, object]]:
-    return [(f"{where}[{n}]", v) for n, v in enumerate(_list(value, where))]
 
 
 # --- the plan: validator -> harness --------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class PlannedFile:
+class PlannedFile(_Wire):
     """A file of the fake home, staged and hard-linked into place."""
 
     path: str
     data: bytes
     mode: int
 
-    def to_json(self) -> dict[str, object]:
-        encoded = base64.b64encode(self.data).decode()
-        return {"path": self.path, "data": encoded, "mode": self.mode}
-
-    @classmethod
-    def from_json(cls, value: object, where: str) -> PlannedFile:
-        o = _obj(value, where)
-        try:
-            data = base64.b64decode(_str(o.get("data"), f"{where}.data"), validate=True)
-        except binascii.Error as exc:
-            raise WireError(f"{where}.data: not base64") from exc
-        return cls(_str(o.get("path"), f"{where}.path"), data, _int(o.get("mode"), f"{where}.mode"))
-
 
 @dataclass(frozen=True)
-class McpClient:
+class McpClient(_Wire):
     """How the harness talks to an MCP server: its bounds, the client it claims to
     be, and the canary it puts in string arguments."""
 
@@ -115,33 +132,9 @@ class McpClient:
     client_version: str
     canary: str
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "init_timeout_s": self.init_timeout_s,
-            "request_timeout_s": self.request_timeout_s,
-            "call_timeout_s": self.call_timeout_s,
-            "max_tools": self.max_tools,
-            "client": {"name": self.client_name, "version": self.client_version},
-            "canary": self.canary,
-        }
-
-    @classmethod
-    def from_json(cls, value: object, where: str) -> McpClient:
-        o = _obj(value, where)
-        client = _obj(o.get("client"), f"{where}.client")
-        return cls(
-            init_timeout_s=_num(o.get("init_timeout_s"), f"{where}.init_timeout_s"),
-            request_timeout_s=_num(o.get("request_timeout_s"), f"{where}.request_timeout_s"),
-            call_timeout_s=_num(o.get("call_timeout_s"), f"{where}.call_timeout_s"),
-            max_tools=_int(o.get("max_tools"), f"{where}.max_tools"),
-            client_name=_str(client.get("name"), f"{where}.client.name"),
-            client_version=_str(client.get("version"), f"{where}.client.version"),
-            canary=_str(o.get("canary"), f"{where}.canary"),
-        )
-
 
 @dataclass(frozen=True)
-class PlannedStep:
+class PlannedStep(_Wire):
     """One child process: a command run to completion, or an MCP server to talk to."""
 
     name: str
@@ -152,36 +145,9 @@ class PlannedStep:
     env: Mapping[str, str] = field(default_factory=dict)  # on top of the plan's
     mcp: McpClient | None = None  # set for an MCP session
 
-    def to_json(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "name": self.name,
-            "argv": list(self.argv),
-            "cwd": self.cwd,
-            "timeout_s": self.timeout_s,
-            "stdin": self.stdin,
-            "env": dict(self.env),
-        }
-        if self.mcp is not None:
-            out["mcp"] = self.mcp.to_json()
-        return out
-
-    @classmethod
-    def from_json(cls, value: object, where: str) -> PlannedStep:
-        o = _obj(value, where)
-        mcp = o.get("mcp")
-        return cls(
-            name=_str(o.get("name"), f"{where}.name"),
-            argv=_strs(o.get("argv"), f"{where}.argv"),
-            cwd=_str(o.get("cwd"), f"{where}.cwd"),
-            timeout_s=_num(o.get("timeout_s"), f"{where}.timeout_s"),
-            stdin=_str(o.get("stdin"), f"{where}.stdin"),
-            env=_str_map(o.get("env"), f"{where}.env"),
-            mcp=None if mcp is None else McpClient.from_json(mcp, f"{where}.mcp"),
-        )
-
 
 @dataclass(frozen=True)
-class HarnessPlan:
+class HarnessPlan(_Wire):
     """Everything one profile's harness run does, in order."""
 
     stage: str  # the harness's staging directory (canary files, hooks)
@@ -200,73 +166,20 @@ class HarnessPlan:
     deadline_s: float  # no step starts after this many seconds
     log_cap: int  # bytes the log may take
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "stage": self.stage,
-            "files": [f.to_json() for f in self.files],
-            "dirs": list(self.dirs),
-            "placeholders": dict(self.placeholders),
-            "copies": list(self.copies),
-            "links": dict(self.links),
-            "user_site": self.user_site,
-            "site_paths": list(self.site_paths),
-            "scan_roots": list(self.scan_roots),
-            "scan_skip": list(self.scan_skip),
-            "needles": {name: list(forms) for name, forms in self.needles.items()},
-            "env": dict(self.env),
-            "steps": [s.to_json() for s in self.steps],
-            "deadline_s": self.deadline_s,
-            "log_cap": self.log_cap,
-        }
-
-    @classmethod
-    def from_json(cls, value: object) -> HarnessPlan:
-        o = _obj(value, "plan")
-        needles = _obj(o.get("needles"), "plan.needles")
-        return cls(
-            stage=_str(o.get("stage"), "plan.stage"),
-            files=tuple(
-                PlannedFile.from_json(v, w) for w, v in _each(o.get("files"), "plan.files")
-            ),
-            dirs=_strs(o.get("dirs"), "plan.dirs"),
-            placeholders=_str_map(o.get("placeholders"), "plan.placeholders"),
-            copies=_strs(o.get("copies"), "plan.copies"),
-            links=_str_map(o.get("links"), "plan.links"),
-            user_site=_str(o.get("user_site"), "plan.user_site"),
-            site_paths=_strs(o.get("site_paths"), "plan.site_paths"),
-            scan_roots=_strs(o.get("scan_roots"), "plan.scan_roots"),
-            scan_skip=_strs(o.get("scan_skip"), "plan.scan_skip"),
-            needles={k: _strs(v, f"plan.needles.{k}") for k, v in needles.items()},
-            env=_str_map(o.get("env"), "plan.env"),
-            steps=tuple(
-                PlannedStep.from_json(v, w) for w, v in _each(o.get("steps"), "plan.steps")
-            ),
-            deadline_s=_num(o.get("deadline_s"), "plan.deadline_s"),
-            log_cap=_int(o.get("log_cap"), "plan.log_cap"),
-        )
-
 
 # --- the log: harness -> validator ---------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class CanaryHit:
+class CanaryHit(_Wire):
     """A canary value the harness found in a file of the writable areas."""
 
     canary: str
     path: str
 
-    def to_json(self) -> dict[str, object]:
-        return {"canary": self.canary, "path": self.path}
-
-    @classmethod
-    def from_json(cls, value: object, where: str) -> CanaryHit:
-        o = _obj(value, where)
-        return cls(_str(o.get("canary"), f"{where}.canary"), _str(o.get("path"), f"{where}.path"))
-
 
 @dataclass(frozen=True)
-class Egress:
+class Egress(_Wire):
     """What one connection redirected to the harness's sink carried."""
 
     peer: str  # the peer the artifact meant to reach
@@ -275,62 +188,18 @@ class Egress:
     request_line: str
     canaries: tuple[str, ...]  # canary values found in what was sent
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "peer": self.peer,
-            "bytes": self.size,
-            "http_method": self.http_method,
-            "request_line": self.request_line,
-            "canaries": list(self.canaries),
-        }
-
-    @classmethod
-    def from_json(cls, value: object, where: str) -> Egress:
-        o = _obj(value, where)
-        return cls(
-            peer=_str(o.get("peer"), f"{where}.peer"),
-            size=_int(o.get("bytes"), f"{where}.bytes"),
-            http_method=_str(o.get("http_method"), f"{where}.http_method"),
-            request_line=_str(o.get("request_line"), f"{where}.request_line"),
-            canaries=_strs(o.get("canaries"), f"{where}.canaries"),
-        )
-
-
-def _hits(o: Mapping[str, object], where: str) -> tuple[CanaryHit, ...]:
-    return tuple(CanaryHit.from_json(v, w) for w, v in _each(o.get("canary_hits"), where))
-
-
-def _egress(o: Mapping[str, object], where: str) -> tuple[Egress, ...]:
-    return tuple(Egress.from_json(v, w) for w, v in _each(o.get("egress"), where))
-
 
 @dataclass(frozen=True)
-class McpTool:
+class McpTool(_Wire):
     """A tool as the server listed it, its input schema cut down by the harness."""
 
     name: str
     description: str
     input_schema: Mapping[str, object]
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": self.input_schema,
-        }
-
-    @classmethod
-    def from_json(cls, value: object, where: str) -> McpTool:
-        o = _obj(value, where)
-        return cls(
-            name=_str(o.get("name"), f"{where}.name"),
-            description=_str(o.get("description"), f"{where}.description"),
-            input_schema=_obj(o.get("inputSchema"), f"{where}.inputSchema"),
-        )
-
 
 @dataclass(frozen=True)
-class McpCall:
+class McpCall(_Wire):
     """One tools/call: how it ended, and what the harness saw right after it."""
 
     tool: str
@@ -338,27 +207,9 @@ class McpCall:
     canary_hits: tuple[CanaryHit, ...] = ()
     egress: tuple[Egress, ...] = ()
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "tool": self.tool,
-            "outcome": self.outcome,
-            "canary_hits": [h.to_json() for h in self.canary_hits],
-            "egress": [e.to_json() for e in self.egress],
-        }
-
-    @classmethod
-    def from_json(cls, value: object, where: str) -> McpCall:
-        o = _obj(value, where)
-        return cls(
-            tool=_str(o.get("tool"), f"{where}.tool"),
-            outcome=_str(o.get("outcome"), f"{where}.outcome"),
-            canary_hits=_hits(o, f"{where}.canary_hits"),
-            egress=_egress(o, f"{where}.egress"),
-        )
-
 
 @dataclass(frozen=True)
-class McpSessionEnd:
+class McpSessionEnd(_Wire):
     """How the server's session ended."""
 
     crashed: bool  # exited non-zero before the harness closed it
@@ -368,31 +219,9 @@ class McpSessionEnd:
     tools_changed: int  # notifications/tools/list_changed received
     stdout_bytes: int
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "crashed": self.crashed,
-            "exit": self.exit,
-            "malformed_lines": self.malformed_lines,
-            "flooded": self.flooded,
-            "tools_changed": self.tools_changed,
-            "stdout_bytes": self.stdout_bytes,
-        }
-
-    @classmethod
-    def from_json(cls, value: object, where: str) -> McpSessionEnd:
-        o = _obj(value, where)
-        return cls(
-            crashed=_bool(o.get("crashed"), f"{where}.crashed"),
-            exit=_opt_int(o.get("exit"), f"{where}.exit"),
-            malformed_lines=_int(o.get("malformed_lines"), f"{where}.malformed_lines"),
-            flooded=_bool(o.get("flooded"), f"{where}.flooded"),
-            tools_changed=_int(o.get("tools_changed"), f"{where}.tools_changed"),
-            stdout_bytes=_int(o.get("stdout_bytes"), f"{where}.stdout_bytes"),
-        )
-
 
 @dataclass(frozen=True)
-class McpLog:
+class McpLog(_Wire):
     """One MCP session: initialise, list, call every tool (and any list it changes to)."""
 
     initialize: str  # the initialize request's outcome
@@ -401,35 +230,6 @@ class McpLog:
     calls: tuple[McpCall, ...] = ()
     list_failure: str = ""  # why tools/list could not be read
     changed_tools: tuple[McpTool, ...] = ()  # new tools after tools/list_changed
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "initialize": self.initialize,
-            "session": self.session.to_json(),
-            "tools": [t.to_json() for t in self.tools],
-            "calls": [c.to_json() for c in self.calls],
-            "list_failure": self.list_failure,
-            "changed_tools": [t.to_json() for t in self.changed_tools],
-        }
-
-    @classmethod
-    def from_json(cls, value: object, where: str) -> McpLog:
-        o = _obj(value, where)
-        return cls(
-            initialize=_str(o.get("initialize"), f"{where}.initialize"),
-            session=McpSessionEnd.from_json(o.get("session"), f"{where}.session"),
-            tools=tuple(
-                McpTool.from_json(v, w) for w, v in _each(o.get("tools"), f"{where}.tools")
-            ),
-            calls=tuple(
-                McpCall.from_json(v, w) for w, v in _each(o.get("calls"), f"{where}.calls")
-            ),
-            list_failure=_str(o.get("list_failure"), f"{where}.list_failure"),
-            changed_tools=tuple(
-                McpTool.from_json(v, w)
-                for w, v in _each(o.get("changed_tools"), f"{where}.changed_tools")
-            ),
-        )
 
     def cut(self, keep: int) -> McpLog:
         return replace(
@@ -441,7 +241,7 @@ class McpLog:
 
 
 @dataclass(frozen=True)
-class StepLog:
+class StepLog(_Wire):
     """What one planned step did: a child's exit and output, or an MCP session, or why
     it could not start; and what the harness found after it."""
 
@@ -455,35 +255,6 @@ class StepLog:
     canary_hits: tuple[CanaryHit, ...] = ()
     egress: tuple[Egress, ...] = ()
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "exit": self.exit,
-            "timed_out": self.timed_out,
-            "output_bytes": self.output_bytes,
-            "stderr_tail": self.stderr_tail,
-            "error": self.error,
-            "mcp": None if self.mcp is None else self.mcp.to_json(),
-            "canary_hits": [h.to_json() for h in self.canary_hits],
-            "egress": [e.to_json() for e in self.egress],
-        }
-
-    @classmethod
-    def from_json(cls, value: object, where: str) -> StepLog:
-        o = _obj(value, where)
-        mcp = o.get("mcp")
-        return cls(
-            name=_str(o.get("name"), f"{where}.name"),
-            exit=_opt_int(o.get("exit"), f"{where}.exit"),
-            timed_out=_bool(o.get("timed_out"), f"{where}.timed_out"),
-            output_bytes=_int(o.get("output_bytes"), f"{where}.output_bytes"),
-            stderr_tail=_str(o.get("stderr_tail"), f"{where}.stderr_tail"),
-            error=_str(o.get("error"), f"{where}.error"),
-            mcp=None if mcp is None else McpLog.from_json(mcp, f"{where}.mcp"),
-            canary_hits=_hits(o, f"{where}.canary_hits"),
-            egress=_egress(o, f"{where}.egress"),
-        )
-
     def cut(self, keep: int) -> StepLog:
         return replace(
             self,
@@ -495,7 +266,7 @@ class StepLog:
 
 
 @dataclass(frozen=True)
-class HarnessLog:
+class HarnessLog(_Wire):
     """Everything one harness run reports."""
 
     steps: tuple[StepLog, ...] = ()
@@ -504,28 +275,6 @@ class HarnessLog:
     sink_port: int | None = None  # the egress sink's loopback port
     truncated: bool = False  # cut down to fit its cap
     elapsed_s: float = 0.0
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "steps": [s.to_json() for s in self.steps],
-            "skipped": list(self.skipped),
-            "errors": list(self.errors),
-            "sink_port": self.sink_port,
-            "truncated": self.truncated,
-            "elapsed_s": self.elapsed_s,
-        }
-
-    @classmethod
-    def from_json(cls, value: object) -> HarnessLog:
-        o = _obj(value, "log")
-        return cls(
-            steps=tuple(StepLog.from_json(v, w) for w, v in _each(o.get("steps"), "log.steps")),
-            skipped=_strs(o.get("skipped"), "log.skipped"),
-            errors=_strs(o.get("errors"), "log.errors"),
-            sink_port=_opt_int(o.get("sink_port"), "log.sink_port"),
-            truncated=_bool(o.get("truncated"), "log.truncated"),
-            elapsed_s=_num(o.get("elapsed_s"), "log.elapsed_s"),
-        )
 
     def cut(self, keep: int) -> HarnessLog:
         """Per-step detail cut to `keep` items (the log said to be truncated)."""
