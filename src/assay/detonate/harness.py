@@ -1,10 +1,10 @@
 """Validator-owned detonation harness that runs inside the sandbox (stdlib only).
 
-It reads its plan from /task/input/plan.json (`wire.HarnessPlan`), lays out a fake home full of
-canary secrets, runs each planned step as a child process (scripts, install
-hooks, imports, an MCP session) with a bounded budget, scans the writable
-areas for canary values after every step, and writes its log (`wire.HarnessLog`)
-to the result channel.
+It reads its plan from /task/input/plan.json (`wire.HarnessPlan`), lays out a
+fake home full of canary secrets, runs each planned step as a child process
+(scripts, install hooks, imports, an MCP session) with a bounded budget, scans
+the writable areas for canary values after every step, and writes its log
+(`wire.HarnessLog`) to the result channel.
 
 What the validator trusts is its own trace; this log only adds what a syscall
 trace cannot show (which files ended up holding canary values, what an MCP
@@ -37,20 +37,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 try:
-    from assay.detonate.wire import (
-        PLAN_FILE,
-        CanaryHit,
-        Egress,
-        HarnessLog,
-        HarnessPlan,
-        McpCall,
-        McpClient,
-        McpLog,
-        McpSessionEnd,
-        McpTool,
-        PlannedStep,
-        StepLog,
-    )
+    from assay.detonate import wire
 except ModuleNotFoundError:
     # Inside the sandbox it is shipped beside this file, and loaded from that file alone:
     # searching the directory would show in the trace as a read the artifact did not do.
@@ -60,24 +47,11 @@ except ModuleNotFoundError:
         "wire", os.path.join(os.path.dirname(__file__), "wire.py")
     )
     assert _spec is not None and _spec.loader is not None
-    sys.modules["wire"] = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(sys.modules["wire"])
-    from wire import (  # type: ignore[import-not-found,no-redef]
-        PLAN_FILE,
-        CanaryHit,
-        Egress,
-        HarnessLog,
-        HarnessPlan,
-        McpCall,
-        McpClient,
-        McpLog,
-        McpSessionEnd,
-        McpTool,
-        PlannedStep,
-        StepLog,
-    )
+    wire = importlib.util.module_from_spec(_spec)
+    sys.modules["wire"] = wire  # its dataclasses resolve their annotations through it
+    _spec.loader.exec_module(wire)
 
-PLAN_PATH = f"/task/input/{PLAN_FILE}"
+PLAN_PATH = f"/task/input/{wire.PLAN_FILE}"
 _TAIL = 2048  # bytes of each child's stderr kept for the log
 _SCAN_FILE_CAP = 1 << 20  # larger files are not scanned for canaries
 _SCAN_FILES_MAX = 2000
@@ -98,7 +72,7 @@ def _undumpable() -> None:
 # --- fake home ---------------------------------------------------------------------------
 
 
-def lay_out_home(plan: HarnessPlan) -> None:
+def lay_out_home(plan: wire.HarnessPlan) -> None:
     """Write every planned file under the staging prefix, then hard-link it into place."""
     os.makedirs(plan.stage, mode=0o700, exist_ok=True)
     for n, item in enumerate(plan.files):
@@ -118,7 +92,7 @@ def lay_out_home(plan: HarnessPlan) -> None:
             handle.write(text)
 
 
-def copy_artifact(plan: HarnessPlan) -> None:
+def copy_artifact(plan: wire.HarnessPlan) -> None:
     """Copy the read-only artifact where steps need a writable tree, and link in what
     the plan provides beside it (the pinned SDKs)."""
     for destination in plan.copies:
@@ -135,7 +109,7 @@ def copy_artifact(plan: HarnessPlan) -> None:
 class Scanner:
     """Finds canary values in files of the writable areas, without tracing as reads."""
 
-    def __init__(self, plan: HarnessPlan) -> None:
+    def __init__(self, plan: wire.HarnessPlan) -> None:
         self.roots = plan.scan_roots
         self.skip_prefixes = plan.scan_skip
         self.needles = {name: [n.encode() for n in forms] for name, forms in plan.needles.items()}
@@ -147,8 +121,8 @@ class Scanner:
         st = os.lstat(path)
         return (st.st_dev, st.st_ino)
 
-    def scan(self) -> tuple[CanaryHit, ...]:
-        hits: list[CanaryHit] = []
+    def scan(self) -> tuple[wire.CanaryHit, ...]:
+        hits: list[wire.CanaryHit] = []
         budget = [_SCAN_FILES_MAX]
         for root in self.roots:
             try:
@@ -161,7 +135,7 @@ class Scanner:
                 os.close(fd)
         return tuple(hits)
 
-    def _walk(self, dir_fd: int, path: str, hits: list[CanaryHit], budget: list[int]) -> None:
+    def _walk(self, dir_fd: int, path: str, hits: list[wire.CanaryHit], budget: list[int]) -> None:
         try:
             entries = sorted(os.listdir(dir_fd))
         except OSError:
@@ -188,7 +162,7 @@ class Scanner:
                 budget[0] -= 1
                 self._check_file(via, full, st.st_size, hits)
 
-    def _check_file(self, via: str, full: str, size: int, hits: list[CanaryHit]) -> None:
+    def _check_file(self, via: str, full: str, size: int, hits: list[wire.CanaryHit]) -> None:
         if size > _SCAN_FILE_CAP:
             return
         try:
@@ -200,7 +174,7 @@ class Scanner:
             if (name, full) not in self.seen and any(form in data for form in forms):
                 self.seen.add((name, full))
                 if len(hits) < _HITS_PER_SCAN:
-                    hits.append(CanaryHit(name, full[:_PATH_SHOWN]))
+                    hits.append(wire.CanaryHit(name, full[:_PATH_SHOWN]))
 
 
 # --- egress sink -------------------------------------------------------------------------
@@ -272,7 +246,7 @@ class EgressSink:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.settimeout(0.2)
         self.port = self.listener.getsockname()[1]
-        self.events: list[Egress] = []
+        self.events: list[wire.Egress] = []
         self.lock = threading.Lock()
         self.accepted = 0
         self.busy = threading.Event()  # set while a connection is being read
@@ -300,7 +274,7 @@ class EgressSink:
             handle.write(_EGRESS_HOOK_JS.replace("{port}", str(self.port)))
         return {"NODE_OPTIONS": f"--require {node_hook}"}
 
-    def drain(self) -> tuple[Egress, ...]:
+    def drain(self) -> tuple[wire.Egress, ...]:
         """Events so far, once connections already made have been read (a step's child
         may exit before the sink has accepted or finished reading its connection)."""
         deadline = time.monotonic() + 2.0
@@ -341,7 +315,7 @@ class EgressSink:
             with contextlib.suppress(OSError):
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         canaries = sorted(n for n, forms in self.needles.items() if any(f in body for f in forms))
-        event = Egress(
+        event = wire.Egress(
             peer=":".join(words[1:3]),
             size=len(body),
             http_method=method,
@@ -547,7 +521,7 @@ class McpSession:
             return None
         return message
 
-    def close(self) -> McpSessionEnd:
+    def close(self) -> wire.McpSessionEnd:
         """End the session: EOF on stdin (a polite server exits), then kill what is left."""
         if self.closed:
             # Its stdout ended, so it is exiting; under the validator's tracer that
@@ -561,7 +535,7 @@ class McpSession:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(0.5)
         kill_group(self.process)
-        return McpSessionEnd(
+        return wire.McpSessionEnd(
             crashed=died_early,
             exit=self.process.returncode,
             malformed_lines=self.malformed,
@@ -602,18 +576,18 @@ def _value_for(name: str, spec: object, canary: str) -> Any:
 
 
 def run_mcp(
-    step: PlannedStep,
-    client: McpClient,
+    step: wire.PlannedStep,
+    client: wire.McpClient,
     env: dict[str, str],
     scanner: Scanner,
     sink: EgressSink,
     deadline: float,
-) -> McpLog:
+) -> wire.McpLog:
     session = McpSession(list(step.argv), step.cwd, env)
     initialize, list_failure = "", ""
-    tools: list[McpTool] = []
-    changed: list[McpTool] = []
-    calls: list[McpCall] = []
+    tools: list[wire.McpTool] = []
+    changed: list[wire.McpTool] = []
+    calls: list[wire.McpCall] = []
     try:
         init = session.request(
             "initialize",
@@ -646,7 +620,7 @@ def run_mcp(
                 calls += _call_all(session, fresh, client, scanner, sink, deadline)
     finally:
         end = session.close()
-    return McpLog(
+    return wire.McpLog(
         initialize=initialize,
         session=end,
         tools=tuple(tools),
@@ -658,30 +632,30 @@ def run_mcp(
 
 def _call_all(
     session: McpSession,
-    tools: list[McpTool],
-    client: McpClient,
+    tools: list[wire.McpTool],
+    client: wire.McpClient,
     scanner: Scanner,
     sink: EgressSink,
     deadline: float,
-) -> list[McpCall]:
-    calls: list[McpCall] = []
+) -> list[wire.McpCall]:
+    calls: list[wire.McpCall] = []
     for tool in tools:
         if time.monotonic() > deadline:
-            calls.append(McpCall(tool.name, "skipped: deadline"))
+            calls.append(wire.McpCall(tool.name, "skipped: deadline"))
             continue
         reply = session.request(
             "tools/call",
             {"name": tool.name, "arguments": canary_arguments(tool.input_schema, client.canary)},
             client.call_timeout_s,
         )
-        calls.append(McpCall(tool.name, _outcome(reply), scanner.scan(), sink.drain()))
+        calls.append(wire.McpCall(tool.name, _outcome(reply), scanner.scan(), sink.drain()))
     return calls
 
 
-def _list_tools(session: McpSession, timeout_s: float) -> tuple[list[McpTool], str]:
+def _list_tools(session: McpSession, timeout_s: float) -> tuple[list[wire.McpTool], str]:
     """The tools the server lists, and why the list could not be read ("" when it
     could: never an empty list passed off as the server's answer)."""
-    tools: list[McpTool] = []
+    tools: list[wire.McpTool] = []
     cursor: object = None
     for _ in range(3):  # pages
         reply = session.request("tools/list", {"cursor": cursor} if cursor else {}, timeout_s)
@@ -693,7 +667,7 @@ def _list_tools(session: McpSession, timeout_s: float) -> tuple[list[McpTool], s
                 schema = tool.get("inputSchema")
                 cut = _shallow(schema, _SCHEMA_DEPTH) if isinstance(schema, dict) else {}
                 tools.append(
-                    McpTool(
+                    wire.McpTool(
                         name=tool["name"][:200],
                         description=str(tool.get("description", ""))[:4000],
                         input_schema=cut if isinstance(cut, dict) else {},
@@ -754,29 +728,29 @@ def _outcome(reply: dict[str, Any]) -> str:
 
 
 def run_step(
-    step: PlannedStep,
+    step: wire.PlannedStep,
     env: dict[str, str],
     scanner: Scanner,
     sink: EgressSink,
     deadline: float,
-) -> StepLog:
+) -> wire.StepLog:
     env = {**env, **step.env}
     timeout = min(step.timeout_s, max(0.1, deadline - time.monotonic()))
-    done = StepLog(step.name)
+    done = wire.StepLog(step.name)
     try:
         if step.mcp is not None:
             mcp = run_mcp(step, step.mcp, env, scanner, sink, time.monotonic() + timeout)
-            done = StepLog(step.name, mcp=mcp)
+            done = wire.StepLog(step.name, mcp=mcp)
         else:
             child = Child(list(step.argv), step.cwd, env, step.stdin.encode())
             exit_code, output_bytes, tail = child.wait(timeout)
-            done = StepLog(step.name, exit_code, exit_code is None, output_bytes, tail)
+            done = wire.StepLog(step.name, exit_code, exit_code is None, output_bytes, tail)
     except (OSError, ValueError, RecursionError) as exc:
-        done = StepLog(step.name, error=f"{type(exc).__name__}: {str(exc)[:200]}")
+        done = wire.StepLog(step.name, error=f"{type(exc).__name__}: {str(exc)[:200]}")
     return replace(done, canary_hits=scanner.scan(), egress=sink.drain())
 
 
-def fit_log(log: HarnessLog, cap: int) -> bytes:
+def fit_log(log: wire.HarnessLog, cap: int) -> bytes:
     """The log as JSON within `cap` bytes: when the artifact made it bigger (hits, tools,
     calls), per-step detail is cut down step by step and the cut is recorded."""
     data = _encoded(log)
@@ -786,11 +760,11 @@ def fit_log(log: HarnessLog, cap: int) -> bytes:
         log = log.cut(keep)
         data = _encoded(log)
     if len(data) > cap:
-        data = _encoded(HarnessLog(skipped=log.skipped, errors=log.errors, truncated=True))
+        data = _encoded(wire.HarnessLog(skipped=log.skipped, errors=log.errors, truncated=True))
     return data
 
 
-def _encoded(log: HarnessLog) -> bytes:
+def _encoded(log: wire.HarnessLog) -> bytes:
     return json.dumps(log.to_json()).encode()
 
 
@@ -802,14 +776,14 @@ def main() -> None:
     # down by _shallow) rather than dropped as unreadable.
     sys.setrecursionlimit(_PARSE_DEPTH)
     started = time.monotonic()
-    steps: list[StepLog] = []
+    steps: list[wire.StepLog] = []
     skipped: list[str] = []
     errors: list[str] = []
     sink_port: int | None = None
     cap = 1 << 20
     try:
         with open(PLAN_PATH, "rb") as handle:
-            plan = HarnessPlan.from_json(json.loads(handle.read()))
+            plan = wire.HarnessPlan.from_json(json.loads(handle.read()))
         cap = plan.log_cap
         deadline = started + plan.deadline_s
         lay_out_home(plan)
@@ -831,7 +805,7 @@ def main() -> None:
             steps.append(run_step(step, env, scanner, sink, deadline))
     except Exception as exc:
         errors.append(f"harness error: {type(exc).__name__}: {str(exc)[:200]}")
-    log = HarnessLog(
+    log = wire.HarnessLog(
         steps=tuple(steps),
         skipped=tuple(skipped),
         errors=tuple(errors),
