@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.detonate.observed import Observed
 from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
 from assay.runner import Agent, RepTask, RunOutcome, run_rep
 from assay.sandbox.bwrap import BwrapBackend
@@ -107,9 +108,11 @@ def run_agent(
         entrypoint: str = "agent_main",
         task_id: str = "task-1",
         artifact_dir: Path = artifact,
+        observed: Observed | None = None,
     ) -> RunOutcome:
         code = body if isinstance(body, bytes) else agent_source(body)
-        task = RepTask(Agent(code, entrypoint), track, task_id, artifact_dir, 0, "seed")
+        agent = Agent(code, entrypoint)
+        task = RepTask(agent, track, task_id, artifact_dir, 0, "seed", observed=observed)
         outcome = run_rep(task, backend=backend, spec=spec, secret=SECRET)
         assert RunOutcome.from_json(outcome.to_json()) == outcome
         return outcome
