@@ -19,6 +19,7 @@ from assay.corpus.native import NativeCorpus
 from assay.detonate import Detonation, detonate
 from assay.detonate.observed import Observed
 from assay.mechanism.spec import Track
+from assay.results.plan import RoundPlan
 from assay.runner.context import agent_observed
 from assay.sandbox.bwrap import BwrapBackend
 from assay.store.sqlite import Store, StoreError
@@ -47,7 +48,7 @@ def without_timings(value: object) -> object:
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     s = Store(tmp_path / "rounds.db")
-    s.create_round("r1", {"round_seed": "s"}, [])
+    s.create_round("r1", RoundPlan("seed", "validator", "1", "d", "corpus", {}, (), ()), [])
     return s
 
 
