@@ -30,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from dataclasses import replace
 
 TYPE_CHECKING = False
@@ -39,17 +40,14 @@ if TYPE_CHECKING:
 try:
     from assay.detonate import wire
 except ModuleNotFoundError:
-    # Inside the sandbox it is shipped beside this file, and loaded from that file alone:
+    # Inside the sandbox it is shipped beside this file, and run from that file alone:
     # searching the directory would show in the trace as a read the artifact did not do.
-    import importlib.util
-
-    _spec = importlib.util.spec_from_file_location(
-        "wire", os.path.join(os.path.dirname(__file__), "wire.py")
-    )
-    assert _spec is not None and _spec.loader is not None
-    wire = importlib.util.module_from_spec(_spec)
+    _WIRE_PATH = os.path.join(os.path.dirname(__file__), "wire.py")
+    wire = types.ModuleType("wire")
+    wire.__file__ = _WIRE_PATH
     sys.modules["wire"] = wire  # its dataclasses resolve their annotations through it
-    _spec.loader.exec_module(wire)
+    with open(_WIRE_PATH, "rb") as _source:
+        exec(compile(_source.read(), _WIRE_PATH, "exec"), wire.__dict__)
 
 PLAN_PATH = f"/task/input/{wire.PLAN_FILE}"
 _TAIL = 2048  # bytes of each child's stderr kept for the log

@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import base64
 import binascii
+import sys
 import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Self
+
+# `typing` is not imported at run time: the harness pays for every module it loads,
+# under the tracer, out of the artifact's budget.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Self
 
 PLAN_FILE = "plan.json"
 
@@ -53,10 +58,11 @@ def _encode(value: object) -> object:
 
 def _decode(hint: Any, value: object, where: str) -> Any:
     """`value` as the type `hint` names (only the shapes the wire types use)."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):  # X | None
-        (inner,) = (a for a in args if a is not type(None))
+    if isinstance(hint, types.UnionType):  # X | None
+        (inner,) = (a for a in hint.__args__ if a is not type(None))
         return None if value is None else _decode(inner, value, where)
+    origin = getattr(hint, "__origin__", None)
+    args: tuple[Any, ...] = getattr(hint, "__args__", ())
     if origin is tuple:  # tuple[X, ...]
         items = _checked(list, value, where, "a list")
         return tuple(_decode(args[0], v, f"{where}[{n}]") for n, v in enumerate(items))
@@ -96,8 +102,8 @@ _FIELD_TYPES: dict[type[_Wire], dict[str, Any]] = {}
 def _field_types(cls: type[_Wire]) -> dict[str, Any]:
     """Each field's type, in field order (annotations are strings until resolved)."""
     if cls not in _FIELD_TYPES:
-        hints = typing.get_type_hints(cls)
-        _FIELD_TYPES[cls] = {f.name: hints[f.name] for f in fields(cls)}  # type: ignore[arg-type]
+        names = vars(sys.modules[cls.__module__])
+        _FIELD_TYPES[cls] = {f.name: eval(str(f.type), names) for f in fields(cls)}  # type: ignore[arg-type]
     return _FIELD_TYPES[cls]
 
 
