@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from assay.bundle import BundleError, bundle_package
-from assay.mechanism.spec import pinned
+from assay.mechanism.spec import Track, pinned
+from assay.runner.context import local_context
 from assay.validator.config import bundled_agents
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +67,7 @@ def test_the_cli_writes_the_bundle_and_it_runs_alone(tmp_path: Path) -> None:
         "@app.route('/ping')\ndef ping():\n"
         "    return subprocess.check_output('ping -c1 ' + request.args['host'], shell=True)\n"
     )
-    context = {"track": "repositories", "artifact_dir": str(repo), "workspace": str(tmp_path)}
+    context = local_context(Track.REPOSITORIES, repo, tmp_path)
     report = _run_file(out, context, tmp_path)
     vulns = report["evidence"]["vulnerabilities"]  # type: ignore[index]
     assert [(v["file"], v["line"], v["cwe"]) for v in vulns] == [("app.py", 6, "CWE-78")]

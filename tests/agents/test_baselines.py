@@ -15,6 +15,7 @@ import pytest
 from assay.corpus.interface import Label, Task
 from assay.corpus.native import NativeCorpus
 from assay.mechanism.spec import TRACKS, Track
+from assay.runner.context import local_context
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = ("allow_all", "block_all", "coin_flip", "keyword")
@@ -45,26 +46,10 @@ def no_real_dns(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
 
 
-def _context(task: Task, tmp_path: Path) -> dict[str, Any]:
+def _context(task: Task, tmp_path: Path) -> dict[str, object]:
     workspace = tmp_path / "workspace"
     workspace.mkdir(exist_ok=True)
-    context: dict[str, Any] = {
-        "track": task.track.value,
-        "artifact_dir": str(task.artifact_dir),
-        "workspace": str(workspace),
-        "nonce": "00" * 16,
-        "observed": None,
-        "sandbox": {"backend": "none", "digest": ""},
-    }
-    if task.track.behavioural:
-        context["probe"] = {
-            "file_path": str(workspace / "probe.txt"),
-            "file_content": "probe-content-1234",
-            "dns_host": "probe-1234.assay.invalid",
-            "process_echo": "probe-echo-1234",
-            "canary": "canary",
-        }
-    return context
+    return local_context(task.track, task.artifact_dir, workspace)
 
 
 def _check_report(task: Task, report: dict[str, Any]) -> None:
@@ -93,8 +78,10 @@ def test_report_well_formed_and_probe_threaded(
     context = _context(task, tmp_path)
     report = agent(context)
     _check_report(task, report)
+    probe = context["probe"]
     if task.track.behavioural:
-        assert (tmp_path / "workspace" / "probe.txt").read_text() == "probe-content-1234"
+        assert isinstance(probe, dict)
+        assert Path(probe["file_path"]).read_text() == probe["file_content"]
     assert agent(_context(task, tmp_path)) == report  # deterministic across reps
 
 

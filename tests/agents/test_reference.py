@@ -16,6 +16,8 @@ from assay.bundle import bundle_package
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
 from assay.mechanism.spec import TRACKS, Track
+from assay.runner.context import local_context
+from assay.runner.probe import Probe
 from assay.schema.report import validate_report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,25 +45,9 @@ def no_real_dns(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
 
 
-def _context(track: str, artifact: Path, workspace: Path) -> dict[str, Any]:
+def _context(track: str, artifact: Path, workspace: Path) -> dict[str, object]:
     workspace.mkdir(exist_ok=True)
-    context: dict[str, Any] = {
-        "track": track,
-        "artifact_dir": str(artifact),
-        "workspace": str(workspace),
-        "nonce": "00" * 16,
-        "observed": None,
-        "sandbox": {"backend": "none", "digest": ""},
-    }
-    if track != "repositories":
-        context["probe"] = {
-            "file_path": str(workspace / "probe.txt"),
-            "file_content": "probe-content-1234",
-            "dns_host": "probe-1234.assay.invalid",
-            "process_echo": "probe-echo-1234",
-            "canary": "canary",
-        }
-    return context
+    return local_context(Track(track), artifact, workspace)
 
 
 def _run(track: str, artifact: Path, tmp_path: Path) -> dict[str, Any]:
@@ -76,7 +62,8 @@ def test_report_is_well_formed_and_deterministic(task: Task, tmp_path: Path) -> 
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
     validate_report(first, task.track)  # raises when a required key is missing
     if task.track.behavioural:
-        assert (tmp_path / "ws" / "probe.txt").read_text() == "probe-content-1234"
+        probe = Probe.from_nonce("00" * 16)  # local_context's fixed nonce
+        assert (tmp_path / "ws" / probe.file_name).read_text() == probe.file_content
         for finding in first["findings"]:
             assert {"category", "severity", "plane", "title"} <= set(finding)
     else:

@@ -55,10 +55,10 @@ class Probe:
     def file_path(self) -> str:
         return f"{SANDBOX_WORKSPACE_DIR}/{self.file_name}"
 
-    def context(self) -> dict[str, str]:
+    def context(self, workspace: str = SANDBOX_WORKSPACE_DIR) -> dict[str, str]:
         """The probe as the agent sees it in `context["probe"]`."""
         return {
-            "file_path": self.file_path,
+            "file_path": f"{workspace}/{self.file_name}",
             "file_content": self.file_content,
             "dns_host": self.dns_host,
             "process_echo": self.process_echo,
