@@ -2,6 +2,10 @@
 per track, on the tuning part (corpus/) and on the set-aside part (corpus-eval/).
 
 Usage: python benchmarks/reference_eval.py [AGENT.py | AGENT_PACKAGE/ ...] [--verbose]
+           [--part tuning|set-aside] [--track TRACK ...]
+
+`--part tuning` never loads the set-aside part, so the tuning loop cannot spend it;
+`--verbose` lists per-task results on the tuning part only, for the same reason.
 
 A package is bundled first (`assay agent bundle`), so what is scored is what is submitted.
 The set-aside part is for measuring only: tuning detectors against it spends it.
@@ -14,6 +18,7 @@ real measurement is `assay eval`. DNS is refused so the probe stays offline.
 
 from __future__ import annotations
 
+import argparse
 import socket
 import sys
 import tempfile
@@ -96,21 +101,26 @@ def _refuse_dns(*args: object, **kwargs: object) -> list[Any]:
     raise OSError("no network in the in-process evaluation")
 
 
+PARTS = {"tuning": "corpus", "set-aside": "corpus-eval"}
+
+
 def main(argv: list[str]) -> int:
-    verbose = "--verbose" in argv
-    paths = [Path(a) for a in argv if not a.startswith("--")] or [ROOT / "agents/reference"]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("agents", nargs="*", type=Path, default=[ROOT / "agents/reference"])
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--part", choices=sorted(PARTS), action="append")
+    parser.add_argument("--track", choices=[t.value for t in TRACKS], action="append")
+    args = parser.parse_args(argv)
     socket.getaddrinfo = _refuse_dns  # type: ignore[assignment]
-    parts = {
-        "tuning": NativeCorpus(ROOT / "corpus"),
-        "set-aside": NativeCorpus(ROOT / "corpus-eval"),
-    }
-    for path in paths:
+    parts = {part: NativeCorpus(ROOT / PARTS[part]) for part in args.part or PARTS}
+    tracks = [Track(t) for t in args.track] if args.track else TRACKS
+    for path in args.agents:
         agent = load_agent(path)
         print(f"== {path.name}")
-        for track in TRACKS:
+        for track in tracks:
             for part, corpus in parts.items():
                 result, slowest = run_track(agent, track, corpus.tasks(track))
-                _print_track(part, result, slowest, verbose)
+                _print_track(part, result, slowest, args.verbose and part == "tuning")
     return 0
 
 
