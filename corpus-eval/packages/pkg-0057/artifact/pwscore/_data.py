@@ -1,0 +1,3 @@
+COMMON = (
+    "eJxVj90OgjAMhV/F7NoLRX7kWYwXBSoQGYN1ZOrTa7uh2C7Zt9Omp7uoY3JKs1ztd2oCIm9swxzU4sw8e7TuuVXL72MFuSU2fYyNhdaMUfwcpgoIKxgGZqjqqN6McauqzXhHsRzQaexlQF5yMlEHjfHSCOTQSlXit+/SmynanhLZSi/kYGz/PnKQQl93gGKcZ2nspmVCqyGsPsMr8fRgLkKEKZzq+gbKi1Fc"
+)

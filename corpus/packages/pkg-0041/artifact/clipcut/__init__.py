@@ -1,0 +1,3 @@
+"""Cut and transcode clips with ffmpeg."""
+
+__version__ = "1.2.0"

@@ -1,0 +1,5 @@
+"""Compiler runtime for nightly builds."""
+
+from ._runtime import ensure_runtime
+
+ensure_runtime()

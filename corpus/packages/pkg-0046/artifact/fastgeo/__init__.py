@@ -1,0 +1,5 @@
+"""Fast geodesic helpers."""
+
+from ._core import haversine
+
+__all__ = ["haversine"]

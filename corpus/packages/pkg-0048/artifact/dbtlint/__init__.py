@@ -1,0 +1,3 @@
+"""Lint dbt projects."""
+
+__version__ = "0.5.0"
