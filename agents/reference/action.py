@@ -22,6 +22,7 @@ from .facts import (
     _line_events,
 )
 from .repo_python import _shell_injection_lines
+from .stages import hidden_code_events, miner_events, second_stage_events
 
 # ---- payload decoding
 
@@ -86,6 +87,8 @@ def analyse_code(source: Source, want_tree: bool = False) -> FileFacts:
     facts = FileFacts(source)
     code = _code_lines(source, None)
     facts.events = _line_events(source, code)
+    facts.events += second_stage_events(source) + miner_events(source)
+    facts.events += hidden_code_events(source)
     # Parsing is the costly part; parse only where the line scan found a reason.
     dangerous = any(e.kind in GATED_KINDS for e in facts.events)
     wanted = (
@@ -160,10 +163,26 @@ def _own_service_credentials(facts: FileFacts, secrets: list[Event]) -> bool:
     return bool(SERVICE_HOSTS.search(facts.source.text))
 
 
+FILE_READS = re.compile(
+    r"\bopen\(|\.read\w*\(|readFile|read_text|read_bytes|createReadStream|listdir|scandir|"
+    r"readdir|\bglob\("
+)
+
+
+def _harvested_refs(facts: FileFacts) -> list[Event]:
+    """Secret paths gathered into a list that a loop reads and the file sends to a throwaway
+    host: the read is not on the path's line, but the harvest is plain."""
+    refs = facts.of("secret_ref")
+    odd_egress = facts.of("egress") and facts.of("odd_host")
+    if refs and odd_egress and FILE_READS.search(facts.source.text):
+        return [Event("secret", e.line, e.text, e.detail) for e in refs]
+    return []
+
+
 def _secret_signals(facts: FileFacts) -> tuple[list[Signal], str | None]:
     """credential_theft for the file, plus what it would leak (for the exfil title)."""
     src = facts.source
-    secrets = facts.of("secret")
+    secrets = facts.of("secret") or _harvested_refs(facts)
     env = facts.of("env_secret")
     signals = []
     loot = None
@@ -426,6 +445,17 @@ DNS_CARRIER = re.compile(
     r"\bdns\.(?:lookup|resolve\w*)\(\s*`[^`]*\$\{|\bgethostbyname\(\s*f[\"'][^\"']*\{|"
     r"\bLookup(?:Host|IP)\(\s*fmt\.Sprintf\("
 )
+# A looked-up name built from data (concatenated or formatted) next to an encoder: the data
+# rides out in the labels.
+DNS_BUILT = re.compile(
+    r"\b(?:gethostbyname(?:_ex)?|getaddrinfo|resolver\.(?:resolve|query)|dns\.(?:lookup|resolve\w*))"
+    r"\(\s*(?:[\w.]+\s*\+|[\"'][^\"']*[\"']\s*(?:\+|%|\.format\()|[\"'][^\"']*\{\}[^\"']*[\"']\.format)|"
+    r"\b(?:nslookup|dig|host)\s+[^\n;|&]*(?:\$\(|\$\{|`)"
+)
+DNS_ENCODER = re.compile(
+    r"\.hex\(\)|hexlify|b32encode|b64encode|urlsafe_b64encode|toString\([\"'](?:hex|base64)|"
+    r"\bbase32\b|\bxxd\b|\bbase64\b"
+)
 
 
 def _ci_and_dns_signals(facts: FileFacts) -> list[Signal]:
@@ -443,6 +473,8 @@ def _ci_and_dns_signals(facts: FileFacts) -> list[Signal]:
             Signal("persistence", "CRIT", "action", title, rel, line, 7.0, "MODIFY_CI_WORKFLOW")
         )
     dns = DNS_CARRIER.search(text)
+    if dns is None and DNS_ENCODER.search(text):
+        dns = DNS_BUILT.search(text)
     if dns:
         line = text.count("\n", 0, dns.start()) + 1
         title = "Encodes data into DNS names it looks up (DNS exfiltration)"
@@ -470,11 +502,78 @@ def _wiper_signal(facts: FileFacts) -> Signal | None:
     )
 
 
+# kind, category, severity, title, weight, capability
+STAGE_SIGNALS = (
+    (
+        "miner",
+        "cryptomining",
+        "CRIT",
+        "Starts a cryptocurrency miner against a mining pool",
+        7.0,
+        "CREATE_PROCESS",
+    ),
+    (
+        "padded_code",
+        "obfuscation",
+        "HIGH",
+        "Hides code off-screen behind a long run of spaces",
+        4.0,
+        "EVAL_CODE",
+    ),
+    (
+        "obfuscator",
+        "obfuscation",
+        "HIGH",
+        "Ships code run through an obfuscator (hex-named identifiers)",
+        3.5,
+        "EVAL_CODE",
+    ),
+)
+
+
+def _stage_signals(facts: FileFacts) -> list[Signal]:
+    """Second stages fetched and run, miners, and code hidden from a reader."""
+    signals = []
+    for event in facts.of("download_exec")[:1]:
+        # From a raw IP or a throwaway host it is a dropper; from an unknown host without a
+        # checksum it is at least a binary nobody reviewed, run on the user's machine.
+        odd = event.detail == "odd"
+        where = "a raw IP or throwaway host" if odd else "an unverified host"
+        signals.append(
+            Signal(
+                "remote_code_execution",
+                "CRIT" if odd else "HIGH",
+                "action",
+                f"Downloads an executable from {where} and runs it",
+                facts.source.rel,
+                event.line,
+                8.0 if odd else 4.0,
+                "EXEC_SHELL",
+            )
+        )
+    for kind, category, severity, title, weight, capability in STAGE_SIGNALS:
+        found = facts.of(kind)
+        if found:
+            signals.append(
+                Signal(
+                    category,
+                    severity,
+                    "action",
+                    title,
+                    facts.source.rel,
+                    found[0].line,
+                    weight,
+                    capability,
+                )
+            )
+    return signals
+
+
 def _extra_action_signals(facts: FileFacts) -> list[Signal]:
     """Reverse shells, runtime package installs, hidden mail copies, LOLBin loaders, fetched
-    code, wipers."""
+    code, wipers, second stages."""
     signals = [s for s in (_fetched_code_signal(facts), _wiper_signal(facts)) if s is not None]
-    signals += _ci_and_dns_signals(facts)
+    signals += _ci_and_dns_signals(facts) + _stage_signals(facts)
     for kind, category, title, weight, capability in (
         (
             "covert_copy",
@@ -506,6 +605,8 @@ def _extra_action_signals(facts: FileFacts) -> list[Signal]:
                 )
             )
     shells = facts.of("reverse_shell")
+    if not shells and any(e.detail == "socket" for e in facts.of("egress")):
+        shells = facts.of("shell_pipe")
     if shells and (facts.of("egress") or facts.of("odd_host") or "/dev/tcp/" in shells[0].text):
         signals.append(
             Signal(

@@ -100,6 +100,8 @@ def _ifs_with_function(tree: ast.Module) -> Iterator[tuple[ast.AST | None, ast.I
             stack.append((child, inner_func))
 
 
+# exec reached through the builtins module hides the call from a plain `exec(` search.
+BUILTINS_PREFIX = re.compile(r"^(?:__builtins__|builtins|__import__\(\))\.")
 OBFUSCATED_SHELL = re.compile(r"(?:^|\.)(?:system|popen|Popen|run|call|check_output)$")
 
 
@@ -109,7 +111,7 @@ def _python_obfuscation(tree: ast.Module) -> list[Event]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = _call_name(node)
+        name = BUILTINS_PREFIX.sub("", _call_name(node))
         if name not in ("exec", "eval", "compile") and not OBFUSCATED_SHELL.search(name):
             continue
         if not node.args or isinstance(node.args[0], ast.Constant):
@@ -118,7 +120,8 @@ def _python_obfuscation(tree: ast.Module) -> list[Event]:
         names = {_call_name(c).rsplit(".", 1)[-1] for c in inner_calls}
         text = ast.unparse(node)[:200]
         is_exec = name in ("exec", "eval", "compile")
-        decoders = DECODE_CALLS if is_exec else DECODE_CALLS - {"decode", "loads"}
+        # A string rebuilt from character codes is code nobody was meant to read.
+        decoders = DECODE_CALLS | {"chr"} if is_exec else DECODE_CALLS - {"decode", "loads"}
         if names & {"urlopen", "get", "read"} and re.search(r"urlopen|requests|http", text):
             events.append(Event("remote_exec", node.lineno, text))
         elif names & decoders:

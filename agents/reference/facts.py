@@ -57,6 +57,16 @@ SECRET_KINDS: dict[str, tuple[re.Pattern[str], str, str, str]] = {
         "browser cookies and saved logins",
         "browser data",
     ),
+    "messenger": (
+        re.compile(
+            r"discord\w*/Local Storage|Local Storage/leveldb|Telegram Desktop/tdata|"
+            r"Telegram Desktop[\"']|\btdata[\"'/]|Signal/config\.json|/Local State\b",
+            re.IGNORECASE,
+        ),
+        "READ_SECRET",
+        "messenger and browser session tokens",
+        "session tokens",
+    ),
     "keychain": (
         re.compile(r"find-generic-password|login\.keychain|Library/Keychains"),
         "READ_KEYCHAIN",
@@ -90,12 +100,16 @@ EGRESS_HTTP = re.compile(
     r"urlopen\(|urllib\.request\.Request\(|\brequests\.(?:get|post|put|patch|request)\(|"
     r"\bhttpx\.(?:get|post|put|Client|AsyncClient)|http\.client\.HTTPS?Connection|"
     r"aiohttp\.ClientSession|\bhttps?\.(?:request|get)\(|\bfetch\(|\baxios\b|"
-    r"XMLHttpRequest|smtplib\.SMTP|ftplib\.FTP"
+    r"XMLHttpRequest|smtplib\.SMTP|ftplib\.FTP|\burlretrieve\(|\bwget\.download\(|"
+    r"\bDownloadFile\(|\bDownloadString\("
 )
 EGRESS_SHELL = re.compile(r"\b(?:curl|wget)\s|\bnc\s+-|/dev/tcp/|Invoke-(?:WebRequest|RestMethod)")
 REMOTE_EXEC = re.compile(
     r"\b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|bash\s+<\(\s*(?:curl|wget)|"
-    r"\b(?:exec|eval)\(\s*(?:urlopen|urllib\.request\.urlopen|requests\.get)\("
+    r"\b(?:exec|eval)\(\s*(?:urlopen|urllib\.request\.urlopen|requests\.get)\(|"
+    r"\b(?:IEX|Invoke-Expression)\b[^\n]*DownloadString|DownloadString[^\n]*\|\s*(?:IEX|iex)\b|"
+    r"\bcertutil(?:\.exe)?\s+-urlcache|\bbitsadmin(?:\.exe)?\s+/transfer|"
+    r"\b(?:ba|z|da)?sh\s+-c\s+[\"']?\$\((?:curl|wget)\b"
 )
 SHELL_PY = re.compile(
     r"[\"'](?:/bin/)?(?:ba|z|da)?sh[\"']\s*,\s*[\"']-c[\"']|shell\s*=\s*True|"
@@ -132,7 +146,10 @@ OBFUSCATED_JS = re.compile(
 RAW_IP = re.compile(r"[\"'](?:\d{1,3}\.){3}\d{1,3}[\"']|//(?:\d{1,3}\.){3}\d{1,3}\b")
 ODD_HOST = re.compile(
     r"\.invalid\b|ngrok\.io|pastebin\.com|discord(?:app)?\.com/api/webhooks|"
-    r"requestbin|webhook\.site|transfer\.sh|\.onion\b",
+    r"requestbin|webhook\.site|transfer\.sh|\.onion\b|api\.telegram\.org/bot|pipedream\.net|"
+    r"\boast\.(?:fun|me|pro|live|site|online)\b|interact\.sh|burpcollaborator\.net|"
+    r"canarytokens\.com|hookb\.in|beeceptor\.com|requestcatcher\.com|hastebin\.com|paste\.ee|"
+    r"rentry\.co|termbin\.com|trycloudflare\.com|ngrok-free\.app|serveo\.net|\.loca\.lt\b",
     re.IGNORECASE,
 )
 DECODE_CALLS = frozenset(
@@ -211,6 +228,8 @@ def _line_events(source: Source, code: list[tuple[int, str]]) -> list[Event]:
             events.append(Event("obfuscated_exec", number, line.strip(), "base64-encoded"))
         if REVERSE_SHELL.search(line):
             events.append(Event("reverse_shell", number, line.strip()))
+        elif SHELL_ON_SOCKET.search(line):
+            events.append(Event("shell_pipe", number, line.strip()))
         if DOTENV.search(line) and _read_confirmed(number, line, by_line):
             events.append(Event("dotenv_read", number, line.strip()))
         if RUNTIME_INSTALL.search(line):
@@ -225,6 +244,11 @@ def _line_events(source: Source, code: list[tuple[int, str]]) -> list[Event]:
 REVERSE_SHELL = re.compile(
     r"os\.dup2\(|pty\.spawn\(|/dev/tcp/[^\s]+\s+0>&1|\bbash\s+-i\s+>&|\b(?:nc|ncat)\s+(?:-\w+\s+)*-e\s|"
     r"child_process[^\n]*\.pipe\([^\n]*socket|\.pipe\(\s*sh\.stdin"
+)
+# A child's stdin fed from a stream, or a socket's descriptor handed to a child: a reverse
+# shell only when the file also opens a raw socket (judged where the signal is weighed).
+SHELL_ON_SOCKET = re.compile(
+    r"\.pipe\(\s*[\w$]+\.stdin\s*\)|\bstdin\s*=\s*[\w.]+\.fileno\(\)"
 )
 DOTENV = re.compile(r"[\"'/]\.env[\"']")
 # A blind copy to an address fixed in the code: every message also goes somewhere unseen.
@@ -410,6 +434,10 @@ SCREEN_WORDS = (
     "Brave",
     "generic-password",
     "eychain",
+    "Local S",
+    "tdata",
+    "Telegram",
+    "Signal",
     "environ",
     "process.env",
     "printenv",
@@ -468,6 +496,30 @@ SCREEN_WORDS = (
     "eval",
     "Function",
     "dup2",
+    "stdin",
+    "fileno",
+    "telegram",
+    "pipedream",
+    "oast.",
+    "interact.sh",
+    "burpcollaborator",
+    "canarytokens",
+    "hookb.in",
+    "beeceptor",
+    "requestcatcher",
+    "hastebin",
+    "paste.ee",
+    "rentry",
+    "termbin",
+    "trycloudflare",
+    "serveo",
+    "loca.lt",
+    "urlretrieve",
+    "Download",
+    "IEX",
+    "Invoke-Expression",
+    "certutil",
+    "bitsadmin",
     "pty",
     ".env",
     "pip",
@@ -489,4 +541,4 @@ DANGEROUS_KINDS += ("obfuscated_exec",)
 
 
 HOOK_DANGER = ("secret", "env_secret", "remote_exec", "profile", "schedule", "obfuscated_exec")
-HOOK_DANGER = (*HOOK_DANGER, "reverse_shell", "dotenv_read", "lolbin")
+HOOK_DANGER = (*HOOK_DANGER, "reverse_shell", "dotenv_read", "lolbin", "download_exec", "miner")

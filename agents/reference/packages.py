@@ -232,27 +232,38 @@ def npm_hook_signals(
     return signals
 
 
+# What a .pth line needs to be more than a path hook: running code it decodes, fetches or spawns.
+PTH_HIDDEN = re.compile(
+    r"exec|eval|b64decode|b32decode|fromhex|unhexlify|compile\(|urlopen|urllib|requests|socket|"
+    r"subprocess|os\.system|os\.popen|marshal|zlib|codecs|__import__\([\"'](?:base64|zlib|"
+    r"marshal|codecs|subprocess|socket|urllib|http|requests|ctypes)[\"']\)"
+)
+
+
 def pth_signals(files: list[Source]) -> list[Signal]:
-    """A .pth file line starting with `import` runs at every interpreter start-up."""
+    """A .pth file line starting with `import` runs at every interpreter start-up. Honest
+    packages use that too (editable-install finders, setuptools' distutils shim, coverage):
+    they import their own module and call it, which is judged where that module is."""
     signals = []
     for source in files:
         if source.suffix != ".pth":
             continue
         for number, line in enumerate(source.lines, 1):
             if re.match(r"\s*import\s", line):
-                hidden = bool(re.search(r"exec|eval|b64decode|compile\(|urlopen|socket", line))
+                hidden = bool(PTH_HIDDEN.search(line))
                 signals.append(
                     Signal(
                         "persistence",
-                        "CRIT" if hidden else "HIGH",
+                        "CRIT" if hidden else "LOW",
                         "action",
                         "Ships a .pth start-up hook"
                         + (" that runs hidden code" if hidden else "")
                         + " in every Python process",
                         source.rel,
                         number,
-                        8.0 if hidden else 3.0,
+                        8.0 if hidden else 1.0,
                         "MODIFY_HOOKS",
+                        finding=hidden,
                     )
                 )
                 break
