@@ -450,7 +450,7 @@ DNS_CARRIER = re.compile(
 DNS_BUILT = re.compile(
     r"\b(?:gethostbyname(?:_ex)?|getaddrinfo|resolver\.(?:resolve|query)|dns\.(?:lookup|resolve\w*))"
     r"\(\s*(?:[\w.]+\s*\+|[\"'][^\"']*[\"']\s*(?:\+|%|\.format\()|[\"'][^\"']*\{\}[^\"']*[\"']\.format)|"
-    r"\b(?:nslookup|dig|host)\s+[^\n;|&]*(?:\$\(|\$\{|`)"
+    r"\b(?:nslookup|dig)\s+[^\n;|&]*?(?:\$\(|\$\{)"
 )
 DNS_ENCODER = re.compile(
     r"\.hex\(\)|hexlify|b32encode|b64encode|urlsafe_b64encode|toString\([\"'](?:hex|base64)|"

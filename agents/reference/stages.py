@@ -21,7 +21,7 @@ FETCHED = re.compile(
 )
 WRITTEN_TO = (
     re.compile(r"\bopen\(\s*([\w.]+)\s*,\s*[\"']wb[\"']"),
-    re.compile(r"\b(?:writeFileSync|writeFile)\(\s*([\w.$]+)"),
+    re.compile(r"(?<!function )\b(?:writeFileSync|writeFile)\(\s*([\w.$]+)"),
     re.compile(r"\b([\w.]+)\.write_bytes\("),
 )
 LAUNCH = re.compile(
@@ -63,21 +63,24 @@ def _hosts_kind(text: str) -> str:
 
 
 def second_stage_events(source: Source) -> list[Event]:
-    """A file fetched from the network, saved, then made executable or run."""
+    """A file fetched from the network, saved, then made executable or run, all in one
+    stretch of code (a big bundle holds downloads and launches that have nothing in common)."""
     text = source.text
-    saved: list[tuple[int, str]] = []
+    saved: list[tuple[int, str, bool]] = []
     for pattern in DOWNLOAD_TO:
-        saved += [(m.start(), m.group(1)) for m in pattern.finditer(text)]
-    if FETCHED.search(text):
-        for pattern in WRITTEN_TO:
-            saved += [(m.start(), m.group(1)) for m in pattern.finditer(text)]
-    for start, name in sorted(saved):
-        if len(name.strip("${}./")) < 2 or not _launched(text, name):
+        saved += [(m.start(), m.group(1), False) for m in pattern.finditer(text)]
+    for pattern in WRITTEN_TO:
+        saved += [(m.start(), m.group(1), True) for m in pattern.finditer(text)]
+    for start, name, needs_fetch in sorted(saved)[:64]:
+        line = text.count("\n", 0, start) + 1
+        window = "\n".join(source.lines[max(0, line - 30) : line + 40])
+        if len(name.strip("${}./")) < 2 or (needs_fetch and not FETCHED.search(window)):
+            continue
+        if not _launched(window, name):
             continue
         kind = _hosts_kind(text)
         if kind == "own":
             return []
-        line = text.count("\n", 0, start) + 1
         return [Event("download_exec", line, source.lines[line - 1].strip()[:200], kind)]
     return []
 

