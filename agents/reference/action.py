@@ -22,7 +22,15 @@ from .facts import (
     _line_events,
 )
 from .repo_python import _shell_injection_lines
-from .stages import hidden_code_events, miner_events, second_stage_events
+from .stages import (
+    beacon_events,
+    clipper_events,
+    disguised_payload_events,
+    env_harvest_events,
+    hidden_code_events,
+    miner_events,
+    second_stage_events,
+)
 
 # ---- payload decoding
 
@@ -88,7 +96,10 @@ def analyse_code(source: Source, want_tree: bool = False) -> FileFacts:
     code = _code_lines(source, None)
     facts.events = _line_events(source, code)
     facts.events += second_stage_events(source) + miner_events(source)
-    facts.events += hidden_code_events(source)
+    facts.events += hidden_code_events(source) + disguised_payload_events(source)
+    facts.events += clipper_events(source) + beacon_events(source)
+    if not facts.of("env_secret"):
+        facts.events += env_harvest_events(source)
     # Parsing is the costly part; parse only where the line scan found a reason.
     dangerous = any(e.kind in GATED_KINDS for e in facts.events)
     wanted = (
@@ -513,6 +524,14 @@ STAGE_SIGNALS = (
         "CREATE_PROCESS",
     ),
     (
+        "clipper",
+        "credential_theft",
+        "CRIT",
+        "Swaps cryptocurrency addresses copied to the clipboard",
+        7.0,
+        "ACCESS_WALLET",
+    ),
+    (
         "padded_code",
         "obfuscation",
         "HIGH",
@@ -549,6 +568,23 @@ def _stage_signals(facts: FileFacts) -> list[Signal]:
                 event.line,
                 8.0 if odd else 4.0,
                 "EXEC_SHELL",
+            )
+        )
+    for event in facts.of("beacon")[:1]:
+        # Install and import time is when a package phones home unasked; a library call that
+        # reports where it runs (an error tracker) is the user's choice.
+        install_time = facts.source.base in ("setup.py", "__init__.py")
+        signals.append(
+            Signal(
+                "exfiltration",
+                "HIGH",
+                "action",
+                "Sends the user name, host name or directory to a remote host",
+                facts.source.rel,
+                event.line,
+                3.0 if install_time else 1.5,
+                "POST_WEB",
+                finding=install_time,
             )
         )
     for kind, category, severity, title, weight, capability in STAGE_SIGNALS:

@@ -247,9 +247,7 @@ REVERSE_SHELL = re.compile(
 )
 # A child's stdin fed from a stream, or a socket's descriptor handed to a child: a reverse
 # shell only when the file also opens a raw socket (judged where the signal is weighed).
-SHELL_ON_SOCKET = re.compile(
-    r"\.pipe\(\s*[\w$]+\.stdin\s*\)|\bstdin\s*=\s*[\w.]+\.fileno\(\)"
-)
+SHELL_ON_SOCKET = re.compile(r"\.pipe\(\s*[\w$]+\.stdin\s*\)|\bstdin\s*=\s*[\w.]+\.fileno\(\)")
 DOTENV = re.compile(r"[\"'/]\.env[\"']")
 # A blind copy to an address fixed in the code: every message also goes somewhere unseen.
 COVERT_COPY = re.compile(
@@ -542,3 +540,4 @@ DANGEROUS_KINDS += ("obfuscated_exec",)
 
 HOOK_DANGER = ("secret", "env_secret", "remote_exec", "profile", "schedule", "obfuscated_exec")
 HOOK_DANGER = (*HOOK_DANGER, "reverse_shell", "dotenv_read", "lolbin", "download_exec", "miner")
+HOOK_DANGER = (*HOOK_DANGER, "beacon", "clipper")

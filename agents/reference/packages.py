@@ -20,16 +20,28 @@ POPULAR_NAMES = (
     "torch scikit-learn opencv-python openai anthropic pycryptodome web3 discord.py "
     "python-dotenv pyjwt protobuf grpcio lxml wheel pip virtualenv docutils markdown "
     "typing-extensions packaging pyopenssl jmespath awscli google-auth werkzeug gunicorn "
-    "celery keras transformers huggingface-hub "
+    "celery keras transformers huggingface-hub pygame pyautogui seaborn plotly scrapy tornado "
+    "psutil openpyxl pymysql mysqlclient loguru playwright telethon pyrogram aiogram "
+    "python-telegram-bot solana tronpy ccxt pycrypto pynacl passlib dnspython websockets "
+    "websocket-client pyinstaller pywin32 pyperclip pynput tabulate xgboost lightgbm "
+    "google-cloud-storage azure-storage-blob "
     # npm
     "lodash express react react-dom electron axios chalk commander debug moment request async "
     "underscore uuid webpack typescript jquery vue angular next eslint prettier dotenv mongoose "
     "socket.io colors cross-env node-fetch babel-core coffee-script discord.js ethers puppeteer "
     "yargs body-parser cors jsonwebtoken bcrypt nodemailer mysql mongodb bootstrap "
-    "styled-components redux rxjs minimist glob semver inquirer ua-parser-js event-stream"
+    "styled-components redux rxjs minimist glob semver inquirer ua-parser-js event-stream "
+    "nodemon ts-node tailwindcss postcss autoprefixer esbuild rollup fs-extra mkdirp rimraf "
+    "cross-spawn execa shelljs node-telegram-bot-api telegraf bitcoinjs-lib twilio stripe "
+    "firebase graphql sequelize sqlite3 better-sqlite3 bcryptjs noblox.js"
 )
-POPULAR = tuple(POPULAR_NAMES.split())
-POPULAR_SET = frozenset(POPULAR)
+# Popular in their own right though one edit away from a name above (top npm/PyPI names).
+NEAR_BUT_HONEST = (
+    "preact mysql2 commondir enquirer gaxios protobufjs color colord dargs domutils touch "
+    "crypt redact query"
+)
+POPULAR = tuple(re.sub(r"[-_.]+", "-", name) for name in POPULAR_NAMES.split())
+POPULAR_SET = frozenset(POPULAR) | frozenset(NEAR_BUT_HONEST.split())
 INTERNAL_HINT = re.compile(r"internal|private|corp|intra|-int\b|company|infra|@[\w-]+/")
 
 
@@ -39,7 +51,8 @@ def _normalise_name(name: str) -> str:
 
 def typosquat_of(name: str) -> str | None:
     norm = _normalise_name(name)
-    if norm in POPULAR_SET or len(norm) < 5:
+    # A scope belongs to its owner; a scoped look-alike is dependency confusion, judged apart.
+    if norm in POPULAR_SET or len(norm) < 5 or norm.startswith("@"):
         return None
     for popular in POPULAR:
         if abs(len(popular) - len(norm)) > 2:
@@ -174,12 +187,13 @@ def _hook_targets(command: str, files: dict[str, Source]) -> list[str]:
     return targets
 
 
-def _hook_script_dangerous(facts: FileFacts, start: int = 0, end: int = 1 << 30) -> bool:
+def _hook_script_dangerous(facts: FileFacts, ranges: list[tuple[int, int]] | None = None) -> bool:
     """Install-time code is dangerous when it steals, persists, hides or runs remote code;
     downloading a prebuilt binary from an ordinary host is what many honest packages do."""
+    spans = ranges or [(0, 1 << 30)]
 
     def inside(*kinds: str) -> list[Event]:
-        return [e for e in facts.of(*kinds) if start <= e.line <= end]
+        return [e for e in facts.of(*kinds) if any(a <= e.line <= b for a, b in spans)]
 
     if inside(*HOOK_DANGER):
         return True
@@ -278,15 +292,28 @@ def setup_hook_signals(
     if tree is None or "cmdclass" not in source.text:
         return []
     signals = []
+    helpers = {
+        node.name: (node.lineno, node.end_lineno or node.lineno)
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+    }
     for node in ast.walk(tree):
         if not isinstance(node, ast.ClassDef):
             continue
         bases = " ".join(_dotted(b) for b in node.bases)
         if not re.search(r"install|develop|egg_info|build|sdist|Command", bases):
             continue
-        start, end = node.lineno, node.end_lineno or node.lineno
-        inside = [e for e in facts.of(*DANGEROUS_KINDS) if start <= e.line <= end]
-        if not _hook_script_dangerous(facts, start, end):
+        start = node.lineno
+        # run() often calls a helper defined elsewhere in setup.py: that code runs too.
+        spans = [(start, node.end_lineno or start)] + [
+            helpers[call.func.id]
+            for call in ast.walk(node)
+            if isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id in helpers
+        ]
+        inside = [e for e in facts.of(*DANGEROUS_KINDS) if any(a <= e.line <= b for a, b in spans)]
+        if not _hook_script_dangerous(facts, spans):
             inside = []
         manifest_hooks.append(
             {

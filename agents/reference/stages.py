@@ -134,3 +134,130 @@ def hidden_code_events(source: Source) -> list[Event]:
         line = source.text.count("\n", 0, decrypt.start()) + 1
         events.append(Event("obfuscated_exec", line, "decrypted code is compiled", "encrypted"))
     return events
+
+
+POWERSHELL_ENCODED = re.compile(
+    r"\bpowershell(?:\.exe)?\b[^\n]*\s-(?:e|ec|enc|encodedcommand)\s+[\"']?[A-Za-z0-9+/=]{20,}",
+    re.IGNORECASE,
+)
+MEDIA_READ = re.compile(
+    r"(?:open|readFileSync|readFile|read_bytes|Image\.open|wave\.open)\([^\n]{0,160}?"
+    r"\.(?:wav|png|jpe?g|gif|bmp|ico|mp3)\b",
+    re.IGNORECASE,
+)
+RUNS_STRING = re.compile(
+    r"(?<![\w.])(?:exec|eval)\(\s*(?![\"'`)])|\bnew\s+Function\(|\._compile\(|\bmarshal\.loads\("
+)
+# A string of code decoded into a name, and that name later run.
+DECODED_NAME = re.compile(
+    r"(?:const|let|var)?\s*([\w$]+)\s*=\s*[^;\n]*(?:\batob\(|Buffer\.from\([^)\n]*[\"'](?:base64|hex)"
+    r"[\"']|fromCharCode|\bunescape\(|b64decode\(|fromhex\(|unhexlify\(|decompress\()"
+)
+
+
+def disguised_payload_events(source: Source) -> list[Event]:
+    """Encoded PowerShell commands, code read out of a media file (steganography), and code
+    decoded into a variable that is then evaluated a few lines on."""
+    text, events = source.text, []
+    encoded = POWERSHELL_ENCODED.search(text)
+    if encoded:
+        line = text.count("\n", 0, encoded.start()) + 1
+        events.append(Event("obfuscated_exec", line, encoded.group(0)[:200], "PowerShell-encoded"))
+    media, runs = MEDIA_READ.search(text), RUNS_STRING.search(text)
+    if media and runs:
+        line = text.count("\n", 0, runs.start()) + 1
+        events.append(Event("obfuscated_exec", line, "code read from a media file", "media-hidden"))
+    for decoded in list(DECODED_NAME.finditer(text))[:32]:
+        name = re.escape(decoded.group(1))
+        after = text[decoded.end() : decoded.end() + 1500]
+        run = re.search(
+            rf"(?:(?<![\w.])(?:exec|eval)|\bFunction|\brunIn\w*Context|\._compile)\(\s*{name}\b",
+            after,
+        )
+        if run:
+            line = text.count("\n", 0, decoded.end() + run.start()) + 1
+            events.append(Event("obfuscated_exec", line, run.group(0)[:200], "encoded"))
+            break
+    return events
+
+
+CLIPBOARD = re.compile(r"pyperclip|clipboard|pbpaste|xclip|Get-Clipboard|clipboardy", re.IGNORECASE)
+CLIP_WRITE = re.compile(r"\.copy\(|writeSync\(|\.write\(|\bset_?clipboard|Set-Clipboard|pbcopy")
+WALLET_SHAPE = re.compile(
+    r"bc1|0x\[a-fA-F0-9\]\{40\}|\[13\]\[a-km-zA-HJ-NP-Z1-9\]|\bT\[A-Za-z1-9\]\{33\}"
+)
+
+
+def clipper_events(source: Source) -> list[Event]:
+    """Clipboard read and rewritten where wallet-address patterns are matched: a clipper that
+    swaps a copied address for the attacker's."""
+    text = source.text
+    clip = CLIPBOARD.search(text)
+    if clip and CLIP_WRITE.search(text) and WALLET_SHAPE.search(text):
+        line = text.count("\n", 0, clip.start()) + 1
+        return [Event("clipper", line, source.lines[line - 1].strip()[:200])]
+    return []
+
+
+IDENTITY = {
+    "user": re.compile(
+        r"getpass\.getuser\(|os\.getlogin\(|userInfo\(\)|\bwhoami\b|USERNAME|\$USER"
+    ),
+    "host": re.compile(
+        r"socket\.gethostname\(|platform\.node\(|\bos\.hostname\(\)|uname\(\)\.nodename|"
+        r"\bhostname\(\)"
+    ),
+    "place": re.compile(r"os\.getcwd\(|process\.cwd\(\)|\bhomedir\(\)|expanduser\([\"']~"),
+    "net": re.compile(
+        r"networkInterfaces\(|ifconfig|ipinfo\.io|api\.ipify\.org|ifconfig\.me|icanhazip"
+    ),
+}
+BEACON_EGRESS = re.compile(
+    r"urlopen\(|requests\.(?:get|post)\(|httpx\.(?:get|post)\(|\bhttps?\.(?:request|get)\(|"
+    r"\bfetch\(|\baxios\b|\bdns\.(?:lookup|resolve\w*)\(|gethostbyname\(|\bcurl\s|\bwget\s"
+)
+
+
+def beacon_events(source: Source) -> list[Event]:
+    """Who and where the machine is (user, host name, directory, addresses) gathered next to
+    a request: the recon beacon of dependency-confusion and typosquat packages."""
+    lines = source.lines
+    for index, line in enumerate(lines[:20_000]):
+        if not BEACON_EGRESS.search(line):
+            continue
+        window = "\n".join(lines[max(0, index - 20) : index + 6])
+        kinds = {kind for kind, pattern in IDENTITY.items() if pattern.search(window)}
+        if len(kinds) >= 2 and kinds & {"user", "host"}:
+            return [Event("beacon", index + 1, line.strip()[:200])]
+    return []
+
+
+ENV_READ = re.compile(
+    r"os\.environ\s*\[\s*[\"']([A-Z][A-Z0-9_]+)[\"']|os\.environ\.get\(\s*[\"']([A-Z][A-Z0-9_]+)|"
+    r"os\.getenv\(\s*[\"']([A-Z][A-Z0-9_]+)|process\.env\.([A-Z][A-Z0-9_]+)|"
+    r"process\.env\[\s*[\"'`]([A-Z][A-Z0-9_]+)"
+)
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL|SESSION")
+# Hosts whose own tokens a client legitimately sends back to them.
+SERVICE_API = re.compile(
+    r"(?:^|\.)(?:github\.com|githubusercontent\.com|npmjs\.org|pypi\.org|amazonaws\.com|"
+    r"googleapis\.com|azure\.com|gitlab\.com|slack\.com|openai\.com|anthropic\.com|stripe\.com)$"
+)
+
+
+def env_harvest_events(source: Source) -> list[Event]:
+    """Secret environment variables read one by one and sent out: several services' tokens
+    to a host that is none of those services, or any token to a throwaway host."""
+    text = source.text
+    reads = [(m.start(), next(g for g in m.groups() if g)) for m in ENV_READ.finditer(text)]
+    secret = [(start, name) for start, name in reads if SECRET_NAME.search(name)]
+    if not secret or not BEACON_EGRESS.search(text):
+        return []
+    services = {name.split("_", 1)[0] for _, name in secret}
+    hosts = {h.lower() for h in URL_HOST.findall(text) if "{" not in h}
+    foreign = {h for h in hosts if not SERVICE_API.search(h)}
+    odd = bool(RAW_IP.search(text) or ODD_HOST.search(text))
+    if not (odd or (len({n for _, n in secret}) >= 3 and len(services) >= 2 and foreign)):
+        return []
+    line = text.count("\n", 0, secret[0][0]) + 1
+    return [Event("env_secret", line, source.lines[line - 1].strip()[:200])]

