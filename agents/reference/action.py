@@ -566,7 +566,7 @@ def _stage_signals(facts: FileFacts) -> list[Signal]:
                 f"Downloads an executable from {where} and runs it",
                 facts.source.rel,
                 event.line,
-                8.0 if odd else 4.0,
+                8.0 if odd else 3.0,
                 "EXEC_SHELL",
             )
         )

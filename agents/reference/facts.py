@@ -539,5 +539,5 @@ DANGEROUS_KINDS += ("obfuscated_exec",)
 
 
 HOOK_DANGER = ("secret", "env_secret", "remote_exec", "profile", "schedule", "obfuscated_exec")
-HOOK_DANGER = (*HOOK_DANGER, "reverse_shell", "dotenv_read", "lolbin", "download_exec", "miner")
+HOOK_DANGER = (*HOOK_DANGER, "reverse_shell", "dotenv_read", "lolbin", "miner")
 HOOK_DANGER = (*HOOK_DANGER, "beacon", "clipper")

@@ -195,7 +195,7 @@ def _hook_script_dangerous(facts: FileFacts, ranges: list[tuple[int, int]] | Non
     def inside(*kinds: str) -> list[Event]:
         return [e for e in facts.of(*kinds) if any(a <= e.line <= b for a, b in spans)]
 
-    if inside(*HOOK_DANGER):
+    if inside(*HOOK_DANGER) or any(e.detail == "odd" for e in inside("download_exec")):
         return True
     if inside("env_bulk") and inside("egress"):
         return True  # the whole environment leaves the machine at install time
