@@ -95,11 +95,12 @@ def analyse_code(source: Source, want_tree: bool = False) -> FileFacts:
     facts = FileFacts(source)
     code = _code_lines(source, None)
     facts.events = _line_events(source, code)
-    facts.events += second_stage_events(source) + miner_events(source)
+    odd = bool(facts.of("odd_host"))
+    facts.events += second_stage_events(source, odd) + miner_events(source)
     facts.events += hidden_code_events(source) + disguised_payload_events(source)
     facts.events += clipper_events(source) + beacon_events(source)
     if not facts.of("env_secret"):
-        facts.events += env_harvest_events(source)
+        facts.events += env_harvest_events(source, odd)
     # Parsing is the costly part; parse only where the line scan found a reason.
     dangerous = any(e.kind in GATED_KINDS for e in facts.events)
     wanted = (

@@ -1,28 +1,33 @@
 """Second stages: executables downloaded then run, crypto-miners, and code hidden from readers
 (payloads padded off-screen, obfuscator output, decrypted modules)."""
 
+import bisect
+import itertools
 import re
 
 from .common import Source
-from .facts import ODD_HOST, RAW_IP, Event
+from .facts import Event
+
+# Python's re has no literal prefilter for `\b`-led alternations, so each pattern below is
+# only run on text that holds its keyword: a megabyte bundle must stay well under a second.
 
 # A download that lands in a file, with the name it is saved under.
 DOWNLOAD_TO = (
-    re.compile(r"\burlretrieve\(\s*[^,()]+,\s*([\w.]+)"),
-    re.compile(r"\bwget\.download\(\s*[^,()]+,\s*([\w.]+)"),
-    re.compile(r"\bDownloadFile\(\s*[^,()]+,\s*[\"']?([\w.$\\:/-]+)"),
-    re.compile(r"\bcreateWriteStream\(\s*([\w.$]+)"),
-    re.compile(r"\bcurl\b[^|;&\n`]*?\s(?:-o|--output)\s*[\"']?([\w./${}-]+)"),
-    re.compile(r"\bwget\b[^|;&\n`]*?\s(?:-O|--output-document)\s*[\"']?([\w./${}-]+)"),
+    ("urlretrieve", re.compile(r"\burlretrieve\(\s*[^,()]+,\s*([\w.]+)")),
+    ("wget.download", re.compile(r"\bwget\.download\(\s*[^,()]+,\s*([\w.]+)")),
+    ("DownloadFile", re.compile(r"\bDownloadFile\(\s*[^,()]+,\s*[\"']?([\w.$\\:/-]+)")),
+    ("createWriteStream", re.compile(r"\bcreateWriteStream\(\s*([\w.$]+)")),
+    ("curl", re.compile(r"\bcurl\b[^|;&\n`]*?\s(?:-o|--output)\s*[\"']?([\w./${}-]+)")),
+    ("wget", re.compile(r"\bwget\b[^|;&\n`]*?\s(?:-O|--output-document)\s*[\"']?([\w./${}-]+)")),
 )
 # Bytes fetched in code and then written out: the write names the destination.
 FETCHED = re.compile(
     r"\burlopen\(|\brequests\.get\(|\bhttpx\.get\(|\bhttps?\.get\(|\bfetch\(|\baxios\b|\bgot\("
 )
 WRITTEN_TO = (
-    re.compile(r"\bopen\(\s*([\w.]+)\s*,\s*[\"']wb[\"']"),
-    re.compile(r"(?<!function )\b(?:writeFileSync|writeFile)\(\s*([\w.$]+)"),
-    re.compile(r"\b([\w.]+)\.write_bytes\("),
+    ("wb'", re.compile(r"\bopen\(\s*([\w.]+)\s*,\s*[\"']wb[\"']")),
+    ("writeFile", re.compile(r"(?<!function )\b(?:writeFileSync|writeFile)\(\s*([\w.$]+)")),
+    ("write_bytes", re.compile(r"\b([\w.]+)\.write_bytes\(")),
 )
 LAUNCH = re.compile(
     r"\b(?:Popen|run|call|check_call|check_output|system|startfile|spawn|spawnSync|execFile|"
@@ -52,9 +57,9 @@ def _launched(text: str, name: str) -> bool:
     return False
 
 
-def _hosts_kind(text: str) -> str:
+def _hosts_kind(text: str, odd: bool) -> str:
     """'odd' for raw IPs and throwaway hosts, 'own' for release hosts or checked bytes."""
-    if RAW_IP.search(text) or ODD_HOST.search(text):
+    if odd:
         return "odd"
     hosts = {h.lower() for h in URL_HOST.findall(text) if "${" not in h and "{" not in h}
     if CHECKSUM.search(text) or (hosts and all(RELEASE_HOSTS.match(h) for h in hosts)):
@@ -62,23 +67,27 @@ def _hosts_kind(text: str) -> str:
     return "unknown"
 
 
-def second_stage_events(source: Source) -> list[Event]:
+def second_stage_events(source: Source, odd: bool) -> list[Event]:
     """A file fetched from the network, saved, then made executable or run, all in one
-    stretch of code (a big bundle holds downloads and launches that have nothing in common)."""
+    stretch of code (a big bundle holds downloads and launches that have nothing in common).
+    `odd`: the file names a raw IP or a throwaway host."""
     text = source.text
     saved: list[tuple[int, str, bool]] = []
-    for pattern in DOWNLOAD_TO:
-        saved += [(m.start(), m.group(1), False) for m in pattern.finditer(text)]
-    for pattern in WRITTEN_TO:
-        saved += [(m.start(), m.group(1), True) for m in pattern.finditer(text)]
+    for keyword, pattern in DOWNLOAD_TO:
+        if keyword in text:
+            saved += [(m.start(), m.group(1), False) for m in pattern.finditer(text)]
+    for keyword, pattern in WRITTEN_TO:
+        if keyword in text or keyword.replace("'", '"') in text:
+            saved += [(m.start(), m.group(1), True) for m in pattern.finditer(text)]
+    offsets = list(itertools.accumulate(len(line) + 1 for line in source.lines)) if saved else []
     for start, name, needs_fetch in sorted(saved)[:64]:
-        line = text.count("\n", 0, start) + 1
+        line = bisect.bisect_right(offsets, start) + 1
         window = "\n".join(source.lines[max(0, line - 30) : line + 40])
         if len(name.strip("${}./")) < 2 or (needs_fetch and not FETCHED.search(window)):
             continue
         if not _launched(window, name):
             continue
-        kind = _hosts_kind(text)
+        kind = _hosts_kind(text, odd)
         if kind == "own":
             return []
         return [Event("download_exec", line, source.lines[line - 1].strip()[:200], kind)]
@@ -97,8 +106,38 @@ MINER_MARKS = (
 )
 
 
+MINER_WORDS = (
+    "stratum",
+    "xmrig",
+    "cpuminer",
+    "minerd",
+    "donate-level",
+    "threads-hint",
+    "rig-id",
+    "cryptonight",
+    "randomx",
+    "minexmr",
+    "supportxmr",
+    "moneroocean",
+    "nanopool",
+    "c3pool",
+    "hashvault",
+    "herominers",
+    "unmineable",
+    "nicehash",
+    "2miners",
+    "f2pool",
+    "minergate",
+    "xmrpool",
+)
+
+
 def miner_events(source: Source) -> list[Event]:
-    """Two distinct kinds of mining marks (pool, miner binary or flags, wallet) in code."""
+    """Two distinct kinds of mining marks (pool, miner binary or flags, wallet) in code; a
+    wallet address alone is one mark, so text without any mining word is passed over."""
+    lowered = source.text.lower()
+    if not any(word in lowered for word in MINER_WORDS):
+        return []
     hits = [m for pattern in MINER_MARKS if (m := pattern.search(source.text))]
     if len(hits) < 2:
         return []
@@ -120,10 +159,15 @@ def hidden_code_events(source: Source) -> list[Event]:
     """Code placed where a reader will not see it, or written so a reader cannot read it."""
     events = []
     for number, line in enumerate(source.lines, 1):
-        if len(line) < 100_000 and PADDED.search(line) and not line.lstrip().startswith("#"):
+        spaced = " " * 60 in line or "\t" * 60 in line
+        if spaced and len(line) < 100_000 and PADDED.search(line) and line.lstrip()[:1] != "#":
             events.append(Event("padded_code", number, line.strip()[:200]))
             break
-    if source.is_js and len(set(OBFUSCATOR_NAME.findall(source.text))) >= 12:
+    if (
+        source.is_js
+        and "_0x" in source.text
+        and len(set(OBFUSCATOR_NAME.findall(source.text))) >= 12
+    ):
         first = OBFUSCATOR_NAME.search(source.text)
         line = source.text.count("\n", 0, first.start()) + 1 if first else 1
         events.append(Event("obfuscator", line, "obfuscator-style identifiers"))
@@ -148,27 +192,36 @@ MEDIA_READ = re.compile(
 RUNS_STRING = re.compile(
     r"(?<![\w.])(?:exec|eval)\(\s*(?![\"'`)])|\bnew\s+Function\(|\._compile\(|\bmarshal\.loads\("
 )
-# A string of code decoded into a name, and that name later run.
-DECODED_NAME = re.compile(
-    r"(?:const|let|var)?\s*([\w$]+)\s*=\s*[^;\n]*(?:\batob\(|Buffer\.from\([^)\n]*[\"'](?:base64|hex)"
-    r"[\"']|fromCharCode|\bunescape\(|b64decode\(|fromhex\(|unhexlify\(|decompress\()"
+MEDIA_HINT = re.compile(r"\.(?:wav|png|jpe?g|gif|bmp|ico|mp3)\b", re.IGNORECASE)
+DECODER_HINT = re.compile(r"atob|Buffer\.from|fromCharCode|unescape|b64decode|fromhex|unhexlify")
+# A decoder call, and the name its result is bound to earlier on the same line.
+DECODER_CALL = re.compile(
+    r"\batob\(|Buffer\.from\([^)\n]{0,200}[\"'](?:base64|hex)[\"']|fromCharCode|\bunescape\(|"
+    r"b64decode\(|fromhex\(|unhexlify\(|decompress\("
 )
+BOUND_BEFORE = re.compile(r"([\w$]+)\s*=\s*[^;=\n]{0,200}$")
 
 
 def disguised_payload_events(source: Source) -> list[Event]:
     """Encoded PowerShell commands, code read out of a media file (steganography), and code
     decoded into a variable that is then evaluated a few lines on."""
     text, events = source.text, []
-    encoded = POWERSHELL_ENCODED.search(text)
+    shell_named = "owershell" in text or "OWERSHELL" in text
+    encoded = POWERSHELL_ENCODED.search(text) if shell_named else None
     if encoded:
         line = text.count("\n", 0, encoded.start()) + 1
         events.append(Event("obfuscated_exec", line, encoded.group(0)[:200], "PowerShell-encoded"))
-    media, runs = MEDIA_READ.search(text), RUNS_STRING.search(text)
+    media = MEDIA_READ.search(text) if MEDIA_HINT.search(text) else None
+    runs = RUNS_STRING.search(text) if media else None
     if media and runs:
         line = text.count("\n", 0, runs.start()) + 1
         events.append(Event("obfuscated_exec", line, "code read from a media file", "media-hidden"))
-    for decoded in list(DECODED_NAME.finditer(text))[:32]:
-        name = re.escape(decoded.group(1))
+    decoders = DECODER_CALL.finditer(text) if DECODER_HINT.search(text) else iter(())
+    for decoded in list(decoders)[:32]:
+        bound = BOUND_BEFORE.search(text, max(0, decoded.start() - 200), decoded.start())
+        if bound is None:
+            continue
+        name = re.escape(bound.group(1))
         after = text[decoded.end() : decoded.end() + 1500]
         run = re.search(
             rf"(?:(?<![\w.])(?:exec|eval)|\bFunction|\brunIn\w*Context|\._compile)\(\s*{name}\b",
@@ -212,23 +265,45 @@ IDENTITY = {
         r"networkInterfaces\(|ifconfig|ipinfo\.io|api\.ipify\.org|ifconfig\.me|icanhazip"
     ),
 }
+IDENTITY_WORDS = {
+    "user": ("getuser", "getlogin", "userInfo", "whoami", "USERNAME", "$USER"),
+    "host": ("gethostname", "platform.node", "hostname()", "nodename"),
+    "place": ("getcwd", "cwd()", "homedir()", "expanduser("),
+    "net": ("networkInterfaces", "ifconfig", "ipinfo", "ipify", "icanhazip"),
+}
+BEACON_WORDS = ("url", "request", "http", "fetch", "axios", "dns", "gethostbyname", "curl", "wget")
 BEACON_EGRESS = re.compile(
     r"urlopen\(|requests\.(?:get|post)\(|httpx\.(?:get|post)\(|\bhttps?\.(?:request|get)\(|"
     r"\bfetch\(|\baxios\b|\bdns\.(?:lookup|resolve\w*)\(|gethostbyname\(|\bcurl\s|\bwget\s"
 )
 
 
+def _sends(source: Source) -> bool:
+    words = [word for word in BEACON_WORDS if word in source.text]
+    return any(
+        any(word in line for word in words) and BEACON_EGRESS.search(line)
+        for line in (source.lines[:20_000] if words else ())
+    )
+
+
 def beacon_events(source: Source) -> list[Event]:
     """Who and where the machine is (user, host name, directory, addresses) gathered next to
     a request: the recon beacon of dependency-confusion and typosquat packages."""
-    lines = source.lines
-    for index, line in enumerate(lines[:20_000]):
-        if not BEACON_EGRESS.search(line):
-            continue
-        window = "\n".join(lines[max(0, index - 20) : index + 6])
-        kinds = {kind for kind, pattern in IDENTITY.items() if pattern.search(window)}
-        if len(kinds) >= 2 and kinds & {"user", "host"}:
-            return [Event("beacon", index + 1, line.strip()[:200])]
+    text, lines = source.text, source.lines
+    present = {kind for kind, words in IDENTITY_WORDS.items() if any(w in text for w in words)}
+    if len(present) < 2 or not present & {"user", "host"}:
+        return []
+    offsets = list(itertools.accumulate(len(line) + 1 for line in lines))
+    for kind in ("user", "host"):
+        for found in list(IDENTITY[kind].finditer(text) if kind in present else ())[:16]:
+            at = bisect.bisect_right(offsets, found.start())
+            for index in range(max(0, at - 5), min(len(lines), at + 21)):
+                if not BEACON_EGRESS.search(lines[index]):
+                    continue
+                window = "\n".join(lines[max(0, index - 20) : index + 6])
+                kinds = {k for k in present if IDENTITY[k].search(window)}
+                if len(kinds) >= 2:
+                    return [Event("beacon", index + 1, lines[index].strip()[:200])]
     return []
 
 
@@ -245,18 +320,19 @@ SERVICE_API = re.compile(
 )
 
 
-def env_harvest_events(source: Source) -> list[Event]:
+def env_harvest_events(source: Source, odd: bool) -> list[Event]:
     """Secret environment variables read one by one and sent out: several services' tokens
-    to a host that is none of those services, or any token to a throwaway host."""
+    to a host that is none of those services, or any token to a throwaway host (`odd`)."""
     text = source.text
+    if "environ" not in text and "getenv" not in text and "process.env" not in text:
+        return []
     reads = [(m.start(), next(g for g in m.groups() if g)) for m in ENV_READ.finditer(text)]
     secret = [(start, name) for start, name in reads if SECRET_NAME.search(name)]
-    if not secret or not BEACON_EGRESS.search(text):
+    if not secret or not _sends(source):
         return []
     services = {name.split("_", 1)[0] for _, name in secret}
     hosts = {h.lower() for h in URL_HOST.findall(text) if "{" not in h}
     foreign = {h for h in hosts if not SERVICE_API.search(h)}
-    odd = bool(RAW_IP.search(text) or ODD_HOST.search(text))
     if not (odd or (len({n for _, n in secret}) >= 3 and len(services) >= 2 and foreign)):
         return []
     line = text.count("\n", 0, secret[0][0]) + 1
