@@ -462,7 +462,7 @@ DNS_CARRIER = re.compile(
 DNS_BUILT = re.compile(
     r"\b(?:gethostbyname(?:_ex)?|getaddrinfo|resolver\.(?:resolve|query)|dns\.(?:lookup|resolve\w*))"
     r"\(\s*(?:[\w.]+\s*\+|[\"'][^\"']*[\"']\s*(?:\+|%|\.format\()|[\"'][^\"']*\{\}[^\"']*[\"']\.format)|"
-    r"\b(?:nslookup|dig)\s+[^\n;|&]*?(?:\$\(|\$\{)"
+    r"\b(?:nslookup|dig)\s+[^\n;|&]{0,200}?(?:\$\(|\$\{)"
 )
 DNS_ENCODER = re.compile(
     r"\.hex\(\)|hexlify|b32encode|b64encode|urlsafe_b64encode|toString\([\"'](?:hex|base64)|"

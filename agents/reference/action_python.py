@@ -116,12 +116,16 @@ def _python_obfuscation(tree: ast.Module) -> list[Event]:
             continue
         if not node.args or isinstance(node.args[0], ast.Constant):
             continue
-        inner_calls = [n for n in ast.walk(node.args[0]) if isinstance(n, ast.Call)]
-        names = {_call_name(c).rsplit(".", 1)[-1] for c in inner_calls}
+        inner = list(ast.walk(node.args[0]))
+        names = {_call_name(c).rsplit(".", 1)[-1] for c in inner if isinstance(c, ast.Call)}
+        if any(isinstance(n, ast.Slice) and n.step is not None for n in inner):
+            names.add("reversed")  # text[::-1]: code stored backwards
         text = ast.unparse(node)[:200]
         is_exec = name in ("exec", "eval", "compile")
         # A string rebuilt from character codes is code nobody was meant to read.
-        decoders = DECODE_CALLS | {"chr"} if is_exec else DECODE_CALLS - {"decode", "loads"}
+        decoders = (
+            DECODE_CALLS | {"chr", "reversed"} if is_exec else DECODE_CALLS - {"decode", "loads"}
+        )
         if names & {"urlopen", "get", "read"} and re.search(r"urlopen|requests|http", text):
             events.append(Event("remote_exec", node.lineno, text))
         elif names & decoders:

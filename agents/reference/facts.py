@@ -88,7 +88,9 @@ STORED_NAMES = [
 ENV_BULK = re.compile(
     r"os\.environ\.(?:items|keys|values|copy)\(\)|dict\(os\.environ\)|\*\*os\.environ|"
     r"os\.environ\s*\)|Object\.(?:entries|keys|values|assign)\([^)]*process\.env\s*\)|"
-    r"JSON\.stringify\(process\.env|\.\.\.process\.env|\bprintenv\b|\benv\s*\|"
+    r"JSON\.stringify\(process\.env|\.\.\.process\.env|\bprintenv\b|\benv\s*\||"
+    r"\bbody:\s*process\.env\b|\.(?:post|put|send|write|end)\([^()]{0,120},\s*process\.env\s*[),]|"
+    r"\b(?:json|data)\s*=\s*os\.environ\b"
 )
 SHELL_ENV_DUMP = re.compile(r"\bprintenv\b|\benv\s*\|")
 SECRET_WORDS = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|CREDENTIAL|\bKEY\b|[\"'(|]KEY\b|AWS_")
@@ -243,7 +245,7 @@ def _line_events(source: Source, code: list[tuple[int, str]]) -> list[Event]:
 
 REVERSE_SHELL = re.compile(
     r"os\.dup2\(|pty\.spawn\(|/dev/tcp/[^\s]+\s+0>&1|\bbash\s+-i\s+>&|\b(?:nc|ncat)\s+(?:-\w+\s+)*-e\s|"
-    r"child_process[^\n]*\.pipe\([^\n]*socket|\.pipe\(\s*sh\.stdin"
+    r"child_process[^\n]*\.pipe\([^\n]*socket|\.pipe\(\s*sh\.stdin|Net\.Sockets\.TCPClient"
 )
 # A child's stdin fed from a stream, or a socket's descriptor handed to a child: a reverse
 # shell only when the file also opens a raw socket (judged where the signal is weighed).
@@ -494,6 +496,7 @@ SCREEN_WORDS = (
     "eval",
     "Function",
     "dup2",
+    "TCPClient",
     "stdin)",
     "fileno()",
     "telegram",

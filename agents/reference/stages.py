@@ -17,8 +17,11 @@ DOWNLOAD_TO = (
     ("wget.download", re.compile(r"\bwget\.download\(\s*[^,()]+,\s*([\w.]+)")),
     ("DownloadFile", re.compile(r"\bDownloadFile\(\s*[^,()]+,\s*[\"']?([\w.$\\:/-]+)")),
     ("createWriteStream", re.compile(r"\bcreateWriteStream\(\s*([\w.$]+)")),
-    ("curl", re.compile(r"\bcurl\b[^|;&\n`]*?\s(?:-o|--output)\s*[\"']?([\w./${}-]+)")),
-    ("wget", re.compile(r"\bwget\b[^|;&\n`]*?\s(?:-O|--output-document)\s*[\"']?([\w./${}-]+)")),
+    ("curl", re.compile(r"\bcurl\b[^|;&\n`]{0,300}?\s(?:-o|--output)\s*[\"']?([\w./${}-]+)")),
+    (
+        "wget",
+        re.compile(r"\bwget\b[^|;&\n`]{0,300}?\s(?:-O|--output-document)\s*[\"']?([\w./${}-]+)"),
+    ),
 )
 # Bytes fetched in code and then written out: the write names the destination.
 FETCHED = re.compile(
@@ -46,7 +49,9 @@ def _launched(text: str, name: str) -> bool:
     """Is the saved file made executable or run, by its variable or file name?"""
     leaf = re.escape(name.rsplit("/", 1)[-1].strip("${}"))
     whole = re.escape(name)
-    if re.search(rf"chmod\w*\(\s*{whole}\b|chmod\s+(?:\+x|[0-7]{{3,4}})\s+[^;&|\n]*{leaf}", text):
+    if re.search(
+        rf"chmod\w*\(\s*{whole}\b|chmod\s+(?:\+x|[0-7]{{3,4}})\s+[^;&|\n]{{0,200}}{leaf}", text
+    ):
         return True
     if re.search(rf"(?:^|[\s;&|\"'`(])\./{leaf}\b|&&\s*{leaf}\b", text):
         return True
@@ -181,7 +186,7 @@ def hidden_code_events(source: Source) -> list[Event]:
 
 
 POWERSHELL_ENCODED = re.compile(
-    r"\bpowershell(?:\.exe)?\b[^\n]*\s-(?:e|ec|enc|encodedcommand)\s+[\"']?[A-Za-z0-9+/=]{20,}",
+    r"\bpowershell(?:\.exe)?\b[^\n]{0,300}?\s-(?:e|ec|enc|encodedcommand)\s+[\"']?[A-Za-z0-9+/=]{20,}",
     re.IGNORECASE,
 )
 MEDIA_READ = re.compile(

