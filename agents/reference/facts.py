@@ -107,7 +107,8 @@ EGRESS_HTTP = re.compile(
 )
 EGRESS_SHELL = re.compile(r"\b(?:curl|wget)\s|\bnc\s+-|/dev/tcp/|Invoke-(?:WebRequest|RestMethod)")
 REMOTE_EXEC = re.compile(
-    r"\b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|bash\s+<\(\s*(?:curl|wget)|"
+    r"\b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:/(?:usr/)?bin/)?(?:(?:ba|z|da)?sh|python3?)\b|"
+    r"bash\s+<\(\s*(?:curl|wget)|"
     r"\b(?:exec|eval)\(\s*(?:urlopen|urllib\.request\.urlopen|requests\.get)\(|"
     r"\b(?:IEX|Invoke-Expression)\b[^\n]*DownloadString|DownloadString[^\n]*\|\s*(?:IEX|iex)\b|"
     r"\bcertutil(?:\.exe)?\s+-urlcache|\bbitsadmin(?:\.exe)?\s+/transfer|"
@@ -121,9 +122,12 @@ SHELL_JS = re.compile(
     r"\bexecSync\(|(?<![.\w])exec\(|child_process\.exec\(|shell:\s*true|"
     r"[\"'](?:/bin/)?(?:ba|z)?sh[\"']\s*,\s*\[\s*[\"']-c[\"']"
 )
-SHELL_SH = re.compile(r"\beval\s|\bsh\s+-c\b|\bbash\s+-c\b")
+SHELL_SH = re.compile(
+    r"\beval\s|\bsh\s+-c\b|\bbash\s+-c\b|[\"'](?:/bin/)?(?:ba|z)?sh[\"']\s*,\s*[\"']-c[\"']"
+)
 PROCESS_ANY = re.compile(
-    r"subprocess\.|os\.system|os\.popen|os\.exec|child_process|execSync|spawn\(|execFile"
+    r"subprocess\.|os\.system|os\.popen|os\.exec|child_process|execSync|spawn\(|execFile|"
+    r"exec\.Command"
 )
 PROFILE_PATH = re.compile(
     r"\.bashrc|\.bash_profile|\.bash_login|\.zshrc|\.zprofile|\.zshenv|"

