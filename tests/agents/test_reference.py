@@ -340,7 +340,9 @@ def _package(tmp_path: Path, name: str, files: dict[str, str]) -> dict[str, Any]
         (art / rel).parent.mkdir(parents=True, exist_ok=True)
         (art / rel).write_text(text)
     (tmp_path / f"{name}-run").mkdir()
-    return _run("packages", art, tmp_path / f"{name}-run")
+    report = _run("packages", art, tmp_path / f"{name}-run")
+    validate_report(report, Track.PACKAGES)
+    return report
 
 
 def _decision(report: dict[str, Any]) -> str:
