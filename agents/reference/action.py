@@ -574,7 +574,9 @@ def _stage_signals(facts: FileFacts) -> list[Signal]:
     for event in facts.of("beacon")[:1]:
         # Install and import time is when a package phones home unasked; a library call that
         # reports where it runs (an error tracker) is the user's choice.
-        install_time = facts.source.base in ("setup.py", "__init__.py")
+        install_time = (
+            facts.source.base in ("setup.py", "__init__.py") or event.line in facts.import_time
+        )
         signals.append(
             Signal(
                 "exfiltration",

@@ -17,6 +17,7 @@ DOWNLOAD_TO = (
     ("wget.download", re.compile(r"\bwget\.download\(\s*[^,()]+,\s*([\w.]+)")),
     ("DownloadFile", re.compile(r"\bDownloadFile\(\s*[^,()]+,\s*[\"']?([\w.$\\:/-]+)")),
     ("createWriteStream", re.compile(r"\bcreateWriteStream\(\s*([\w.$]+)")),
+    ("OutFile", re.compile(r"-OutFile\s+[\"']?([\w.$\\:/{}-]+)")),
     ("curl", re.compile(r"\bcurl\b[^|;&\n`]{0,300}?\s(?:-o|--output)\s*[\"']?([\w./${}-]+)")),
     (
         "wget",
@@ -54,6 +55,8 @@ def _launched(text: str, name: str) -> bool:
     ):
         return True
     if re.search(rf"(?:^|[\s;&|\"'`(])\./{leaf}\b|&&\s*{leaf}\b", text):
+        return True
+    if re.search(rf"Start-Process\s+[\"']?{whole}", text):
         return True
     for call in LAUNCH.finditer(text):
         args = text[call.end() : call.end() + 120].split(")", 1)[0]

