@@ -102,6 +102,10 @@ def _ifs_with_function(tree: ast.Module) -> Iterator[tuple[ast.AST | None, ast.I
 
 # exec reached through the builtins module hides the call from a plain `exec(` search.
 BUILTINS_PREFIX = re.compile(r"^(?:__builtins__|builtins|__import__\(\))\.")
+# Loading a pickle or code object runs code as surely as exec does.
+RUNS_CODE = frozenset(
+    {"exec", "eval", "compile", "pickle.loads", "marshal.loads", "dill.loads", "_pickle.loads"}
+)
 OBFUSCATED_SHELL = re.compile(r"(?:^|\.)(?:system|popen|Popen|run|call|check_output)$")
 
 
@@ -112,7 +116,7 @@ def _python_obfuscation(tree: ast.Module) -> list[Event]:
         if not isinstance(node, ast.Call):
             continue
         name = BUILTINS_PREFIX.sub("", _call_name(node))
-        if name not in ("exec", "eval", "compile") and not OBFUSCATED_SHELL.search(name):
+        if name not in RUNS_CODE and not OBFUSCATED_SHELL.search(name):
             continue
         if not node.args or isinstance(node.args[0], ast.Constant):
             continue
@@ -121,7 +125,7 @@ def _python_obfuscation(tree: ast.Module) -> list[Event]:
         if any(isinstance(n, ast.Slice) and n.step is not None for n in inner):
             names.add("reversed")  # text[::-1]: code stored backwards
         text = ast.unparse(node)[:200]
-        is_exec = name in ("exec", "eval", "compile")
+        is_exec = name in RUNS_CODE
         # A string rebuilt from character codes is code nobody was meant to read.
         decoders = (
             DECODE_CALLS | {"chr", "reversed"} if is_exec else DECODE_CALLS - {"decode", "loads"}

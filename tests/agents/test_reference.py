@@ -595,3 +595,10 @@ def test_a_submodule_phoning_home_with_host_identity_at_import_is_flagged(
     )
     files = {"p/__init__.py": "from . import _stats\n", "p/_stats.py": beacon}
     assert _decision(_package(tmp_path, "sub", files)) != "ALLOW"
+
+
+def test_a_pickle_decoded_at_import_blocks(tmp_path: Path) -> None:
+    code = (
+        "import base64, pickle\n\nSTATE = pickle.loads(base64.b64decode(b'gASVAAAAAAAAAAB9lC4='))\n"
+    )
+    assert _decision(_package(tmp_path, "pkl", {"k/__init__.py": code})) == "BLOCK"
