@@ -1,0 +1,5 @@
+"""Tiny error reporter."""
+
+from .client import Client
+
+__all__ = ["Client"]

@@ -1,0 +1,3 @@
+"""macOS-friendly requests defaults."""
+
+DEFAULT_TIMEOUT = 10
