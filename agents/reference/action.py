@@ -26,9 +26,11 @@ from .stages import (
     beacon_events,
     clipper_events,
     disguised_payload_events,
+    endless_output_events,
     env_harvest_events,
     hidden_code_events,
     miner_events,
+    sdk_credential_events,
     second_stage_events,
 )
 
@@ -99,6 +101,7 @@ def analyse_code(source: Source, want_tree: bool = False) -> FileFacts:
     facts.events += second_stage_events(source, odd) + miner_events(source)
     facts.events += hidden_code_events(source) + disguised_payload_events(source)
     facts.events += clipper_events(source) + beacon_events(source)
+    facts.events += sdk_credential_events(source, odd) + endless_output_events(source)
     if not facts.of("env_secret"):
         facts.events += env_harvest_events(source, odd)
     # Parsing is the costly part; parse only where the line scan found a reason.
@@ -533,6 +536,14 @@ STAGE_SIGNALS = (
         "ACCESS_WALLET",
     ),
     (
+        "endless_output",
+        "destructive",
+        "HIGH",
+        "An endless loop floods the output with nothing to stop it",
+        4.0,
+        None,
+    ),
+    (
         "padded_code",
         "obfuscation",
         "HIGH",
@@ -551,23 +562,29 @@ STAGE_SIGNALS = (
 )
 
 
+DROPPER_TITLES = {
+    "odd": (8.0, "CRIT", "Downloads an executable from a raw IP or throwaway host and runs it"),
+    "media": (8.0, "CRIT", "Extracts an executable hidden in a media file and runs it"),
+    "unknown": (3.0, "HIGH", "Downloads an executable from an unverified host and runs it"),
+}
+
+
 def _stage_signals(facts: FileFacts) -> list[Signal]:
     """Second stages fetched and run, miners, and code hidden from a reader."""
     signals = []
     for event in facts.of("download_exec")[:1]:
-        # From a raw IP or a throwaway host it is a dropper; from an unknown host without a
-        # checksum it is at least a binary nobody reviewed, run on the user's machine.
-        odd = event.detail == "odd"
-        where = "a raw IP or throwaway host" if odd else "an unverified host"
+        # From a raw IP, a throwaway host or out of an image it is a dropper; from an unknown
+        # host without a checksum it is at least a binary nobody reviewed, run on the machine.
+        weight, severity, title = DROPPER_TITLES.get(event.detail, DROPPER_TITLES["unknown"])
         signals.append(
             Signal(
                 "remote_code_execution",
-                "CRIT" if odd else "HIGH",
+                severity,
                 "action",
-                f"Downloads an executable from {where} and runs it",
+                title,
                 facts.source.rel,
                 event.line,
-                8.0 if odd else 3.0,
+                weight,
                 "EXEC_SHELL",
             )
         )

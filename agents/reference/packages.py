@@ -195,7 +195,7 @@ def _hook_script_dangerous(facts: FileFacts, ranges: list[tuple[int, int]] | Non
     def inside(*kinds: str) -> list[Event]:
         return [e for e in facts.of(*kinds) if any(a <= e.line <= b for a, b in spans)]
 
-    if inside(*HOOK_DANGER) or any(e.detail == "odd" for e in inside("download_exec")):
+    if inside(*HOOK_DANGER) or any(e.detail != "unknown" for e in inside("download_exec")):
         return True
     if inside("env_bulk") and inside("egress"):
         return True  # the whole environment leaves the machine at install time
@@ -312,7 +312,11 @@ def setup_hook_signals(
             and isinstance(call.func, ast.Name)
             and call.func.id in helpers
         ]
-        inside = [e for e in facts.of(*DANGEROUS_KINDS) if any(a <= e.line <= b for a, b in spans)]
+        inside = [
+            e
+            for e in facts.of(*DANGEROUS_KINDS, "download_exec")
+            if any(a <= e.line <= b for a, b in spans)
+        ]
         if not _hook_script_dangerous(facts, spans):
             inside = []
         manifest_hooks.append(
@@ -328,6 +332,8 @@ def setup_hook_signals(
         first = min(inside, key=lambda e: e.line)
         if any(e.kind == "remote_exec" for e in inside):
             what = "curl | sh"
+        elif any(e.kind == "download_exec" for e in inside):
+            what = "a dropped executable"
         elif any(e.kind == "shell" for e in inside):
             what = "a shell command"
         elif any(e.kind == "egress" for e in inside):

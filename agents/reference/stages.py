@@ -76,9 +76,9 @@ def _hosts_kind(text: str, odd: bool) -> str:
 
 
 def second_stage_events(source: Source, odd: bool) -> list[Event]:
-    """A file fetched from the network, saved, then made executable or run, all in one
-    stretch of code (a big bundle holds downloads and launches that have nothing in common).
-    `odd`: the file names a raw IP or a throwaway host."""
+    """A file fetched from the network (or cut out of a bundled image or sound file), saved,
+    then made executable or run, all in one stretch of code (a big bundle holds downloads and
+    launches that have nothing in common). `odd`: the file names a raw IP or a throwaway host."""
     text = source.text
     saved: list[tuple[int, str, bool]] = []
     for keyword, pattern in DOWNLOAD_TO:
@@ -91,11 +91,13 @@ def second_stage_events(source: Source, odd: bool) -> list[Event]:
     for start, name, needs_fetch in sorted(saved)[:64]:
         line = bisect.bisect_right(offsets, start) + 1
         window = "\n".join(source.lines[max(0, line - 30) : line + 40])
-        if len(name.strip("${}./")) < 2 or (needs_fetch and not FETCHED.search(window)):
+        hidden_in_media = needs_fetch and bool(MEDIA_READ.search(window))
+        fetched = not needs_fetch or bool(FETCHED.search(window))
+        if len(name.strip("${}./")) < 2 or not (fetched or hidden_in_media):
             continue
         if not _launched(window, name):
             continue
-        kind = _hosts_kind(text, odd)
+        kind = "media" if hidden_in_media and not fetched else _hosts_kind(text, odd)
         if kind == "own":
             return []
         return [Event("download_exec", line, source.lines[line - 1].strip()[:200], kind)]
@@ -345,3 +347,49 @@ def env_harvest_events(source: Source, odd: bool) -> list[Event]:
         return []
     line = text.count("\n", 0, secret[0][0]) + 1
     return [Event("env_secret", line, source.lines[line - 1].strip()[:200])]
+
+
+SDK_CREDENTIALS = re.compile(
+    r"\.get_frozen_credentials\(|\.get_credentials\(\)|\bfromNodeProviderChain\(|"
+    r"\bdefaultProvider\(\)|\.secretAccessKey\b|\bgoogle\.auth\.default\(|"
+    r"\bDefaultAzureCredential\(\)\.get_token\("
+)
+
+
+def sdk_credential_events(source: Source, odd: bool) -> list[Event]:
+    """Cloud keys pulled through an SDK's credential chain in a file that also talks to a raw
+    IP or a throwaway host (`odd`): the keys are bound for somewhere that is not their cloud."""
+    text = source.text
+    if not odd or not ("redential" in text or "secretAccessKey" in text or "google.auth" in text):
+        return []
+    found = SDK_CREDENTIALS.search(text)
+    if found is None:
+        return []
+    line = text.count("\n", 0, found.start()) + 1
+    return [Event("secret", line, source.lines[line - 1].strip()[:200], "cloud")]
+
+
+ENDLESS = re.compile(
+    r"^\s*(?:for\s*\(\s*;\s*;\s*\)|while\s*\(\s*(?:true|1)\s*\)|while\s+(?:True|1)\s*:)"
+)
+PRINTS = re.compile(r"console\.(?:log|error)\(|process\.stdout\.write\(|\bprint\(|stdout\.write\(")
+# Anything that lets a loop end, wait or take input makes it a worker, a REPL or a poller.
+ESCAPES_LOOP = re.compile(
+    r"\b(?:break|return|await|yield|throw|raise|exit|sleep|input|read\w*|setTimeout|wait\w*|"
+    r"recv\w*|accept|poll|select|get|next|emit|send)\b"
+)
+
+
+def endless_output_events(source: Source) -> list[Event]:
+    """An unconditional loop that only prints, with nothing that could end or pace it: the
+    sabotage that turned a popular colour library into a denial of service for dependents."""
+    if "while" not in source.text and "for" not in source.text:
+        return []
+    lines = source.lines
+    for index, line in enumerate(lines[:20_000]):
+        if not ENDLESS.search(line):
+            continue
+        body = "\n".join(lines[index : index + 10])
+        if PRINTS.search(body) and not ESCAPES_LOOP.search(body):
+            return [Event("endless_output", index + 1, line.strip()[:200])]
+    return []

