@@ -255,6 +255,9 @@ def clipper_events(source: Source) -> list[Event]:
     """Clipboard read and rewritten where wallet-address patterns are matched: a clipper that
     swaps a copied address for the attacker's."""
     text = source.text
+    lowered = text.lower()
+    if not any(word in lowered for word in ("clip", "pbpaste")):
+        return []
     clip = CLIPBOARD.search(text)
     if clip and CLIP_WRITE.search(text) and WALLET_SHAPE.search(text):
         line = text.count("\n", 0, clip.start()) + 1
@@ -349,10 +352,14 @@ def env_harvest_events(source: Source, odd: bool) -> list[Event]:
     return [Event("env_secret", line, source.lines[line - 1].strip()[:200])]
 
 
-SDK_CREDENTIALS = re.compile(
-    r"\.get_frozen_credentials\(|\.get_credentials\(\)|\bfromNodeProviderChain\(|"
-    r"\bdefaultProvider\(\)|\.secretAccessKey\b|\bgoogle\.auth\.default\(|"
-    r"\bDefaultAzureCredential\(\)\.get_token\("
+SDK_CREDENTIALS = (
+    ".get_frozen_credentials(",
+    ".get_credentials()",
+    "fromNodeProviderChain(",
+    "defaultProvider()",
+    ".secretAccessKey",
+    "google.auth.default(",
+    "DefaultAzureCredential().get_token(",
 )
 
 
@@ -360,12 +367,10 @@ def sdk_credential_events(source: Source, odd: bool) -> list[Event]:
     """Cloud keys pulled through an SDK's credential chain in a file that also talks to a raw
     IP or a throwaway host (`odd`): the keys are bound for somewhere that is not their cloud."""
     text = source.text
-    if not odd or not ("redential" in text or "secretAccessKey" in text or "google.auth" in text):
+    found = [at for call in SDK_CREDENTIALS if odd and (at := text.find(call)) >= 0]
+    if not found:
         return []
-    found = SDK_CREDENTIALS.search(text)
-    if found is None:
-        return []
-    line = text.count("\n", 0, found.start()) + 1
+    line = text.count("\n", 0, min(found)) + 1
     return [Event("secret", line, source.lines[line - 1].strip()[:200], "cloud")]
 
 
