@@ -103,9 +103,8 @@ def _ifs_with_function(tree: ast.Module) -> Iterator[tuple[ast.AST | None, ast.I
 # exec reached through the builtins module hides the call from a plain `exec(` search.
 BUILTINS_PREFIX = re.compile(r"^(?:__builtins__|builtins|__import__\(\))\.")
 # Loading a pickle or code object runs code as surely as exec does.
-RUNS_CODE = frozenset(
-    {"exec", "eval", "compile", "pickle.loads", "marshal.loads", "dill.loads", "_pickle.loads"}
-)
+DESERIALISERS = frozenset({"pickle.loads", "marshal.loads", "dill.loads", "_pickle.loads"})
+RUNS_CODE = frozenset({"exec", "eval", "compile"}) | DESERIALISERS
 OBFUSCATED_SHELL = re.compile(r"(?:^|\.)(?:system|popen|Popen|run|call|check_output)$")
 
 
@@ -126,6 +125,11 @@ def _python_obfuscation(tree: ast.Module) -> list[Event]:
             names.add("reversed")  # text[::-1]: code stored backwards
         text = ast.unparse(node)[:200]
         is_exec = name in RUNS_CODE
+        if name in DESERIALISERS and not any(
+            isinstance(n, ast.Constant) and isinstance(n.value, str | bytes) and len(n.value) >= 16
+            for n in inner
+        ):
+            continue  # a library restoring data it was handed, not a payload it carries
         # A string rebuilt from character codes is code nobody was meant to read.
         decoders = (
             DECODE_CALLS | {"chr", "reversed"} if is_exec else DECODE_CALLS - {"decode", "loads"}

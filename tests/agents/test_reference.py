@@ -597,11 +597,18 @@ def test_a_submodule_phoning_home_with_host_identity_at_import_is_flagged(
     assert _decision(_package(tmp_path, "sub", files)) != "ALLOW"
 
 
-def test_a_pickle_decoded_at_import_blocks(tmp_path: Path) -> None:
+def test_a_pickle_carried_as_a_literal_blocks_but_restoring_given_data_does_not(
+    tmp_path: Path,
+) -> None:
     code = (
         "import base64, pickle\n\nSTATE = pickle.loads(base64.b64decode(b'gASVAAAAAAAAAAB9lC4='))\n"
     )
     assert _decision(_package(tmp_path, "pkl", {"k/__init__.py": code})) == "BLOCK"
+    restore = (
+        "import base64, pickle\n\ndef restore(serialized):\n"
+        "    return pickle.loads(base64.b64decode(serialized))\n"
+    )
+    assert _decision(_package(tmp_path, "restore", {"k/__init__.py": restore})) == "ALLOW"
 
 
 def test_cloud_keys_from_an_sdk_sent_to_a_raw_ip_block(tmp_path: Path) -> None:
