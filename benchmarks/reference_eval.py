@@ -33,6 +33,7 @@ from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
 from assay.mechanism.scoring import RepResult, TaskTruth, TrackScore, score_track
 from assay.mechanism.spec import TRACKS, Track
+from assay.runner.context import local_context
 
 ROOT = Path(__file__).resolve().parents[1]
 Agent = Callable[[dict[str, Any]], dict[str, Any]]
@@ -46,37 +47,13 @@ def load_agent(path: Path) -> Agent:
     return main
 
 
-def context_for(task: Task, workspace: Path) -> dict[str, Any]:
-    context: dict[str, Any] = {
-        "track": task.track.value,
-        "artifact_dir": str(task.artifact_dir),
-        "workspace": str(workspace),
-        "nonce": "00" * 16,
-        "observed": None,
-        "sandbox": {},
-    }
-    if task.track.behavioural:
-        context["probe"] = {
-            "file_path": str(workspace / "probe.txt"),
-            "file_content": "probe-content",
-            "dns_host": "probe.assay.invalid",
-            "process_echo": "probe-echo",
-            "canary": "canary",
-        }
-    return context
-
-
 def truth_of(task: Task) -> TaskTruth:
     return TaskTruth(
         task.task_id,
         task.label.value,
-        tuple(_plain(f) for f in task.expected_findings),
-        tuple(_plain(v) for v in task.vulnerabilities),
+        task.expected_items(),
+        task.planted_items(),
     )
-
-
-def _plain(item: object) -> dict[str, Any]:
-    return {k: v for k, v in vars(item).items() if v is not None}
 
 
 def run_track(agent: Agent, track: Track, tasks: tuple[Task, ...]) -> tuple[TrackScore, float]:
@@ -85,7 +62,7 @@ def run_track(agent: Agent, track: Track, tasks: tuple[Task, ...]) -> tuple[Trac
     for task in tasks:
         with tempfile.TemporaryDirectory() as tmp:
             started = time.perf_counter()
-            report = agent(context_for(task, Path(tmp)))
+            report = agent(local_context(task.track, task.artifact_dir, Path(tmp)))
             slowest = max(slowest, time.perf_counter() - started)
         rep = RepResult(
             completed=True,

@@ -11,7 +11,7 @@ import hashlib
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
@@ -98,8 +98,20 @@ class Task:
     def malicious(self) -> bool:
         return self.label is Label.MALICIOUS
 
+    def expected_items(self) -> tuple[dict[str, Any], ...]:
+        """The expected findings as `mechanism.matching` reads them (unset fields left out)."""
+        return tuple(_set_fields(f) for f in self.expected_findings)
+
+    def planted_items(self) -> tuple[dict[str, Any], ...]:
+        """The planted vulnerabilities as `mechanism.matching` reads them."""
+        return tuple(_set_fields(v) for v in self.vulnerabilities)
+
     def artifact_digest(self) -> str:
         return artifact_digest(self.artifact_dir)
+
+
+def _set_fields(item: ExpectedFinding | PlantedVulnerability) -> dict[str, Any]:
+    return {k: v for k, v in asdict(item).items() if v is not None}
 
 
 def artifact_digest(root: Path) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from assay.corpus.draw import draw_tasks
 from assay.corpus.interface import CorpusSource, Task
@@ -27,14 +26,9 @@ def _planned(task: Task, snapshots: Path) -> PlannedTask:
         label=task.label.value,
         artifact_dir=str(copy),
         artifact_digest=snapshot_artifact(task.artifact_dir, copy),
-        expected_findings=tuple(_plain(f) for f in task.expected_findings),
-        planted=tuple(_plain(v) for v in task.vulnerabilities),
+        expected_findings=task.expected_items(),
+        planted=task.planted_items(),
     )
-
-
-def _plain(item: object) -> dict[str, Any]:
-    fields = getattr(item, "__dataclass_fields__", {})
-    return {name: getattr(item, name) for name in fields if getattr(item, name) is not None}
 
 
 def make_plan(
