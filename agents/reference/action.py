@@ -561,6 +561,25 @@ STAGE_SIGNALS = (
     ),
 )
 
+EXTRA_SIGNALS = (
+    (
+        "covert_copy",
+        "exfiltration",
+        "CRIT",
+        "Blind-copies every message to an address fixed in the code",
+        7.0,
+        "EXFILTRATE_DATA",
+    ),
+    (
+        "lolbin",
+        "command_execution",
+        "CRIT",
+        "Runs a Windows loader (rundll32/regsvr32/mshta) on bundled code",
+        5.0,
+        "LOAD_NATIVE_CODE",
+    ),
+)
+
 
 DROPPER_TITLES = {
     "odd": (8.0, "CRIT", "Downloads an executable from a raw IP or throwaway host and runs it"),
@@ -607,21 +626,20 @@ def _stage_signals(facts: FileFacts) -> list[Signal]:
                 finding=install_time,
             )
         )
-    for kind, category, severity, title, weight, capability in STAGE_SIGNALS:
+    return signals + _table_signals(facts, STAGE_SIGNALS)
+
+
+def _table_signals(
+    facts: FileFacts, table: tuple[tuple[str, str, str, str, float, str], ...]
+) -> list[Signal]:
+    """One signal per (fact kind, category, severity, title, weight, capability) row whose
+    kind the file shows, at its first line."""
+    signals = []
+    for kind, category, severity, title, weight, capability in table:
         found = facts.of(kind)
         if found:
-            signals.append(
-                Signal(
-                    category,
-                    severity,
-                    "action",
-                    title,
-                    facts.source.rel,
-                    found[0].line,
-                    weight,
-                    capability,
-                )
-            )
+            where = (facts.source.rel, found[0].line)
+            signals.append(Signal(category, severity, "action", title, *where, weight, capability))
     return signals
 
 
@@ -630,36 +648,7 @@ def _extra_action_signals(facts: FileFacts) -> list[Signal]:
     code, wipers, second stages."""
     signals = [s for s in (_fetched_code_signal(facts), _wiper_signal(facts)) if s is not None]
     signals += _ci_and_dns_signals(facts) + _stage_signals(facts)
-    for kind, category, title, weight, capability in (
-        (
-            "covert_copy",
-            "exfiltration",
-            "Blind-copies every message to an address fixed in the code",
-            7.0,
-            "EXFILTRATE_DATA",
-        ),
-        (
-            "lolbin",
-            "command_execution",
-            "Runs a Windows loader (rundll32/regsvr32/mshta) on bundled code",
-            5.0,
-            "LOAD_NATIVE_CODE",
-        ),
-    ):
-        found = facts.of(kind)
-        if found:
-            signals.append(
-                Signal(
-                    category,
-                    "CRIT",
-                    "action",
-                    title,
-                    facts.source.rel,
-                    found[0].line,
-                    weight,
-                    capability,
-                )
-            )
+    signals += _table_signals(facts, EXTRA_SIGNALS)
     shells = facts.of("reverse_shell")
     if not shells and any(e.detail == "socket" for e in facts.of("egress")):
         shells = facts.of("shell_pipe")
