@@ -13,6 +13,8 @@ from assay.sandbox.check import require_sound
 from assay.validator.executors.flight import Flight, stream
 from assay.validator.executors.interface import Executor, RepRunner
 
+_RECHECK_S = 0.05
+
 
 class LocalExecutor(Executor):
     """A thread per slot: the work happens in sandboxed child processes, so
@@ -53,8 +55,11 @@ class _ThreadFlight(Flight[Future[RunOutcome]]):
 
     def cancel(self, handles: set[Future[RunOutcome]]) -> None:
         # Stopping early (Ctrl-C, a fault, the consumer gave up): kill what runs rather
-        # than wait out its budget, so the pool's shutdown returns promptly.
+        # than wait out its budget, so the pool's shutdown returns promptly. A rep whose
+        # thread had started but whose sandbox was not yet running escapes one kill, so
+        # kill again until every rep has ended.
         for future in handles:
             future.cancel()
-        if any(not f.done() for f in handles):
+        while not all(f.done() for f in handles):
             self.backend.cancel_all()
+            wait(handles, timeout=_RECHECK_S)
