@@ -175,6 +175,10 @@ def agent_main(context):
 """
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_kills_reps_in_flight_and_the_round_resumes(
     small_corpus: Path, tmp_path: Path, assay: Assay
 ) -> None:
@@ -185,7 +189,13 @@ def test_ctrl_c_kills_reps_in_flight_and_the_round_resumes(
     args = ["round", "run", "--corpus", str(small_corpus), "--db", str(db), "--seed", "5eed"]
     args += ["--agent", str(sleeper), "--agent", str(AGENTS[0]), "--tracks", "skills"]
     validator = subprocess.Popen(
-        [sys.executable, "-m", "assay", *args], env=env, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "assay", *args],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+        # A suite started in the background inherits SIGINT ignored, and Python then
+        # never turns it into KeyboardInterrupt: give the validator the terminal's default.
+        preexec_fn=_sigint_default,
     )
     deadline = time.monotonic() + 60
     while (
