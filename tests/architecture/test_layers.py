@@ -43,13 +43,13 @@ def _imports(path: Path) -> Iterator[tuple[int, str]]:
                 yield node.lineno, alias.name
 
 
-def _violations(part: str, allowed: tuple[str, ...]) -> list[str]:
+def _violations(part: str, allowed: tuple[str, ...], root: Path = SRC) -> list[str]:
     out = []
-    for path in sorted((SRC / part).rglob("*.py")):
+    for path in sorted((root / part).rglob("*.py")):
         for line, module in _imports(path):
             inside = module.startswith("assay.")  # `assay` alone gives only __version__
             if inside and not any(module == a or module.startswith(a + ".") for a in allowed):
-                out.append(f"{path.relative_to(SRC)}:{line} imports {module}")
+                out.append(f"{path.relative_to(root)}:{line} imports {module}")
     return out
 
 
@@ -80,6 +80,11 @@ def test_each_command_calls_the_entry_points_and_prints() -> None:
 
 
 def test_the_check_sees_a_backwards_arrow(tmp_path: Path) -> None:
-    planted = tmp_path / "report.py"
-    planted.write_text("from assay.validator.round import RoundEngine\n")
-    assert list(_imports(planted)) == [(1, "assay.validator.round")]
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "html.py").write_text(
+        "import json\nfrom assay.results.round import RoundResult\n"
+        "from assay.validator.round import RoundEngine\n"
+    )
+    assert _violations("report", ("assay.results",), tmp_path) == [
+        "report/html.py:3 imports assay.validator.round"
+    ]

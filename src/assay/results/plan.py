@@ -10,7 +10,7 @@ from typing import Any
 
 from assay.corpus.draw import draw_seed
 from assay.inference.config import InferenceConfig
-from assay.mechanism.spec import Track
+from assay.mechanism.spec import MechanismSpec, Track
 from assay.schema.manifest import AgentManifest
 
 
@@ -108,6 +108,14 @@ class RoundPlan:
     @property
     def tracks(self) -> tuple[Track, ...]:
         return tuple(self.reps)
+
+    def mechanism_mismatch(self, round_id: str, spec: MechanismSpec) -> str | None:
+        """Why this round cannot be run, scored or attested under `spec`, if it cannot:
+        every rule (reps, consensus, scoring) is the mechanism it was planned under."""
+        if self.mechanism_digest == spec.digest:
+            return None
+        planned = self.mechanism_digest
+        return f"round {round_id} was planned under mechanism {planned}, not {spec.digest}"
 
     def refusal(self, agent_hash: str, track: Track) -> str | None:
         return self.refused.get(agent_hash, {}).get(track.value)

@@ -32,11 +32,9 @@ def export_round(
         plan = stored.plan
         # Which rep speaks for a task is the mechanism's rule: a round planned under
         # another mechanism is not attested under this one.
-        if plan.mechanism_digest != pinned().digest:
-            raise SssaError(
-                f"round {round_id} was planned under mechanism {plan.mechanism_digest}, "
-                f"not {pinned().digest}"
-            )
+        mismatch = plan.mechanism_mismatch(round_id, pinned())
+        if mismatch:
+            raise SssaError(mismatch)
         if stored.status != "completed":
             raise SssaError(
                 f"round {round_id} is {stored.status}; only completed rounds are attested"

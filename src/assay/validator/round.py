@@ -58,11 +58,9 @@ class RoundLedger:
         self.seq = stored.seq
         self.plan = stored.plan
         self.agents = {a.agent_hash: a for a in store.agents(round_id)}
-        if self.plan.mechanism_digest != spec.digest:
-            raise Abstained(
-                f"round {round_id} was planned under mechanism {self.plan.mechanism_digest}, "
-                f"not {spec.digest}"
-            )
+        mismatch = self.plan.mechanism_mismatch(round_id, spec)
+        if mismatch:
+            raise Abstained(mismatch)
 
     def pending(self) -> list[tuple[PlannedTask, Agent, int]]:
         done = self.store.done_reps(self.round_id)
