@@ -180,7 +180,7 @@ def test_many_distinct_udp_peers_fill_a_capped_summary(run_agent: Run) -> None:
             def agent_main(context):
                 thread_probe(context)
                 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                for n in range(5000):
+                for n in range(800):  # past the summary's cap, and quick on a loaded host
                     s.sendto(b"x", (f"127.0.{n // 250}.{n % 250 + 1}", 1000 + n))
                 return report()
             """

@@ -136,10 +136,52 @@ def test_sigkill_of_the_validator_takes_the_sandbox_down_and_is_swept(runtime: P
     group = our_groups(validator.pid)[0]
     validator.kill()
     validator.wait()
-    wait_for(lambda: (group / "cgroup.procs").read_text().split() == [], "the tree to die")
-    BwrapBackend(runtime_base=runtime).sweep_stale()
+    wait_for(lambda: not group.exists(), "the tree to die and its group to go")
+    wait_for(lambda: list(runtime.iterdir()) == [], "the runtime directory to go")
+    assert mounts_under(runtime) == []
+    BwrapBackend(runtime_base=runtime).sweep_stale()  # finds nothing left to do
     assert not group.parent.exists()
-    assert mounts_under(runtime) == [] and list(runtime.iterdir()) == []
+
+
+ESCAPEE = """
+import subprocess, sys, time
+from pathlib import Path
+from assay.sandbox.bwrap import BwrapBackend
+from assay.sandbox.bwrap.cgroups import detect_driver
+from assay.sandbox.interface import ResourceLimits, SealedRequest
+limits = ResourceLimits(cpu_budget_s=5, wall_backstop_s=15, memory_bytes=1 << 28, pids=32,
+                        workspace_bytes=1 << 20, result_bytes=1 << 16)
+backend = BwrapBackend(runtime_base=Path(sys.argv[1]))
+backend.run(SealedRequest(argv=(backend.python, "-c", "pass"), limits=limits))
+# A process in one of this validator's groups that no parent-death signal reaches, as
+# when the validator dies before a link of the run's process chain has set its own.
+group = detect_driver().create(1 << 28, 32)
+stray = subprocess.Popen(["sleep", "600"], start_new_session=True)
+for join in group.join_files:
+    Path(join).write_text(str(stray.pid))
+print(stray.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_watchdog_kills_what_no_parent_death_signal_reaches(runtime: Path) -> None:
+    validator = subprocess.Popen(
+        [sys.executable, "-c", ESCAPEE, str(runtime)], stdout=subprocess.PIPE
+    )
+    assert validator.stdout is not None
+    stray = int(validator.stdout.readline())
+    validator.kill()
+    validator.wait()
+    wait_for(lambda: not Path(f"/proc/{stray}").exists() or zombie(stray), "the stray to die")
+    wait_for(lambda: list(runtime.iterdir()) == [], "the runtime directory to go")
+    assert our_groups(validator.pid) == [] and mounts_under(runtime) == []
+
+
+def zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def test_stdout_and_result_are_capped_but_counted(backend: BwrapBackend) -> None:

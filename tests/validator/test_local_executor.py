@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assay.sandbox.bwrap import BwrapBackend
-from assay.sandbox.interface import Observation, ResourceLimits, SealedRequest
+from assay.sandbox.interface import Observation, ResourceLimits, RunCancelled, SealedRequest
 from assay.validator.executors.local import _ThreadFlight
 
 LIMITS = ResourceLimits(
@@ -49,5 +49,20 @@ def test_a_stop_kills_a_rep_whose_sandbox_starts_after_it(tmp_path: Path) -> Non
         assert started.wait(30)
         flight.cancel({handle})
         assert handle.done(), "the stop returned with a rep still running"
-        observation = handle.result()
-    assert observation.exit_code != 0  # killed, not slept out
+        with pytest.raises(RunCancelled):  # killed, not slept out, and not anyone's result
+            handle.result()
+
+
+@pytest.mark.sandbox
+def test_a_cancelled_running_rep_is_nobodys_result() -> None:
+    backend = BwrapBackend()
+    sleeper = SealedRequest(
+        argv=(backend.python, "-I", "-S", "-c", "import time; time.sleep(30)"), limits=LIMITS
+    )
+    with ThreadPoolExecutor(1) as pool:
+        flight = _ThreadFlight(pool, lambda _task, b: b.run(sleeper), backend)  # type: ignore[arg-type]
+        handle = flight.submit(None)  # type: ignore[arg-type]
+        time.sleep(0.5)  # most likely running by now; any stage must end the same way
+        flight.cancel({handle})
+        with pytest.raises(RunCancelled):
+            handle.result()

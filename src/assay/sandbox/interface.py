@@ -28,6 +28,10 @@ class InfrastructureError(RuntimeError):
     """
 
 
+class RunCancelled(InfrastructureError):
+    """`cancel_all` ended the run: whatever it did is nobody's result."""
+
+
 class LimitHit(StrEnum):
     """Which enforced limit ended the run (None in an `Observation` when none)."""
 
@@ -230,6 +234,6 @@ class SandboxBackend(ABC):
     def cancel_all(self) -> None:
         """Kill every run in flight (its caller is stopping early).
 
-        Those runs return promptly with whatever was observed, which must not
-        be recorded as the agent's doing.
+        Each of those runs raises `RunCancelled` promptly, at whatever stage it
+        was (starting, running or being observed).
         """

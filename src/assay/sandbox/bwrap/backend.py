@@ -9,6 +9,10 @@ Process chain of one run (each exec keeps the pid):
          bwrap: namespaces, minimal read-only root and mounts, then waits on
          --block-fd; once released: seccomp, then the command
 
+Those parent-death signals leave a window at each link, so a validator killed at
+the wrong moment could still leave a sandbox running: its watchdog
+(`watchdog.py`) kills and removes whatever the validator left once it is gone.
+
 strace stays outside the run's cgroups (killing the group must leave it alive
 to finish the trace), but its CPU time, which the traced program causes with
 every traced call, is added to the run's: the validator polls both counters
@@ -40,7 +44,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
 import functools
 import hashlib
 import os
@@ -60,6 +63,7 @@ from types import FrameType
 from assay.sandbox.bwrap import hostfs, tracer
 from assay.sandbox.bwrap.cgroups import Cgroup, CgroupDriver, detect_driver
 from assay.sandbox.bwrap.seccomp import compiled_filter
+from assay.sandbox.bwrap.watchdog import Watchdog
 from assay.sandbox.check import run_checks
 from assay.sandbox.copyout import copy_out
 from assay.sandbox.interface import (
@@ -74,6 +78,7 @@ from assay.sandbox.interface import (
     LimitHit,
     Observation,
     ResourceLimits,
+    RunCancelled,
     SandboxBackend,
     SealedRequest,
     TraceSet,
@@ -211,6 +216,7 @@ class _Run:
     streams: tuple[int, int, int] = (-1, -1, -1)  # read ends: stdout, stderr, result
     release_fd: int = -1  # writing here lets bubblewrap execute the command
     tracer_clock: _ProcessClock | None = None
+    cancelled: bool = False  # by `cancel_all`: the run ends as `RunCancelled`
 
     @property
     def box(self) -> Path:
@@ -281,6 +287,7 @@ class BwrapBackend(SandboxBackend):
         self._janitor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-sandbox")
         self._pending: list[Future[None]] = []
         self._in_flight: set[_Run] = set()
+        self._watchdog = Watchdog(self._tree.base)
         atexit.register(self.release)
 
     @property
@@ -303,19 +310,9 @@ class BwrapBackend(SandboxBackend):
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     def sweep_stale(self) -> int:
-        """Remove cgroups, mounts and directories left by validators that died.
-
-        Validators on one host (several Ray workers, say) may sweep at once; a
-        host-wide lock keeps two sweepers from removing the same leftovers.
-        """
-        base = self._tree.base
-        base.mkdir(mode=0o711, parents=True, exist_ok=True)
-        lock = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the descriptor closes
+        """Remove cgroups, mounts and directories left by validators that died."""
+        with hostfs.host_lock(self._tree.base):
             return self._driver().sweep_stale() + self._tree.sweep_stale()
-        finally:
-            os.close(lock)
 
     def _driver(self) -> CgroupDriver:
         if self._cgroups is None:
@@ -366,6 +363,7 @@ class BwrapBackend(SandboxBackend):
         with self._lock:
             in_flight = list(self._in_flight)
         for run in in_flight:
+            run.cancelled = True
             if run.cgroup is not None:
                 with contextlib.suppress(OSError, InfrastructureError):
                     run.cgroup.kill_all()
@@ -374,7 +372,17 @@ class BwrapBackend(SandboxBackend):
         with self._lock:
             self._in_flight.add(run)
         try:
-            return self._claim(run, request)
+            # Killed at any stage, a run may look like anything (even a sandbox that
+            # never started its command): the flag, not the observation, says why.
+            try:
+                observation = self._claim(run, request)
+            except InfrastructureError as exc:
+                if run.cancelled:
+                    raise RunCancelled("the run was cancelled") from exc
+                raise
+            if run.cancelled:
+                raise RunCancelled("the run was cancelled")
+            return observation
         finally:
             with self._lock:
                 self._in_flight.discard(run)
@@ -382,7 +390,8 @@ class BwrapBackend(SandboxBackend):
     def release(self) -> None:
         """Stop the started sandbox and remove this validator's directory and cgroups.
 
-        Registered to run at exit; what a killed validator leaves is swept by the next.
+        Registered to run at exit; what a killed validator leaves, its watchdog removes
+        (and failing that, the next validator's sweep).
         The directory and cgroups are per process: call it only when no other backend
         of this process is running (`assay.sandbox.default_backend` shares one).
         """
@@ -396,6 +405,7 @@ class BwrapBackend(SandboxBackend):
                 self._cgroups.release()
             self._tree.release()
             self._etc = None
+            self._watchdog.stand_down()  # only once nothing of ours is left
 
     def _settle(self) -> None:
         """Wait for the background cleanup; a cleanup that failed fails the caller."""
@@ -434,6 +444,8 @@ class BwrapBackend(SandboxBackend):
 
     def _start(self, shape: _Shape) -> _Run:
         """Start strace, the launcher and bubblewrap up to its --block-fd."""
+        with self._lock:
+            self._watchdog.ensure()
         run = _Run(shape, self._tree.new_run_dir())
         try:
             self._prepare(run)

@@ -133,10 +133,14 @@ class CgroupDriver(ABC):
 
     def release(self) -> None:
         """Remove this validator's own groups (at exit: nothing of ours may remain)."""
-        mine = owner_tag()
+        self.remove_owner(owner_tag())
+
+    def remove_owner(self, tag: str) -> None:
+        """Kill and remove every group of the validator named by `tag`."""
         for owner_dir in self.owner_dirs():
-            if owner_dir.name == mine:
-                self.remove_tree(owner_dir)
+            if owner_dir.name == tag:
+                with contextlib.suppress(FileNotFoundError):  # another remover was quicker
+                    self.remove_tree(owner_dir)
 
     def sweep_stale(self) -> int:
         """Kill and remove groups whose validator is gone; returns how many owners."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import fcntl
 import os
 import secrets
 import shutil
@@ -177,6 +178,14 @@ class RuntimeTree:
         if self.owner_dir.exists():
             remove_tree(self.owner_dir)
 
+    def remove_owner(self, tag: str) -> None:
+        """Kill the tracers and sandboxes of the validator named by `tag`, and remove
+        its directory."""
+        owner_dir = self.base / tag
+        kill_run_processes(owner_dir)
+        if owner_dir.exists():
+            remove_tree(owner_dir)
+
     def sweep_stale(self) -> int:
         if not self.base.is_dir():
             return 0
@@ -189,6 +198,19 @@ class RuntimeTree:
         for owner_dir in stale:
             remove_tree(owner_dir)
         return len(stale)
+
+
+@contextlib.contextmanager
+def host_lock(base: Path) -> Iterator[None]:
+    """Held while removing what validators left under `base`: validators on one host
+    (several Ray workers, say) and their watchdogs may sweep at once."""
+    base.mkdir(mode=0o711, parents=True, exist_ok=True)
+    lock = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the descriptor closes
+        yield
+    finally:
+        os.close(lock)
 
 
 def default_runtime_base() -> Path:
