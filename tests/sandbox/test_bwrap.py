@@ -72,6 +72,19 @@ def test_sandbox_check_passes_here() -> None:
     assert report["sound"] and all(c["ok"] for c in report["checks"])
 
 
+def test_sandbox_check_passes_from_a_directory_the_sandbox_has_too() -> None:
+    # The sandbox's own /tmp is in its mount table: a validator started in the
+    # host's /tmp leaks nothing by it, and must not abstain.
+    result = subprocess.run(
+        [sys.executable, "-m", "assay", "sandbox", "check", "--json"],
+        cwd="/tmp",
+        capture_output=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert json.loads(result.stdout)["sound"]
+
+
 def test_missing_interpreter_is_an_infrastructure_error(backend: BwrapBackend) -> None:
     with pytest.raises(InfrastructureError, match="never started"):
         backend.run(SealedRequest(argv=("/nonexistent/python3", "-c", "pass"), limits=LIMITS))

@@ -19,11 +19,15 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ValidationError
 
 from assay.sandbox.interface import (
+    SANDBOX_ARTIFACT_DIR,
+    SANDBOX_INPUT_DIR,
+    SANDBOX_TASK_DIR,
+    SANDBOX_WORKSPACE_DIR,
     CheckResult,
     CopyStatus,
     InfrastructureError,
@@ -206,7 +210,7 @@ def _inspect(backend: SandboxBackend) -> tuple[Observation, _Facts, tuple[str, .
         Path(artifact, ARTIFACT_FILE).write_text(ARTIFACT_TEXT)
         cwd = os.getcwd()
         hidden = (artifact, Path(artifact).name, *backend.private_paths)
-        hidden += (cwd,) if cwd != "/" else ()
+        hidden += (cwd,) if _tells_the_sandbox_something(cwd) else ()
         request = SealedRequest(
             argv=(backend.python, "-I", "-S", "/task/input/inspect.py", *backend.python_path),
             limits=_LIMITS,
@@ -221,6 +225,20 @@ def _inspect(backend: SandboxBackend) -> tuple[Observation, _Facts, tuple[str, .
         stderr = observation.stderr.data.decode(errors="replace")[-500:]
         raise InfrastructureError(f"inspection program failed: {stderr}") from exc
     return observation, facts, hidden
+
+
+# Paths every sandbox has by the same name (its own mounts, and the host's /usr
+# bound where it is): a validator working in one of them names nothing the
+# sandbox does not see anyway, and the text of the views cannot tell them apart.
+_SANDBOX_OWN_PATHS = frozenset(
+    {"/", "/tmp", "/etc", "/dev", "/dev/shm", "/proc", SANDBOX_TASK_DIR, SANDBOX_INPUT_DIR}
+    | {SANDBOX_ARTIFACT_DIR, SANDBOX_WORKSPACE_DIR}
+)
+
+
+def _tells_the_sandbox_something(host_path: str) -> bool:
+    path = PurePosixPath(host_path)
+    return str(path) not in _SANDBOX_OWN_PATHS and not path.is_relative_to("/usr")
 
 
 def _views(observation: Observation) -> dict[str, str]:
