@@ -16,9 +16,10 @@ the wrong moment could still leave a sandbox running: its watchdog
 strace stays outside the run's cgroups (killing the group must leave it alive
 to finish the trace), but its CPU time, which the traced program causes with
 every traced call, is added to the run's: the validator polls both counters
-every few milliseconds and kills the whole tree once their sum passes the
-budget. strace writes into its own size-capped tmpfs; a run whose trace
-outgrows the request's cap is ended like any other limit (`TRACE_CAP`).
+(every few milliseconds near the budget, less often far from it) and kills the
+whole tree once their sum passes the budget. strace writes into its own
+size-capped tmpfs; a run whose trace outgrows the request's cap is ended like
+any other limit (`TRACE_CAP`).
 
 A sandbox is started before its request is known and claimed by the request:
 inputs and a copy of the artifact are written into directories bubblewrap
@@ -90,7 +91,15 @@ SANDBOX_USER = "nobody"  # the host user the sandbox runs as; shown as SANDBOX_I
 SANDBOX_UID = pwd.getpwnam(SANDBOX_USER).pw_uid
 SANDBOX_GID = pwd.getpwnam(SANDBOX_USER).pw_gid
 SANDBOX_INNER_UID = 1000
+# The gate is polled as often as a limit could be passed: every POLL_INTERVAL_S near one,
+# less often while far from all (a run could not pass one sooner even if it burned every
+# CPU and strace wrote at _TRACE_RATE), never less often than every POLL_MAX_S, which
+# bounds how late a memory kill or a failed fork is acted on.
 POLL_INTERVAL_S = 0.004
+POLL_MAX_S = 0.05
+_CPUS = os.cpu_count() or 1
+_TRACE_RATE = 256 << 20  # bytes a second; strace formats far slower
+_TRACE_SLACK = 4 << 20  # what the trace tmpfs holds past the cap (see _prepare_tracing)
 _PAGE = 4096  # every trace file holds at least one page of its tmpfs
 _ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _ETC_FILES = {
@@ -460,7 +469,7 @@ class BwrapBackend(SandboxBackend):
         # Room for every file's partly used last page, and a little past the cap,
         # so the poll sees it passed before strace finds the disk full.
         shape = run.shape
-        size = shape.trace_bytes + shape.trace_files * _PAGE + (1 << 20)
+        size = shape.trace_bytes + shape.trace_files * _PAGE + _TRACE_SLACK
         hostfs.mount_tmpfs(run.trace_prefix.parent, size, 0, 0, inodes=shape.trace_files + 16)
         run.box.mkdir(mode=0o700)
         hostfs.mount_tmpfs(run.box, None, 0, 0, mode=0o755)
@@ -638,47 +647,52 @@ def _limits_check(
     cpu_base: float,
     started: float,
     extension_s: Callable[[], float],
-) -> Callable[[], LimitHit | None]:
-    """The gate polled during a run: which limit (if any) the tree has passed.
+) -> Callable[[], LimitHit | float]:
+    """The gate polled during a run: which limit (if any) the tree has passed, or else
+    the seconds it needs at least to pass the nearest.
 
     `extension_s` grows the wall backstop while the run waits on a host service
     (time spent upstream by its inference requests), up to the service's cap."""
     cgroup = run.cgroup
     assert cgroup is not None
 
-    def check() -> LimitHit | None:
-        if run.cpu_s() - cpu_base > limits.cpu_budget_s:
+    def check() -> LimitHit | float:
+        cpu_left = limits.cpu_budget_s - (run.cpu_s() - cpu_base)
+        if cpu_left < 0:
             return LimitHit.CPU_BUDGET
         if cgroup.memory_killed():
             return LimitHit.MEMORY
         if cgroup.pids_exhausted():
             return LimitHit.PIDS
-        if _trace_over(run, limits):
+        trace_left = _trace_left(run, limits)
+        if trace_left <= 0:
             return LimitHit.TRACE_CAP
-        if time.monotonic() - started > limits.wall_backstop_s + extension_s():
+        wall_left = limits.wall_backstop_s + extension_s() - (time.monotonic() - started)
+        if wall_left < 0:
             return LimitHit.WALL_BACKSTOP
-        return None
+        return min(cpu_left / _CPUS, (trace_left + _TRACE_SLACK) / _TRACE_RATE, wall_left)
 
     return check
 
 
-def _trace_over(run: _Run, limits: ResourceLimits) -> bool:
-    """Past the cap on what strace wrote (pages used, less a page a file at most
-    left partly empty), or on the number of processes it traced."""
+def _trace_left(run: _Run, limits: ResourceLimits) -> int:
+    """Bytes strace may still write before the cap (pages used, less a page a file at
+    most left partly empty); none once it has traced as many processes as allowed."""
     used, files = run.trace_used()
-    return used - files * _PAGE >= limits.trace_bytes or files >= limits.trace_files
+    return 0 if files >= limits.trace_files else limits.trace_bytes - (used - files * _PAGE)
 
 
 def _supervise(
     run: _Run,
     captures: list[_Capture],
     limits: ResourceLimits,
-    over_limit: Callable[[], LimitHit | None],
+    over_limit: Callable[[], LimitHit | float],
 ) -> LimitHit | None:
     """Drain output and poll the limits until the tree is gone; kill it on a breach."""
     process, cgroup = run.process, run.cgroup
     assert process is not None and cgroup is not None
     hit: LimitHit | None = None
+    wait = POLL_INTERVAL_S
     exited = os.pidfd_open(process.pid)  # readable once strace (the whole tree) is gone
     with selectors.DefaultSelector() as selector:
         for capture in captures:
@@ -687,20 +701,25 @@ def _supervise(
         selector.register(exited, selectors.EVENT_READ, None)
         try:
             while selector.get_map() or process.poll() is None:
-                for key, _ in selector.select(POLL_INTERVAL_S):
+                for key, _ in selector.select(wait):
                     if key.data is None:
                         selector.unregister(exited)
                     elif not key.data.drain():
                         selector.unregister(key.fd)
-                if hit is None and (hit := over_limit()) is not None:
-                    cgroup.kill_all()
+                if hit is None:
+                    verdict = over_limit()
+                    if isinstance(verdict, LimitHit):
+                        hit, wait = verdict, POLL_INTERVAL_S
+                        cgroup.kill_all()
+                    else:
+                        wait = min(max(verdict, POLL_INTERVAL_S), POLL_MAX_S)
                 if process.poll() is not None and hit is not None:
                     break  # the tree is dead; nothing more worth reading
         finally:
             os.close(exited)
     if hit is None and cgroup.memory_killed():
         hit = LimitHit.MEMORY  # killed between two polls
-    if hit is None and _trace_over(run, limits):
+    if hit is None and _trace_left(run, limits) <= 0:
         hit = LimitHit.TRACE_CAP  # passed it between two polls
     return hit
 
