@@ -76,7 +76,7 @@ def test_sandbox_check_passes_from_a_directory_the_sandbox_has_too() -> None:
     # The sandbox's own /tmp is in its mount table: a validator started in the
     # host's /tmp leaks nothing by it, and must not abstain.
     result = subprocess.run(
-        [sys.executable, "-m", "assay", "sandbox", "check", "--json"],
+        [sys.executable, "-P", "-m", "assay", "sandbox", "check", "--json"],
         cwd="/tmp",
         capture_output=True,
         check=False,
