@@ -8,7 +8,7 @@ import zlib
 
 from .action_js import _js_gates
 from .action_python import _import_time_lines, _python_gates, _python_obfuscation
-from .common import Signal, Source, _code_lines, _parse_python
+from .common import Signal, Source, _code_lines, _parse_python, line_at
 from .facts import (
     BLOB,
     HOOK_DANGER,
@@ -480,7 +480,7 @@ def _ci_and_dns_signals(facts: FileFacts) -> list[Signal]:
     workflow = CI_WORKFLOW_PATH.search(text)
     writes = re.search(r"\b(?:writeFile(?:Sync)?|write_text|WriteFile|open\([^)]*[\"']w)", text)
     if workflow and writes:
-        line = text.count("\n", 0, writes.start()) + 1
+        line = line_at(text, writes.start())
         title = "Writes a CI workflow into repositories"
         if "secrets" in text and re.search(r"toJSON\(\s*secrets\s*\)", text):
             title += " that sends out every repository secret"
@@ -491,7 +491,7 @@ def _ci_and_dns_signals(facts: FileFacts) -> list[Signal]:
     if dns is None and DNS_ENCODER.search(text):
         dns = DNS_BUILT.search(text)
     if dns:
-        line = text.count("\n", 0, dns.start()) + 1
+        line = line_at(text, dns.start())
         title = "Encodes data into DNS names it looks up (DNS exfiltration)"
         out.append(
             Signal("exfiltration", "HIGH", "action", title, rel, line, 6.0, "EXFILTRATE_DATA")
@@ -511,7 +511,7 @@ def _wiper_signal(facts: FileFacts) -> Signal | None:
         "action",
         "Overwrites files across directories, gated on the machine's location",
         facts.source.rel,
-        text.count("\n", 0, write.start()) + 1,
+        line_at(text, write.start()),
         8.0,
         "WRITE_FILE",
     )

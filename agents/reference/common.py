@@ -175,6 +175,11 @@ def _thread_probe(context: dict) -> None:
 # --------------------------------------------------------------------------- helpers
 
 
+def line_at(text: str, offset: int) -> int:
+    """The 1-based number of the line holding `offset`."""
+    return text.count("\n", 0, offset) + 1
+
+
 def shannon_entropy(text: str) -> float:
     if not text:
         return 0.0

@@ -2,7 +2,7 @@
 
 import re
 
-from .common import Signal, Source
+from .common import Signal, Source, line_at
 
 # --------------------------------------------------------------------------- context plane
 
@@ -181,7 +181,7 @@ def html_comment_signals(source: Source) -> list[Signal]:
         addressed = bool(ADDRESSES_AI.search(body)) or bool(OVERRIDE.search(body))
         if not intents or (len(intents) < 2 and not addressed):
             continue
-        line = source.text.count("\n", 0, match.start()) + 1
+        line = line_at(source.text, match.start())
         signals.append(
             Signal(
                 "prompt_injection",
@@ -254,7 +254,7 @@ def important_tag_signals(source: Source) -> list[Signal]:
     ):
         intents = _intents(match.group(2))
         if intents:
-            line = source.text.count("\n", 0, match.start()) + 1
+            line = line_at(source.text, match.start())
             signals.append(
                 Signal(
                     "prompt_injection",

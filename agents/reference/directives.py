@@ -14,7 +14,7 @@ import ast
 import json
 import re
 
-from .common import Signal, Source
+from .common import Signal, Source, line_at
 from .context import OVERRIDE
 
 NOT_ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
@@ -327,7 +327,7 @@ def _quoted_units(source: Source) -> list[tuple[str, int]]:
             if len(current) > 24:
                 units.append((current, current_line))
             current = body
-            current_line = text.count("\n", 0, match.start()) + 1
+            current_line = line_at(text, match.start())
         last_end = match.end()
     if len(current) > 24:
         units.append((current, current_line))
@@ -401,7 +401,7 @@ def code_signals(source: Source, tree: ast.Module | None, in_mcp: bool) -> list[
         # A sentence spelled as a name (content_of_file_at_..._id_rsa), not an API name.
         sentence = len(words.split("_")) >= 6 and re.search(r"_(?:of|from|at|in|for|the)_", words)
         if sentence and SECRET_PATH.search(words.replace("_", " ")):
-            line = source.text.count("\n", 0, match.start()) + 1
+            line = line_at(source.text, match.start())
             signals.append(
                 Signal(
                     "tool_poisoning" if in_mcp else "prompt_injection",

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from .action_python import _dotted
-from .common import Signal, Source, _parse_python, damerau_levenshtein
+from .common import Signal, Source, _parse_python, damerau_levenshtein, line_at
 from .facts import DANGEROUS_KINDS, EGRESS_SHELL, HOOK_DANGER, REMOTE_EXEC, Event, FileFacts
 
 # --------------------------------------------------------------------------- packages
@@ -122,8 +122,8 @@ def _python_manifest(source: Source) -> Manifest | None:
         name.group(1),
         version.group(1) if version else "",
         source.rel,
-        source.text.count("\n", 0, name.start(1)) + 1,
-        source.text.count("\n", 0, version.start(1)) + 1 if version else 1,
+        line_at(source.text, name.start(1)),
+        line_at(source.text, version.start(1)) if version else 1,
     )
 
 

@@ -5,7 +5,7 @@ import bisect
 import itertools
 import re
 
-from .common import Source
+from .common import Source, line_at
 from .facts import Event
 
 # Python's re has no literal prefilter for `\b`-led alternations, so each pattern below is
@@ -152,7 +152,7 @@ def miner_events(source: Source) -> list[Event]:
     if len(hits) < 2:
         return []
     first = min(hits, key=lambda m: m.start())
-    line = source.text.count("\n", 0, first.start()) + 1
+    line = line_at(source.text, first.start())
     return [Event("miner", line, source.lines[line - 1].strip()[:200])]
 
 
@@ -179,13 +179,13 @@ def hidden_code_events(source: Source) -> list[Event]:
         and len(set(OBFUSCATOR_NAME.findall(source.text))) >= 12
     ):
         first = OBFUSCATOR_NAME.search(source.text)
-        line = source.text.count("\n", 0, first.start()) + 1 if first else 1
+        line = line_at(source.text, first.start()) if first else 1
         events.append(Event("obfuscator", line, "obfuscator-style identifiers"))
     decrypt = DECRYPTS.search(source.text)
     if decrypt is None and MODULE_COMPILE.search(source.text):
         decrypt = DECODES.search(source.text)
     if decrypt and COMPILES.search(source.text):
-        line = source.text.count("\n", 0, decrypt.start()) + 1
+        line = line_at(source.text, decrypt.start())
         events.append(Event("obfuscated_exec", line, "decrypted code is compiled", "encrypted"))
     return events
 
@@ -219,12 +219,12 @@ def disguised_payload_events(source: Source) -> list[Event]:
     shell_named = "owershell" in text or "OWERSHELL" in text
     encoded = POWERSHELL_ENCODED.search(text) if shell_named else None
     if encoded:
-        line = text.count("\n", 0, encoded.start()) + 1
+        line = line_at(text, encoded.start())
         events.append(Event("obfuscated_exec", line, encoded.group(0)[:200], "PowerShell-encoded"))
     media = MEDIA_READ.search(text) if MEDIA_HINT.search(text) else None
     runs = RUNS_STRING.search(text) if media else None
     if media and runs:
-        line = text.count("\n", 0, runs.start()) + 1
+        line = line_at(text, runs.start())
         events.append(Event("obfuscated_exec", line, "code read from a media file", "media-hidden"))
     decoders = DECODER_CALL.finditer(text) if DECODER_HINT.search(text) else iter(())
     for decoded in list(decoders)[:32]:
@@ -238,7 +238,7 @@ def disguised_payload_events(source: Source) -> list[Event]:
             after,
         )
         if run:
-            line = text.count("\n", 0, decoded.end() + run.start()) + 1
+            line = line_at(text, decoded.end() + run.start())
             events.append(Event("obfuscated_exec", line, run.group(0)[:200], "encoded"))
             break
     return events
@@ -260,7 +260,7 @@ def clipper_events(source: Source) -> list[Event]:
         return []
     clip = CLIPBOARD.search(text)
     if clip and CLIP_WRITE.search(text) and WALLET_SHAPE.search(text):
-        line = text.count("\n", 0, clip.start()) + 1
+        line = line_at(text, clip.start())
         return [Event("clipper", line, source.lines[line - 1].strip()[:200])]
     return []
 
@@ -348,7 +348,7 @@ def env_harvest_events(source: Source, odd: bool) -> list[Event]:
     foreign = {h for h in hosts if not SERVICE_API.search(h)}
     if not (odd or (len({n for _, n in secret}) >= 3 and len(services) >= 2 and foreign)):
         return []
-    line = text.count("\n", 0, secret[0][0]) + 1
+    line = line_at(text, secret[0][0])
     return [Event("env_secret", line, source.lines[line - 1].strip()[:200])]
 
 
@@ -370,7 +370,7 @@ def sdk_credential_events(source: Source, odd: bool) -> list[Event]:
     found = [at for call in SDK_CREDENTIALS if odd and (at := text.find(call)) >= 0]
     if not found:
         return []
-    line = text.count("\n", 0, min(found)) + 1
+    line = line_at(text, min(found))
     return [Event("secret", line, source.lines[line - 1].strip()[:200], "cloud")]
 
 
