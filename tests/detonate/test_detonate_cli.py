@@ -45,6 +45,7 @@ def test_table_output_names_the_gated_capability() -> None:
     result = assay("detonate", str(TIMEBOMB), "--track", "skills")
     assert result.returncode == 0, result.stderr
     assert "WRITE_SHELL_PROFILE" in result.stdout
+    assert "write: ~/.bashrc" in result.stdout  # the evidence, one line each
     assert "gated" in result.stdout
 
 
@@ -85,3 +86,4 @@ def test_markdown_output_to_a_file(tmp_path: Path) -> None:
     text = out.read_text()
     assert text.startswith("## assay detonation of ")
     assert "| WRITE_SHELL_PROFILE | system |" in text
+    assert "| write: \\~/.bashrc |" in text  # the evidence, escaped for Markdown

@@ -14,7 +14,13 @@ from rich.table import Table
 from assay.cli import EXIT_INFRA, app
 from assay.cli.output import OutputOption, console, emit_text, fail
 from assay.report.text import markdown as md
-from assay.validator.api import Detonation, InfrastructureError, Track, detonate_artifact
+from assay.validator.api import (
+    Detonation,
+    EvidenceRecord,
+    InfrastructureError,
+    Track,
+    detonate_artifact,
+)
 
 _STYLE = {"normal": "green", "dangerous": "yellow", "system": "bold magenta", "redact": "bold red"}
 
@@ -71,7 +77,7 @@ def _markdown(result: Detonation, directory: Path) -> str:
         "|---|---|---|---|",
     ]
     for observed in result.capabilities:
-        evidence = observed.to_json()["evidence"][:3]
+        evidence = observed.record().evidence[:3]
         shown = "; ".join(md(_evidence_line(e), 160) for e in evidence)
         lines.append(
             f"| {observed.capability} | {observed.protection} | "
@@ -91,7 +97,7 @@ def _print(result: Detonation, directory: Path) -> None:
         table.add_column(column, overflow="fold")
     for observed in result.capabilities:
         style = _STYLE.get(observed.protection, "")
-        evidence = observed.to_json()["evidence"]
+        evidence = observed.record().evidence
         lines = [_evidence_line(e) for e in evidence[:3]]
         if len(evidence) > 3:
             lines.append(f"… {len(evidence) - 3} more")
@@ -139,7 +145,7 @@ def _print_mcp(mcp: dict[str, object]) -> None:
         console.print(f"[bold]tools changed mid-session:[/] {escape(after)}", highlight=False)
 
 
-def _evidence_line(evidence: dict[str, object]) -> str:
-    what = evidence.get("path") or evidence.get("peer") or " ".join(evidence.get("argv") or [])  # type: ignore[arg-type]
-    detail = f" — {evidence['detail']}" if evidence.get("detail") else ""
-    return f"{evidence['event']}: {what}{detail}"
+def _evidence_line(evidence: EvidenceRecord) -> str:
+    what = evidence.path or evidence.peer or " ".join(evidence.argv)
+    detail = f" — {evidence.detail}" if evidence.detail else ""
+    return f"{evidence.event}: {what}{detail}"

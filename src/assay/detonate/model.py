@@ -134,10 +134,6 @@ class ObservedCapability:
             evidence=self._merged_evidence(),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        """The record as JSON builtins (what `assay detonate` prints)."""
-        return self.record().model_dump(mode="json")
-
     def _merged_evidence(self) -> tuple[EvidenceRecord, ...]:
         """One entry per distinct observation, listing every profile that showed it."""
         merged: dict[tuple[object, ...], list[Evidence]] = {}

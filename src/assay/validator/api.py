@@ -18,6 +18,7 @@ from assay.corpus.interface import CorpusError
 from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
 from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
+from assay.detonate.observed import EvidenceRecord
 from assay.inference.config import InferenceConfigError
 from assay.mechanism.spec import Track
 from assay.results.parallel import score_file
@@ -130,6 +131,7 @@ __all__ = [
     "Bundle",
     "DemoResult",
     "Detonation",
+    "EvidenceRecord",
     "ExecutionChoice",
     "Export",
     "ImportSummary",
