@@ -175,8 +175,7 @@ class RuntimeTree:
 
     def release(self) -> None:
         """Remove this validator's directory (at exit: nothing of ours may remain)."""
-        if self.owner_dir.exists():
-            remove_tree(self.owner_dir)
+        self.remove_owner(self.owner_dir.name)
 
     def remove_owner(self, tag: str) -> None:
         """Kill the tracers and sandboxes of the validator named by `tag`, and remove
