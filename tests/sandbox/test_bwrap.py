@@ -143,7 +143,7 @@ def test_sigterm_mid_run_cleans_up(runtime: Path) -> None:
     assert mounts_under(runtime) == []
 
 
-def test_sigkill_of_the_validator_takes_the_sandbox_down_and_is_swept(runtime: Path) -> None:
+def test_a_sigkilled_validators_sandbox_dies_and_its_watchdog_clears_up(runtime: Path) -> None:
     validator = start_validator(runtime)
     wait_for(lambda: our_groups(validator.pid), "the run's cgroup")
     group = our_groups(validator.pid)[0]
