@@ -13,7 +13,8 @@ from assay.detonate.observed import Observed
 from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
 from assay.runner import Agent, RepTask, RunOutcome, run_rep
 from assay.sandbox.bwrap import BwrapBackend
-from assay.sandbox.bwrap.cgroups import CGROUP_ROOT, owner_tag
+from assay.sandbox.bwrap.cgroups import CGROUP_ROOT
+from assay.sandbox.owners import owner_tag
 
 SECRET = b"test-validator-secret-0123456789"
 

@@ -16,28 +16,10 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 
 from assay.sandbox.interface import InfrastructureError
+from assay.sandbox.owners import owner_alive, owner_tag
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _GROUP = "assay"
-
-
-def process_start_time(pid: int) -> str | None:
-    """The kernel's start time of `pid` (field 22 of /proc/pid/stat), None if gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def owner_tag(pid: int | None = None) -> str:
-    pid = os.getpid() if pid is None else pid
-    return f"{pid}-{process_start_time(pid)}"
-
-
-def owner_alive(tag: str) -> bool:
-    pid, _, start = tag.partition("-")
-    return pid.isdigit() and process_start_time(int(pid)) == start
 
 
 def _read_int(path: Path) -> int:

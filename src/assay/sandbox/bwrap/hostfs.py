@@ -20,8 +20,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from assay.sandbox.bwrap.cgroups import owner_alive, owner_tag
 from assay.sandbox.interface import InfrastructureError
+from assay.sandbox.owners import owner_alive, owner_tag
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 _MS_NOSUID, _MS_NODEV = 2, 4

@@ -20,8 +20,9 @@ import sys
 from pathlib import Path
 
 from assay.sandbox.bwrap import hostfs
-from assay.sandbox.bwrap.cgroups import detect_driver, owner_tag
+from assay.sandbox.bwrap.cgroups import detect_driver
 from assay.sandbox.interface import InfrastructureError
+from assay.sandbox.owners import owner_tag
 
 _STAND_DOWN = b"stand-down"
 # sh waits on the pipe: a few hundred KiB of memory, where an idle Python would

@@ -14,9 +14,11 @@ import functools
 import io
 import logging
 import os
+import shutil
 import sys
 import tarfile
 import tempfile
+from collections import OrderedDict
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass, replace
@@ -32,6 +34,7 @@ from assay.runner.outcome import RunOutcome
 from assay.runner.rep import RepTask
 from assay.sandbox import InfrastructureError, SandboxBackend, default_backend
 from assay.sandbox.check import require_sound
+from assay.sandbox.owners import owner_alive, owner_tag
 from assay.validator.executors.flight import Flight, stream
 from assay.validator.executors.interface import Executor, RepRunner
 
@@ -42,6 +45,9 @@ WORKER_RETRIES = 3
 QUEUED_PER_CPU = 2
 # Artifacts are small and put once each; the rest of a node's memory is for sandboxes.
 OBJECT_STORE_BYTES = 256 << 20
+# Unpacked artifacts a worker keeps for its next reps of them (on its node's disk).
+ARTIFACT_CACHE_BYTES = 256 << 20
+_CACHE_PREFIX = "assay-artifacts-"
 
 ObjectRef = Any  # ray.ObjectRef, untyped for mypy
 
@@ -201,8 +207,61 @@ def _worker_backend() -> SandboxBackend:
     return backend
 
 
+class UnpackedArtifacts:
+    """A worker's unpacked artifacts by digest, kept for its later reps of the same one.
+
+    Sharing a tree between reps is safe because the sandbox copies it in read-only
+    (as the local executor shares the round's snapshot). Unpacking and hashing
+    again for every rep cost a worker ~2 ms, a tenth of a short rep.
+    Ray ends idle workers without their exit hooks, so the folder is named after
+    its owner process and the first use in any worker removes dead owners' folders.
+    """
+
+    def __init__(self, parent: Path, max_bytes: int = ARTIFACT_CACHE_BYTES) -> None:
+        self.parent = parent
+        self.max_bytes = max_bytes
+        self.trees: OrderedDict[str, tuple[Path, int]] = OrderedDict()
+        self.used = 0
+        self._root: Path | None = None
+
+    def tree(self, tar: bytes, digest: str) -> Path:
+        """The artifact unpacked and verified against `digest` (once per worker)."""
+        if digest in self.trees:
+            self.trees.move_to_end(digest)
+            return self.trees[digest][0]
+        self._make_room(len(tar))
+        into = Path(tempfile.mkdtemp(dir=self._folder()))
+        try:
+            root = unpack(tar, into, digest)
+        except BaseException:
+            shutil.rmtree(into, ignore_errors=True)
+            raise
+        self.trees[digest] = (root, len(tar))  # an uncompressed tar: about the tree's size
+        self.used += len(tar)
+        return root
+
+    def _make_room(self, size: int) -> None:
+        while self.trees and self.used + size > self.max_bytes:
+            _, (root, held) = self.trees.popitem(last=False)
+            shutil.rmtree(root.parent, ignore_errors=True)
+            self.used -= held
+
+    def _folder(self) -> Path:
+        if self._root is None:
+            for stale in self.parent.glob(f"{_CACHE_PREFIX}*"):
+                if not owner_alive(stale.name.removeprefix(_CACHE_PREFIX)):
+                    shutil.rmtree(stale, ignore_errors=True)
+            self._root = self.parent / f"{_CACHE_PREFIX}{owner_tag()}"
+            self._root.mkdir(mode=0o700, exist_ok=True)
+        return self._root
+
+
+@functools.cache
+def _worker_artifacts() -> UnpackedArtifacts:
+    return UnpackedArtifacts(Path(tempfile.gettempdir()))
+
+
 @ray.remote
 def _run_shipped(task: RepTask, runner: RepRunner, tar: bytes, digest: str) -> RunOutcome:
-    with tempfile.TemporaryDirectory(prefix="assay-artifact-") as tmp:
-        artifact = unpack(tar, Path(tmp), digest)
-        return runner(replace(task, artifact_dir=artifact), _worker_backend())
+    artifact = _worker_artifacts().tree(tar, digest)
+    return runner(replace(task, artifact_dir=artifact), _worker_backend())
