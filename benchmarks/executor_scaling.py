@@ -5,9 +5,9 @@ the keyword and allow_all agents over every task of the bundled corpus. Ray runs
 on a one-node cluster started before the clock starts, as an operator's cluster
 is up before a round; the cost of a throwaway local instance (`--executor ray`
 without `--address`) is printed separately. Ray's fixed cost per round (driver
-connection, fresh workers checking their sandbox) is a few seconds, so the round
-must be long enough for per-rep throughput to show. Target (issue 7):
-ray_over_local ≤ 1.3.
+connection, fresh workers checking their sandbox) is about a second, so the round
+must be long enough for per-rep throughput to show. Target (issue 11):
+ray_over_local ≤ 1.1.
 
     .venv/bin/python benchmarks/executor_scaling.py [--port 6399]
 """
