@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import tomllib
@@ -146,3 +147,24 @@ def test_every_option_of_every_command_has_help() -> None:
         return missing
 
     assert walk(root, "assay") == []
+
+
+def test_output_to_a_fifo_or_a_symlink_writes_through_it_and_keeps_it(
+    assay: Assay, skills_pair: Path, tmp_path: Path
+) -> None:
+    """`-o /dev/null` and the like: what is there is written to, never replaced by a file."""
+    fifo, target, link = tmp_path / "pipe", tmp_path / "target.sarif", tmp_path / "link.sarif"
+    os.mkfifo(fifo)
+    link.symlink_to(target)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    base = ("eval", str(ALLOW_ALL), "--track", "skills", "--corpus", str(skills_pair))
+    try:
+        assay(*base, "--format", "sarif", "--output", str(fifo), check=False)
+        piped, _ = reader.communicate(timeout=60)
+    finally:
+        reader.kill()
+    assert json.loads(piped)["version"] == "2.1.0"
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assay(*base, "--format", "sarif", "--output", str(link), check=False)
+    assert link.is_symlink() and json.loads(target.read_text())["version"] == "2.1.0"
+    assert sorted(p.name for p in tmp_path.glob(".*partial")) == []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from rich.segment import Segment
 from rich.table import Table
 
 from assay.cli import EXIT_INFRA
+from assay.report.interface import write_document
 from assay.report.registry import report_format
 from assay.results.diagnostics import InferenceTotals, RepDiagnostic
 from assay.results.scorecard import AgentTrackScore, Scorecard
@@ -88,14 +88,11 @@ def chosen_format(fmt: OutputFormat | None, as_json: bool, output: Path | None) 
 
 
 def emit_text(text: str, output: Path | None) -> None:
-    """A rendered report to a file (written whole, then moved into place) or stdout."""
+    """A rendered report to a file (see `write_document`) or stdout."""
     if output is None:
         sys.stdout.write(text)
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    partial = output.with_name(f".{output.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, output)
+    write_document(output, text)
     errors.print(f"wrote {output}", markup=False, highlight=False)
 
 
