@@ -68,8 +68,19 @@ def test_the_first_use_removes_dead_workers_folders_and_keeps_live_ones(tmp_path
     sleeper.wait()
     live = owner_tag(1)
     for tag in (dead, live):
-        (work / f"assay-artifacts-{tag}" / "0" / "artifact").mkdir(parents=True)
+        (work / f"assay-artifacts-{tag}.x1" / "0" / "artifact").mkdir(parents=True)
     cache = UnpackedArtifacts(work)
     cache.tree(*_artifact(tmp_path, "a", "hello"))
-    names = {p.name for p in _folders(work)}
-    assert names == {f"assay-artifacts-{live}", f"assay-artifacts-{owner_tag()}"}
+    dead_left, live_left, ours = (
+        [p for p in _folders(work) if p.name.startswith(f"assay-artifacts-{tag}.")]
+        for tag in (dead, live, owner_tag())
+    )
+    assert (dead_left, len(live_left), len(ours)) == ([], 1, 1)
+
+
+def test_a_folder_someone_put_under_the_workers_name_is_not_used(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    planted = work / f"assay-artifacts-{owner_tag()}"
+    planted.mkdir(parents=True)
+    tree = UnpackedArtifacts(work).tree(*_artifact(tmp_path, "a", "hello"))
+    assert planted not in tree.parents and list(planted.iterdir()) == []

@@ -249,10 +249,13 @@ class UnpackedArtifacts:
     def _folder(self) -> Path:
         if self._root is None:
             for stale in self.parent.glob(f"{_CACHE_PREFIX}*"):
-                if not owner_alive(stale.name.removeprefix(_CACHE_PREFIX)):
-                    shutil.rmtree(stale, ignore_errors=True)
-            self._root = self.parent / f"{_CACHE_PREFIX}{owner_tag()}"
-            self._root.mkdir(mode=0o700, exist_ok=True)
+                owner = stale.name.removeprefix(_CACHE_PREFIX).partition(".")[0]
+                if not owner_alive(owner):
+                    shutil.rmtree(stale, ignore_errors=True)  # never follows a symlink
+            # Made new and ours alone (mkdtemp), never a folder someone else put
+            # there first: later reps trust what is in it without hashing it again.
+            made = tempfile.mkdtemp(prefix=f"{_CACHE_PREFIX}{owner_tag()}.", dir=self.parent)
+            self._root = Path(made)
         return self._root
 
 
