@@ -45,8 +45,10 @@ WORKER_RETRIES = 3
 QUEUED_PER_CPU = 2
 # Artifacts are small and put once each; the rest of a node's memory is for sandboxes.
 OBJECT_STORE_BYTES = 256 << 20
-# Unpacked artifacts a worker keeps for its next reps of them (on its node's disk).
-ARTIFACT_CACHE_BYTES = 256 << 20
+# Unpacked artifacts a worker keeps for its next reps of them, in the node's temporary
+# directory (often memory): per worker, so a node holds this times its workers at most,
+# or the one larger artifact a worker is running.
+ARTIFACT_CACHE_BYTES = 32 << 20
 _CACHE_PREFIX = "assay-artifacts-"
 
 ObjectRef = Any  # ray.ObjectRef, untyped for mypy
