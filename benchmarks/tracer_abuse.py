@@ -20,7 +20,10 @@ The control's cost fell about 4x when polling became adaptive, so the ratios
 below rose although every class got cheaper; absolute figures are printed too.
 
 Last line: worst_cpu_ratio=<max over classes of validator CPU / control's>
-worst_mem_ratio=<same for peak memory> (target <= 2 for both).
+worst_mem_ratio=<same for peak memory>, over agents' reps (target <= 2 for both,
+issue 11: "per hostile rep"). The line before it gives the same for detonation
+profiles, not reps: a detonation summarises what an artifact did up to the trace
+cap (32 MiB), so its worst classes cost reading and freeing that much trace.
 """
 
 from __future__ import annotations
@@ -159,9 +162,10 @@ def main() -> None:
                 costs.setdefault((trace, name), []).append(
                     measure(backend, code, trace, trace_limits)
                 )
-    worst_cpu = worst_mem = 0.0
+    worst: dict[TraceSet, tuple[float, float]] = {}
     print(f"rounds={ROUNDS} loadavg={Path('/proc/loadavg').read_text().split()[0]}")
     for trace in limits:
+        worst_cpu = worst_mem = 0.0
         control = costs[(trace, "control")]
         control_cpu = statistics.median(c.validator_cpu_s for c in control)
         control_mem = statistics.median(c.peak_rss_bytes for c in control)
@@ -180,7 +184,14 @@ def main() -> None:
                 f"wall_ms={statistics.median(c.wall_s for c in runs) * 1000:7.1f} "
                 f"ended={runs[-1].ended}"
             )
-    print(f"worst_cpu_ratio={worst_cpu:.2f} worst_mem_ratio={worst_mem:.2f}")
+        worst[trace] = (worst_cpu, worst_mem)
+    detonation_cpu, detonation_mem = worst[TraceSet.FULL]
+    print(
+        f"detonation_worst_cpu_ratio={detonation_cpu:.2f} "
+        f"detonation_worst_mem_ratio={detonation_mem:.2f}"
+    )
+    rep_cpu, rep_mem = worst[TraceSet.LIVENESS]
+    print(f"worst_cpu_ratio={rep_cpu:.2f} worst_mem_ratio={rep_mem:.2f}")
     sys.stdout.flush()
     shutil.rmtree(base)
 
