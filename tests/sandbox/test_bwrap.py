@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -324,6 +325,34 @@ def test_prestarted_sandbox_gets_the_next_request(backend: BwrapBackend, tmp_pat
         assert observation.stdout.data == f"hello from the artifact {n} [] True\n".encode()
     other = backend.run(SealedRequest(argv=(backend.python, "-c", "print(1)"), limits=LIMITS))
     assert other.stdout.data == b"1\n"
+
+
+def test_one_more_sandbox_than_runs_at_once_is_kept_started(
+    backend: BwrapBackend, runtime: Path
+) -> None:
+    """So a run takes a sandbox that had a whole run's time to start, not one started
+    just after the previous run (still starting when the next run comes)."""
+    request = SealedRequest(argv=(backend.python, "-c", "print(1)"), limits=LIMITS)
+
+    def started() -> int:
+        return sum(1 for _ in runtime.glob("*/run-*"))
+
+    backend.run(request)
+    wait_for(lambda: started() == 2, "two started sandboxes after a run")
+    slow = SealedRequest(
+        argv=(backend.python, "-c", "import time; time.sleep(0.5); print(1)"), limits=LIMITS
+    )
+    with ThreadPoolExecutor(2) as pool:
+        barrier = threading.Barrier(2)
+
+        def run_together(_: int) -> bytes:
+            barrier.wait()
+            return backend.run(slow).stdout.data
+
+        assert list(pool.map(run_together, range(2))) == [b"1\n"] * 2
+    wait_for(lambda: started() == 3, "three started sandboxes after two runs at once")
+    time.sleep(0.5)
+    assert started() == 3, "no more than one past the runs at once"
 
 
 def test_concurrent_runs_share_one_backend(backend: BwrapBackend) -> None:

@@ -7,8 +7,8 @@ from assay.sandbox.interface import InfrastructureError, SandboxBackend
 
 @functools.cache
 def default_backend() -> SandboxBackend:
-    """The backend rounds use: bubblewrap, one per process (it keeps a started
-    sandbox ready). Never falls back to running unsandboxed."""
+    """The backend rounds use: bubblewrap, one per process (it keeps sandboxes
+    started ahead of their runs). Never falls back to running unsandboxed."""
     from assay.sandbox.bwrap import BwrapBackend
 
     return BwrapBackend()

@@ -24,10 +24,12 @@ any other limit (`TRACE_CAP`).
 A sandbox is started before its request is known and claimed by the request:
 inputs and a copy of the artifact are written into directories bubblewrap
 already binds, and the release starts the command.
-So after each run a background thread removes it and starts the next one
-(`prestart`), taking strace's and bubblewrap's start-up (~25 ms here) off the
-next rep's path. A started sandbox has run nothing of the agent's; it is only
-ever claimed by a request of the same shape (command and limits).
+So after each run a background thread removes it and starts the next ones
+(`prestart`): one more than the runs seen going on at once, so a run takes one
+that had a whole run's time to start. That takes strace's and bubblewrap's
+start-up (~12 ms on a quiet machine) off the next rep's path. A started sandbox
+has run nothing of the agent's; it is only ever claimed by a request of the same
+shape (command and limits).
 
 Nothing inside names the host or the task. Every directory the sandbox sees
 comes from a tmpfs mounted by the validator, so the mount table inside shows only
@@ -283,15 +285,15 @@ class BwrapBackend(SandboxBackend):
         cgroups: CgroupDriver | None = None,
         prestart: bool = True,
     ) -> None:
-        """`prestart`: after each run, start the next sandbox (strace, launcher,
-        bubblewrap's namespaces and mounts) ahead of its request, so that work
-        overlaps whatever the caller does between runs."""
+        """`prestart`: start sandboxes (strace, launcher, bubblewrap's namespaces and
+        mounts) ahead of their requests, as the module's docstring tells."""
         self._python = python
         self._tree = hostfs.RuntimeTree(runtime_base or hostfs.default_runtime_base())
         self._cgroups = cgroups
         self._etc: Path | None = None
         self._prestart = prestart
-        self._warm: _Run | None = None
+        self._warm: list[_Run] = []  # started, oldest first
+        self._most_at_once = 1  # runs seen going on at once
         self._lock = threading.Lock()
         self._janitor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-sandbox")
         self._pending: list[Future[None]] = []
@@ -380,6 +382,7 @@ class BwrapBackend(SandboxBackend):
     def _claim_tracked(self, run: _Run, request: SealedRequest) -> Observation:
         with self._lock:
             self._in_flight.add(run)
+            self._most_at_once = max(self._most_at_once, len(self._in_flight))
         try:
             # Killed at any stage, a run may look like anything (even a sandbox that
             # never started its command): the flag, not the observation, says why.
@@ -397,7 +400,7 @@ class BwrapBackend(SandboxBackend):
                 self._in_flight.discard(run)
 
     def release(self) -> None:
-        """Stop the started sandbox and remove this validator's directory and cgroups.
+        """Stop the started sandboxes and remove this validator's directory and cgroups.
 
         Registered to run at exit; what a killed validator leaves, its watchdog removes
         (and failing that, the next validator's sweep).
@@ -407,9 +410,10 @@ class BwrapBackend(SandboxBackend):
         try:
             self._settle()
         finally:
-            warm = self._take_warm(None)
-            if warm is not None:
-                _cleanup(warm)
+            with self._lock:
+                warm, self._warm = self._warm, []
+            for started in warm:
+                _cleanup(started)
             if self._cgroups is not None:
                 self._cgroups.release()
             self._tree.release()
@@ -425,31 +429,36 @@ class BwrapBackend(SandboxBackend):
 
     def _recycle(self, done: _Run, shape: _Shape) -> None:
         _cleanup(done)
-        if self._prestart:
-            self._refill(shape)
+        while self._prestart and self._refill(shape):
+            pass
 
-    def _take_warm(self, shape: _Shape | None) -> _Run | None:
-        """The started sandbox if it fits `shape` (None: take it whatever it is)."""
+    def _take_warm(self, shape: _Shape) -> _Run | None:
+        """The oldest started sandbox that fits `shape`; a dead one is cleaned up."""
         with self._lock:
-            warm, self._warm = self._warm, None
-        if warm is None or shape is None:
-            return warm
-        alive = warm.process is not None and warm.process.poll() is None
-        if alive and warm.shape == shape:
-            return warm
-        _cleanup(warm)
-        return None
+            dead = [r for r in self._warm if r.process is None or r.process.poll() is not None]
+            fits = next((r for r in self._warm if r.shape == shape and r not in dead), None)
+            self._warm = [r for r in self._warm if r is not fits and r not in dead]
+        for run in dead:
+            _cleanup(run)
+        return fits
 
-    def _refill(self, shape: _Shape) -> None:
-        """Start the next sandbox now, so its start-up overlaps whatever comes next."""
+    def _refill(self, shape: _Shape) -> bool:
+        """Start one more sandbox if fewer than the pool's size are started (the oldest
+        beyond it, of another shape, makes room); whether there may be room for more."""
+        with self._lock:
+            wanted = self._most_at_once + 1
+            if sum(r.shape == shape for r in self._warm) >= wanted:
+                return False
         try:
             fresh = self._start(shape)
         except (InfrastructureError, OSError):
-            return  # the next run starts cold and reports the fault itself
+            return False  # the next run starts cold and reports the fault itself
         with self._lock:
-            spare, self._warm = self._warm, fresh
-        if spare is not None:
+            self._warm.append(fresh)
+            spares, self._warm = self._warm[:-wanted], self._warm[-wanted:]
+        for spare in spares:
             _cleanup(spare)
+        return True
 
     def _start(self, shape: _Shape) -> _Run:
         """Start strace, the launcher and bubblewrap up to its --block-fd."""
