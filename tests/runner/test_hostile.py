@@ -389,7 +389,9 @@ def test_unsignable_report_written_straight_to_the_channel_is_malformed(
         def agent_main(context):
             thread_probe(context)
             body = json.dumps(report())[:-1] + ", " + {payload!r} + "}}"
-            for fd in range(3, 64):
+            # The channel keeps the validator's descriptor number, which grows with
+            # the sandboxes it keeps started: look at every open descriptor.
+            for fd in sorted(int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2):
                 try:
                     if stat.S_ISFIFO(os.fstat(fd).st_mode):
                         os.write(fd, body.encode())
