@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 # Ray reads these when it is imported; the head below is started with the same
@@ -63,7 +63,9 @@ def ray_head(port: int, cpus: int) -> Iterator[str]:
             raise RuntimeError("ray start --head failed")
         yield f"127.0.0.1:{port}"
     finally:
-        os.killpg(head.pid, signal.SIGKILL)
+        # A head that failed to start may have left nothing behind in its group.
+        with suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGKILL)
 
 
 def round_wall(executor: Executor, corpus: Path, db: Path) -> float:
