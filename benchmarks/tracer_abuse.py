@@ -14,10 +14,11 @@ Per run it measures the validator's own CPU (this process, every thread: run,
 trace parse, cleanup), its peak resident memory during the run (the high-water
 mark is reset before each), the tracer's CPU, which the backend bills to the
 run (it counts against the run's CPU budget like the tree's own), and the run's
-wall time, for which the validator polls the run's limits (every 4 ms near a
-limit, up to every 50 ms far from all): most of a long run's validator CPU.
-The control's cost fell about 4x when polling became adaptive, so the ratios
-below rose although every class got cheaper; absolute figures are printed too.
+wall time, for which the validator polls the run's limits (every 4 ms near the
+CPU budget or the wall backstop, up to every 0.2 s far from both). The control's
+cost fell each time polling got sparser (adaptive, then 50 ms to 0.2 s), so the
+ratios rose although every class got cheaper; absolute figures are printed too.
+What a flood class costs beyond the control is mostly summarising its trace.
 
 Last line: worst_cpu_ratio=<max over classes of validator CPU / control's>
 worst_mem_ratio=<same for peak memory>, over agents' reps (target <= 2 for both,
