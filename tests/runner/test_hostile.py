@@ -103,6 +103,32 @@ def test_fork_bomb_hits_the_pid_limit(run_agent: Run) -> None:
     expect(outcome, FailureReason.PIDS)
 
 
+def test_a_refused_fork_fails_the_rep_though_the_agent_recovers_and_ends_at_once(
+    run_agent: Run,
+) -> None:
+    # The children wait on a pipe, so the tree ends right after the refused fork, long
+    # before the next timed poll (0.2 s apart when far from the CPU budget): the check
+    # made as the run's report arrives and as its tree ends must still see it.
+    outcome = run_agent(
+        """
+        def agent_main(context):
+            thread_probe(context)
+            hold, release = os.pipe()
+            while True:
+                try:
+                    if os.fork() == 0:
+                        os.close(release)
+                        os.read(hold, 1)
+                        os._exit(0)
+                except OSError:
+                    break
+            os.close(release)
+            return report("ALLOW")
+        """
+    )
+    expect(outcome, FailureReason.PIDS)
+
+
 def test_cpu_spread_over_eight_children_is_billed_to_the_tree(run_agent: Run) -> None:
     outcome = run_agent(
         """
