@@ -660,7 +660,8 @@ def _limits_check(
     extension_s: Callable[[], float],
 ) -> Callable[[], LimitHit | float]:
     """The gate polled during a run: which limit (if any) the tree has passed, or else
-    the seconds it needs at least to pass the nearest.
+    the seconds it needs at least to pass the CPU budget or the wall backstop (the
+    others hold without the poll: see POLL_MAX_S).
 
     `extension_s` grows the wall backstop while the run waits on a host service
     (time spent upstream by its inference requests), up to the service's cap."""
