@@ -15,12 +15,14 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from assay.cli import _register, app
 from assay.sandbox import InfrastructureError
+from assay.sandbox.bwrap import backend as backend_module
 from assay.sandbox.bwrap.backend import BwrapBackend, _cleanup, _Shape
 from assay.sandbox.bwrap.cgroups import CGROUP_ROOT, CgroupV1Driver
 from assay.sandbox.bwrap.hostfs import mount_tmpfs, mounts_under
@@ -353,6 +355,33 @@ def test_one_more_sandbox_than_runs_at_once_is_kept_started(
     wait_for(lambda: started() == 3, "three started sandboxes after two runs at once")
     time.sleep(0.5)
     assert started() == 3, "no more than one past the runs at once"
+
+
+def test_output_a_byte_at_a_time_does_not_run_the_limits_gate_per_write(
+    backend: BwrapBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each gate check costs the validator ~0.4 ms: the gate runs on its own schedule
+    and as the tree ends, not on every wake for output."""
+    checks = 0
+    make_check = backend_module._limits_check
+
+    def counting(*args: Any, **kwargs: Any) -> Callable[[], LimitHit | float]:
+        check = make_check(*args, **kwargs)
+
+        def counted() -> LimitHit | float:
+            nonlocal checks
+            checks += 1
+            return check()
+
+        return counted
+
+    monkeypatch.setattr(backend_module, "_limits_check", counting)
+    code = "import os, time\nfor _ in range(300):\n    os.write(2, b'x')\n    time.sleep(0.001)\n"
+    observation = backend.run(SealedRequest(argv=(backend.python, "-c", code), limits=LIMITS))
+    assert observation.exit_code == 0 and observation.stderr.total_bytes == 300
+    # 300 writes spread over ~0.4 s; the gate's own schedule is every 0.2 s this far
+    # from every limit (the first check at 4 ms, one more as the tree ends).
+    assert 0 < checks < 30, checks
 
 
 def test_concurrent_runs_share_one_backend(backend: BwrapBackend) -> None:
