@@ -2,8 +2,9 @@
 
 Each class is a small program that threads the probe and then abuses the
 tracer: sends to many distinct UDP peers, `sendmsg` with 1,024 x 4 KiB iovecs,
-opens of many distinct 4 KiB paths, failed execs with a 4,096 x 4 KiB argv, and
-successful `writev` of 1,024 x 4 KiB buffers until the trace cap ends the run.
+opens of many distinct 4 KiB paths, failed execs with a 4,096 x 4 KiB argv,
+output a byte at a time for 1 s, and successful `writev` of 1,024 x 4 KiB
+buffers until the trace cap ends the run.
 Each runs sealed under both trace sets, with the limits of its caller: an
 agent's rep (`liveness`, the skills track's limits) and a detonation profile
 (`full`, detonation's default budget), side by side with well-behaved runs of
@@ -94,6 +95,15 @@ for _ in range(5):
         os.execv("/nonexistent", ["x" * 4096] * 4096)
     except OSError:
         pass
+""",
+    # Output a byte at a time for as long as the control runs: each write wakes the
+    # validator to drain it.
+    "stderr_drip": """
+import time
+end = time.monotonic() + 1.0
+while time.monotonic() < end:
+    os.write(2, b"x")
+    time.sleep(0.0002)
 """,
     "writev_flood": """
 fd = os.open("/dev/null", os.O_WRONLY)
