@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from synthetic_records import TRACK_REPS, TRACK_TASKS, write
 
-from assay.results.parallel import score_file
+from assay.validator.parallel import score_file
 
 
 def scale_for(records: int, agents: int) -> float:
@@ -39,7 +39,7 @@ def main() -> None:
         card = score_file(path, salt="bench")
         total_s = time.perf_counter() - started
     print(f"records={count} file_mb={size_mb:.0f} agents={args.agents} weights={len(card.weights)}")
-    print(f"read_and_score_s={total_s:.2f} (all cores, assay.results.parallel.score_file)")
+    print(f"read_and_score_s={total_s:.2f} (all cores, assay.validator.parallel.score_file)")
     print(f"records_per_second={count / total_s:.0f}")
 
 

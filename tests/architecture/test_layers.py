@@ -25,7 +25,7 @@ NOT_THE_ORCHESTRATOR = (
     "schema",
     "detonate",
     "store",
-    "results",
+    "records",
     "attest",
     "report",
 )
@@ -82,7 +82,7 @@ def test_each_command_calls_the_entry_points_and_prints() -> None:
 def test_the_check_sees_a_backwards_arrow(tmp_path: Path) -> None:
     (tmp_path / "report").mkdir()
     (tmp_path / "report" / "html.py").write_text(
-        "import json\nfrom assay.results.round import RoundResult\n"
+        "import json\nfrom assay.records.round import RoundResult\n"
         "from assay.validator.round import RoundEngine\n"
     )
     assert _violations("report", ("assay.results",), tmp_path) == [

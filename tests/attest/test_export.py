@@ -27,10 +27,10 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from assay.attest.sssa import SssaError, sign_round, write_sssas
-from assay.inference.usage import Body, Exchange, InferenceUsage
-from assay.results.plan import RoundPlan
-from assay.results.scorecard import Scorecard
-from assay.runner.outcome import FailureReason, RunOutcome, RunStatus
+from assay.records.outcome import FailureReason, RunOutcome, RunStatus
+from assay.records.plan import RoundPlan
+from assay.records.scorecard import Scorecard
+from assay.records.usage import Body, Exchange, InferenceUsage
 from assay.store.sqlite import Store, StoreError
 from assay.validator.attesting import export_round
 

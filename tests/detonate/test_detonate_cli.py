@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from assay.corpus.interface import artifact_digest
-from assay.detonate.observed import Observed
 from assay.detonate.observer import DetonationObserver
 from assay.mechanism.spec import Track
-from assay.results.plan import PlannedTask
+from assay.records.observed import Observed
+from assay.records.plan import PlannedTask
 from assay.sandbox.bwrap import BwrapBackend
 
 pytestmark = pytest.mark.sandbox

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from assay.detonate import Detonation
-from assay.detonate.observed import CallSummary
 from assay.mechanism.spec import Track
+from assay.records.observed import CallSummary
 
 pytestmark = pytest.mark.sandbox
 

@@ -17,9 +17,9 @@ import pytest
 
 from assay.corpus.native import NativeCorpus
 from assay.detonate import Detonation, detonate
-from assay.detonate.observed import Observed
 from assay.mechanism.spec import Track
-from assay.results.plan import RoundPlan
+from assay.records.observed import Observed
+from assay.records.plan import RoundPlan
 from assay.runner.context import agent_observed
 from assay.sandbox.bwrap import BwrapBackend
 from assay.store.sqlite import Store, StoreError

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from report_fixtures import build_result
 
-from assay.results.round import RoundResult
+from assay.records.round import RoundResult
 
 
 @pytest.fixture(scope="session")

@@ -15,11 +15,11 @@ from typing import Any
 
 from assay.mechanism.spec import Track, pinned
 from assay.mechanism.weights import ema
-from assay.results.diagnostics import diagnose
-from assay.results.plan import PlannedTask, RoundPlan
-from assay.results.records import parse_lines
-from assay.results.round import RoundResult
-from assay.results.scorecard import scorecard
+from assay.records.diagnostics import diagnose
+from assay.records.plan import PlannedTask, RoundPlan
+from assay.records.rep import parse_lines
+from assay.records.round import RoundResult
+from assay.validator.scoring import scorecard
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE_NAME = "<script>alert(1)</script>"

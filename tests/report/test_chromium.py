@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from report_markup import parse
 
+from assay.records.round import RoundResult
 from assay.report.html import write_html
-from assay.results.round import RoundResult
 
 CHROMIUM = Path("/usr/bin/chromium")
 TRACKS = ("skills", "mcp_servers", "packages", "repositories")

@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 from report_fixtures import HOSTILE_NAME, HOSTILE_TASK, abstained_result, build_result
 
+from assay.records.round import RoundResult
 from assay.report.registry import FORMATS, report_format
-from assay.results.round import RoundResult
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ from report_fixtures import (
 )
 from report_markup import Page, parse
 
+from assay.records.round import RoundResult
 from assay.report.html import HtmlFormat, render_html, write_html
-from assay.results.round import RoundResult
 
 Render = Callable[[RoundResult], str]
 TRACKS = ("skills", "mcp_servers", "packages", "repositories")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from report_fixtures import abstained_result, build_result
 
+from assay.records.round import RoundResult
 from assay.report.html import HtmlFormat
 from assay.report.interface import ReportFormat
 from assay.report.json import JsonFormat
-from assay.results.round import RoundResult
 
 
 def _keys_sorted(value: object) -> bool:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from assay.results.parallel import score_file
-from assay.results.records import RecordError, read_records
-from assay.results.scorecard import scorecard
+from assay.records.rep import RecordError, read_records
+from assay.validator.parallel import score_file
+from assay.validator.scoring import scorecard
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from assay.results.records import RecordError, parse_lines
+from assay.records.rep import RecordError, parse_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "recorded-reps.jsonl"
@@ -91,7 +91,7 @@ def test_bad_record_names_its_line_and_prints_no_scores(
 
 def test_duplicate_reps_and_inconsistent_truth_are_refused() -> None:
     with pytest.raises(RecordError, match="appears twice"):
-        from assay.results.scorecard import scorecard
+        from assay.validator.scoring import scorecard
 
         scorecard(parse_lines([json.dumps(record()), json.dumps(record())]), salt="")
     with pytest.raises(RecordError, match="differs between records"):
@@ -101,7 +101,7 @@ def test_duplicate_reps_and_inconsistent_truth_are_refused() -> None:
 
 
 def test_missing_tasks_for_an_agent_are_refused() -> None:
-    from assay.results.scorecard import scorecard
+    from assay.validator.scoring import scorecard
 
     lines = [json.dumps(record()), json.dumps(record(agent="b" * 64, task="skills-0002"))]
     with pytest.raises(RecordError, match="scores would be partial"):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.detonate.observed import Observed
 from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
+from assay.records.observed import Observed
 from assay.runner import Agent, RepTask, RunOutcome, run_rep
 from assay.sandbox.bwrap import BwrapBackend
 from assay.sandbox.bwrap.cgroups import CGROUP_ROOT

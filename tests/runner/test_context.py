@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.detonate.observed import Observed
 from assay.mechanism.spec import Track
+from assay.records.observed import Observed
 from assay.runner import RunOutcome, RunStatus
 
 pytestmark = pytest.mark.sandbox

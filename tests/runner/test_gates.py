@@ -8,9 +8,9 @@ import json
 import pytest
 
 from assay.mechanism.spec import Track
+from assay.records.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
 from assay.runner import shim
 from assay.runner.gates import judge
-from assay.runner.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
 from assay.runner.probe import Probe
 from assay.sandbox.interface import (
     CapturedStream,

@@ -15,8 +15,8 @@ import pytest
 from assay.corpus.native import NativeCorpus
 from assay.mechanism.spec import Track, parse_spec, pinned_bytes
 from assay.mechanism.weights import ema
+from assay.records.outcome import FailureReason
 from assay.runner.agent import Agent
-from assay.runner.outcome import FailureReason
 from assay.store.sqlite import Store
 from assay.validator.config import RoundOverrides, load_config, load_secret, round_config
 from assay.validator.executors.local import LocalExecutor

@@ -43,11 +43,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_serializer
 
 from assay.attest import keys
-from assay.inference.usage import Exchange, InferenceUsage
 from assay.mechanism.consensus import representative
 from assay.mechanism.spec import Track
-from assay.results.plan import PlannedTask, RoundPlan
-from assay.runner.outcome import RunOutcome
+from assay.records.outcome import RunOutcome
+from assay.records.plan import PlannedTask, RoundPlan
+from assay.records.usage import Exchange, InferenceUsage
 from assay.schema.boundedjson import JsonLimitError
 from assay.schema.canonical import CanonicalError, canonical_bytes, canonical_digest, read_signed
 from assay.schema.report import Evidence, Finding, Verdict

@@ -10,9 +10,9 @@ from rich.table import Table
 
 from assay.cli.output import console, fail, print_failures, print_inference
 from assay.mechanism.spec import Track
-from assay.results.diagnostics import RepDiagnostic
-from assay.results.round import RoundResult
-from assay.results.scorecard import AgentTrackScore, RepView
+from assay.records.diagnostics import RepDiagnostic
+from assay.records.round import RoundResult
+from assay.records.scorecard import AgentTrackScore, RepView
 
 
 def _only_score(result: RoundResult, track: Track) -> AgentTrackScore:

@@ -17,10 +17,10 @@ from rich.segment import Segment
 from rich.table import Table
 
 from assay.cli import EXIT_INFRA
+from assay.records.diagnostics import InferenceTotals, RepDiagnostic
+from assay.records.scorecard import AgentTrackScore, Scorecard
 from assay.report.interface import write_document
 from assay.report.registry import report_format
-from assay.results.diagnostics import InferenceTotals, RepDiagnostic
-from assay.results.scorecard import AgentTrackScore, Scorecard
 from assay.runner.agent import short_hash
 from assay.schema.visible import visible
 from assay.validator.api import USER_ERRORS, RoundResult

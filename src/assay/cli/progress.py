@@ -8,7 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from assay.cli.output import errors
-from assay.runner.outcome import RunOutcome
+from assay.records.outcome import RunOutcome
 from assay.validator.api import Round, RoundResult
 
 

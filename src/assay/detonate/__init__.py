@@ -2,7 +2,7 @@
 
 from assay.detonate.core import Budget, detonate
 from assay.detonate.model import Detonation, Evidence, ObservedCapability, ProfileRun
-from assay.detonate.observed import Observed
+from assay.records.observed import Observed
 
 __all__ = [
     "Budget",

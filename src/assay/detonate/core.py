@@ -42,14 +42,6 @@ from assay.detonate.model import (
     clip,
     quoted,
 )
-from assay.detonate.observed import (
-    EVENT_KINDS,
-    CallSummary,
-    EventKind,
-    McpSummary,
-    SessionSummary,
-    ToolSurface,
-)
 from assay.detonate.plan import (
     PROFILES,
     PROJECT_DIR,
@@ -73,6 +65,14 @@ from assay.detonate.wire import (
     WireError,
 )
 from assay.mechanism.spec import Track
+from assay.records.observed import (
+    EVENT_KINDS,
+    CallSummary,
+    EventKind,
+    McpSummary,
+    SessionSummary,
+    ToolSurface,
+)
 from assay.sandbox.interface import (
     SANDBOX_ARTIFACT_DIR,
     SANDBOX_WORKSPACE_DIR,

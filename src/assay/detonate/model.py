@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.detonate.observed import (
+from assay.mechanism.spec import Track
+from assay.mechanism.taxonomy import CAPABILITIES
+from assay.records.observed import (
     CapabilityRecord,
     EventKind,
     EvidenceRecord,
@@ -16,8 +18,6 @@ from assay.detonate.observed import (
     ProfileRecord,
     StepRecord,
 )
-from assay.mechanism.spec import Track
-from assay.mechanism.taxonomy import CAPABILITIES
 
 MAX_EVIDENCE_PER_CAPABILITY = 8
 MAX_EVENTS_PER_KIND = 40

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Protocol
 
 from assay.detonate.core import detonate
-from assay.detonate.observed import Observed
 from assay.mechanism.spec import Track
+from assay.records.observed import Observed
 from assay.sandbox.interface import SandboxBackend
 
 

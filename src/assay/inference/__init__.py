@@ -6,7 +6,7 @@ authenticates with its rep's nonce only.
 """
 
 from assay.inference.config import InferenceConfig, InferenceConfigError, Upstream
-from assay.inference.usage import Body, Exchange, InferenceUsage
+from assay.records.usage import Body, Exchange, InferenceUsage
 
 __all__ = [
     "Body",

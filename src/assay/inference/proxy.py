@@ -35,8 +35,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from assay.inference.config import Upstream
-from assay.inference.usage import Body, Exchange, InferenceUsage
 from assay.mechanism.spec import InferenceBudget
+from assay.records.usage import Body, Exchange, InferenceUsage
 from assay.sandbox.interface import HostService, InfrastructureError
 
 SOCKET_NAME = "inference.sock"

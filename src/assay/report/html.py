@@ -18,13 +18,13 @@ from markupsafe import Markup
 
 from assay.mechanism.matching import Targets, matched_targets
 from assay.mechanism.spec import Track
+from assay.records.diagnostics import RepDiagnostic
+from assay.records.plan import PlannedTask
+from assay.records.rep import RepRecord, speaking_reps
+from assay.records.round import RoundResult
+from assay.records.scorecard import AgentTrackScore, TaskView
 from assay.report import svg
 from assay.report.interface import ReportFormat
-from assay.results.diagnostics import RepDiagnostic
-from assay.results.plan import PlannedTask
-from assay.results.records import RepRecord, speaking_reps
-from assay.results.round import RoundResult
-from assay.results.scorecard import AgentTrackScore, TaskView
 from assay.runner.agent import short_hash
 from assay.schema.visible import visible
 

@@ -9,7 +9,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
-from assay.results.round import RoundResult
+from assay.records.round import RoundResult
 
 
 class ReportFormat(ABC):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import ClassVar
 
+from assay.records.round import RoundResult
 from assay.report.interface import ReportFormat
-from assay.results.round import RoundResult
 
 
 class JsonFormat(ReportFormat):

@@ -11,10 +11,10 @@ import xml.etree.ElementTree as ET
 from typing import ClassVar
 
 from assay.mechanism.spec import Track
+from assay.records.round import RoundResult
+from assay.records.scorecard import AgentTrackScore, TaskView
 from assay.report.interface import ReportFormat
 from assay.report.text import printable
-from assay.results.round import RoundResult
-from assay.results.scorecard import AgentTrackScore, TaskView
 from assay.runner.agent import short_hash
 
 

@@ -17,10 +17,10 @@ from urllib.parse import quote
 
 from assay import __version__
 from assay.mechanism.spec import Track
+from assay.records.rep import RepRecord, speaking_reps
+from assay.records.round import RoundResult
 from assay.report.interface import ReportFormat
 from assay.report.text import printable
-from assay.results.records import RepRecord, speaking_reps
-from assay.results.round import RoundResult
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -13,7 +13,7 @@ from typing import Literal
 
 from markupsafe import Markup
 
-from assay.results.scorecard import ConfusionView
+from assay.records.scorecard import ConfusionView
 
 CellState = Literal["correct", "wrong", "failed", "scored"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from assay.detonate.observed import Observed
 from assay.mechanism.spec import Track
+from assay.records.observed import Observed
 from assay.runner.probe import Probe
 from assay.sandbox.interface import SANDBOX_ARTIFACT_DIR, SANDBOX_WORKSPACE_DIR, SandboxBackend
 

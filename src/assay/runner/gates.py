@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay.mechanism.spec import Track
+from assay.records.outcome import FailureReason, ProbeObservation
 from assay.runner import shim
-from assay.runner.outcome import FailureReason
-from assay.runner.probe import Probe, ProbeObservation, observe_probe
+from assay.runner.probe import Probe, observe_probe
 from assay.sandbox.interface import CopyStatus, LimitHit, Observation, ResourceLimits
 from assay.schema.report import AgentReport, ReportError, parse_report
 from assay.schema.visible import visible

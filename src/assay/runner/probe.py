@@ -11,6 +11,7 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
+from assay.records.outcome import ProbeObservation
 from assay.sandbox.interface import SANDBOX_WORKSPACE_DIR, CopiedFile, CopyStatus, TraceSummary
 
 PROBE_DNS_SUFFIX = "probe.assay.invalid"
@@ -64,20 +65,6 @@ class Probe:
             "process_echo": self.process_echo,
             "canary": self.canary,
         }
-
-
-@dataclass(frozen=True)
-class ProbeObservation:
-    """What the validator itself saw of the probe; the agent's claims play no part."""
-
-    file_status: CopyStatus
-    file_matches: bool
-    dns_seen: bool
-    echo_seen: bool
-
-    @property
-    def passed(self) -> bool:
-        return self.file_matches and self.dns_seen and self.echo_seen
 
 
 def observe_probe(probe: Probe, copied: CopiedFile, trace: TraceSummary) -> ProbeObservation:

@@ -6,14 +6,14 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
-from assay.detonate.observed import Observed
 from assay.inference.config import Upstream
 from assay.inference.proxy import HANDLERS_PER_REP, SOCKET_NAME, ProxySession
 from assay.mechanism.spec import MechanismSpec, Track
+from assay.records.observed import Observed
+from assay.records.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
 from assay.runner.agent import Agent
 from assay.runner.context import build_context
 from assay.runner.gates import Judgement, judge
-from assay.runner.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
 from assay.runner.probe import Probe, derive_nonce
 from assay.sandbox.interface import (
     InputFile,

@@ -18,14 +18,13 @@ from assay.corpus.interface import CorpusError
 from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
 from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
-from assay.detonate.observed import EvidenceRecord
 from assay.inference.config import InferenceConfigError
 from assay.mechanism.spec import Track
-from assay.results.parallel import score_file
-from assay.results.records import RecordError
-from assay.results.round import RoundResult
+from assay.records.observed import EvidenceRecord
+from assay.records.outcome import RunOutcome
+from assay.records.rep import RecordError
+from assay.records.round import RoundResult
 from assay.runner.agent import DEFAULT_ENTRYPOINT, AgentError
-from assay.runner.outcome import RunOutcome
 from assay.sandbox import InfrastructureError, default_backend
 from assay.sandbox.interface import CheckResult
 from assay.schema.manifest import AgentManifest
@@ -42,6 +41,7 @@ from assay.validator.config import (
     round_config,
 )
 from assay.validator.evaluation import DemoResult, demo, evaluate
+from assay.validator.parallel import score_file
 from assay.validator.plan import PlanError
 from assay.validator.round import Abstained
 from assay.validator.rounds import ExecutionChoice, Notify, Round, list_rounds, stored_result

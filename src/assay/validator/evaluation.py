@@ -13,7 +13,7 @@ from pathlib import Path
 
 from assay.attest.sssa import Export, verify_file
 from assay.mechanism.spec import Track
-from assay.results.round import RoundResult
+from assay.records.round import RoundResult
 from assay.validator.attesting import export_round
 from assay.validator.config import RoundOverrides, round_config
 from assay.validator.rounds import Notify, Round, quiet

@@ -8,7 +8,7 @@ from pathlib import Path
 from assay.corpus.draw import draw_tasks
 from assay.corpus.interface import CorpusSource, Task
 from assay.mechanism.spec import MechanismSpec, Track
-from assay.results.plan import PlannedTask, RoundPlan
+from assay.records.plan import PlannedTask, RoundPlan
 from assay.runner.agent import Agent
 from assay.validator.snapshot import snapshot_artifact
 

@@ -7,22 +7,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.corpus.interface import CorpusError, artifact_digest
-from assay.detonate.observed import Observed
 from assay.inference.config import InferenceConfigError, Upstream
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import ema
-from assay.results.diagnostics import diagnose
-from assay.results.plan import PlannedTask
-from assay.results.records import RepRecord, to_record
-from assay.results.round import RoundResult
-from assay.results.scorecard import Scorecard, scorecard
+from assay.records.diagnostics import diagnose
+from assay.records.observed import Observed
+from assay.records.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
+from assay.records.plan import PlannedTask
+from assay.records.rep import RepRecord, to_record
+from assay.records.round import RoundResult
+from assay.records.scorecard import Scorecard
 from assay.runner.agent import Agent
-from assay.runner.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
 from assay.runner.probe import derive_nonce
 from assay.runner.rep import RepTask
 from assay.sandbox import InfrastructureError
 from assay.store.sqlite import Store, StoreError
 from assay.validator.executors.interface import Executor, RepRunner
+from assay.validator.scoring import scorecard
 
 Observer = Callable[[PlannedTask], Observed | None]
 ProgressHook = Callable[[RunOutcome], None]

@@ -17,9 +17,9 @@ from assay.corpus.native import NativeCorpus
 from assay.corpus.validate import require_valid
 from assay.detonate.observer import DetonationObserver
 from assay.mechanism.spec import pinned
-from assay.results.plan import RoundPlan
-from assay.results.round import RoundResult
-from assay.runner.outcome import RunOutcome
+from assay.records.outcome import RunOutcome
+from assay.records.plan import RoundPlan
+from assay.records.round import RoundResult
 from assay.sandbox import default_backend
 from assay.store.sqlite import RoundSummary, Store, StoreError
 from assay.validator.config import (

@@ -7,7 +7,7 @@ from collections.abc import Generator, Hashable, Iterable
 from itertools import islice
 from typing import Generic, TypeVar
 
-from assay.runner.outcome import RunOutcome
+from assay.records.outcome import RunOutcome
 from assay.runner.rep import RepTask
 
 Handle = TypeVar("Handle", bound=Hashable)

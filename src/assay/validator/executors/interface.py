@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from assay.inference.config import Upstream
 from assay.mechanism.spec import MechanismSpec
-from assay.runner.outcome import RunOutcome
+from assay.records.outcome import RunOutcome
 from assay.runner.rep import RepTask, run_rep
 from assay.sandbox import SandboxBackend
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Generator, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from assay.runner.outcome import RunOutcome
+from assay.records.outcome import RunOutcome
 from assay.runner.rep import RepTask
 from assay.sandbox import SandboxBackend, default_backend
 from assay.sandbox.check import require_sound

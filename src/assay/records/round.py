@@ -7,10 +7,10 @@ from typing import Any
 
 import msgspec
 
-from assay.results.diagnostics import Diagnostics
-from assay.results.plan import RoundPlan
-from assay.results.records import RepRecord
-from assay.results.scorecard import Scorecard
+from assay.records.diagnostics import Diagnostics
+from assay.records.plan import RoundPlan
+from assay.records.rep import RepRecord
+from assay.records.scorecard import Scorecard
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,8 @@ import msgspec
 
 from assay.mechanism.consensus import representative
 from assay.mechanism.spec import Track
-from assay.results.plan import PlannedTask
-from assay.runner.outcome import RunOutcome
+from assay.records.outcome import RunOutcome
+from assay.records.plan import PlannedTask
 
 # A record line longer than this is refused rather than parsed: one rep's
 # report is capped at 1 MiB, and the label's truth travels beside it.

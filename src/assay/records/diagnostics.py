@@ -12,7 +12,7 @@ from collections.abc import Iterable
 import msgspec
 
 from assay.mechanism.spec import MechanismSpec, Track
-from assay.results.records import InferenceSpend, RepRecord
+from assay.records.rep import InferenceSpend, RepRecord
 
 
 class RepDiagnostic(msgspec.Struct, frozen=True, kw_only=True):

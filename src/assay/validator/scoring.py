@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
 
 import msgspec
 
@@ -17,68 +16,15 @@ from assay.mechanism.scoring import TaskScore, TaskTruth, TrackScore, score_trac
 from assay.mechanism.spec import MechanismSpec, Track, pinned
 from assay.mechanism.weights import eligible as is_eligible
 from assay.mechanism.weights import emission_weights, rank
-from assay.results.records import RecordError, RepRecord, bulk
-
-
-class _Frozen(msgspec.Struct, frozen=True, kw_only=True):
-    """Result views: msgspec structs, cheap enough to build a million of."""
-
-
-class RepView(_Frozen, frozen=True, kw_only=True):
-    rep: int
-    status: Literal["completed", "failed"]
-    reason: str | None = None
-    verdict: str | None = None
-
-
-class TaskView(_Frozen, frozen=True, kw_only=True):
-    task: str
-    label: str
-    verdict: str | None = None
-    correct: bool
-    findings: float | None = None
-    f2: float | None = None
-    reps: list[RepView]
-
-
-class ConfusionView(_Frozen, frozen=True, kw_only=True):
-    """The matrix the score is computed from; `no_verdict` says how many of its
-    FN and FP are tasks where no rep completed (they count as wrong verdicts)."""
-
-    tp: int
-    tn: int
-    fp: int
-    fn: int
-    no_verdict: int = 0
-
-
-class AgentTrackScore(_Frozen, frozen=True, kw_only=True):
-    score: float
-    eligible: bool
-    rank: int | None = None
-    threshold: float
-    cpu_budget_s: float = 0.0
-    confusion: ConfusionView | None = None
-    mcc: float | None = None
-    clamped_mcc: float | None = None
-    findings: float | None = None
-    f2: float | None = None
-    floor: float = 0.0  # what reporting nothing scores on this draw; eligible needs more
-    tasks: int
-    failed_reps: int
-    failure_reasons: dict[str, int]
-    task_results: list[TaskView]
-
-
-class Scorecard(_Frozen, frozen=True, kw_only=True):
-    mechanism_version: str
-    mechanism_digest: str
-    scores: dict[str, dict[str, AgentTrackScore]]
-    weights: dict[str, float]
-
-    def to_json_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = msgspec.to_builtins(self)
-        return out
+from assay.records.rep import RecordError, RepRecord, bulk
+from assay.records.scorecard import (
+    AgentTrackScore,
+    ConfusionView,
+    RepView,
+    Scorecard,
+    TaskView,
+    Views,
+)
 
 
 def _truth_of(record: RepRecord) -> TaskTruth:
@@ -214,9 +160,6 @@ def _ranked(
     order = rank(scores, salt=salt, track=track.value, threshold=threshold, floor=_floor(views))
     places = {agent: i + 1 for i, agent in enumerate(order)}
     return {a: msgspec.structs.replace(views[a], rank=places.get(a)) for a in sorted(views)}
-
-
-Views = dict[Track, dict[str, AgentTrackScore]]
 
 
 def group(records: Iterable[RepRecord]) -> Grouping:

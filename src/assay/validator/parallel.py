@@ -20,16 +20,9 @@ import msgspec
 
 from assay.mechanism.scoring import TaskTruth
 from assay.mechanism.spec import MechanismSpec, Track, pinned
-from assay.results.records import RecordError, bulk, parse_line, read_records
-from assay.results.scorecard import (
-    AgentTrackScore,
-    Grouping,
-    Scorecard,
-    check_complete,
-    finish,
-    scorecard,
-    unranked_views,
-)
+from assay.records.rep import RecordError, bulk, parse_line, read_records
+from assay.records.scorecard import AgentTrackScore, Scorecard
+from assay.validator.scoring import Grouping, check_complete, finish, scorecard, unranked_views
 
 # Below this size a single process wins: forking and merging cost more than they save.
 PARALLEL_MIN_BYTES = 32 << 20

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from assay.inference.usage import Body, InferenceUsage
 from assay.mechanism.spec import Track
-from assay.runner.probe import ProbeObservation
-from assay.sandbox.interface import TraceSummary
+from assay.records.usage import Body, InferenceUsage
+from assay.sandbox.interface import CopyStatus, TraceSummary
 from assay.schema.report import AgentReport
 
 
@@ -40,6 +40,20 @@ class SandboxIdentity(BaseModel):
     backend: str
     digest: str
     sandboxed: bool
+
+
+@dataclass(frozen=True)
+class ProbeObservation:
+    """What the validator itself saw of the probe; the agent's claims play no part."""
+
+    file_status: CopyStatus
+    file_matches: bool
+    dns_seen: bool
+    echo_seen: bool
+
+    @property
+    def passed(self) -> bool:
+        return self.file_matches and self.dns_seen and self.echo_seen
 
 
 class RunOutcome(BaseModel):
