@@ -12,9 +12,12 @@ import re
 import tempfile
 from pathlib import Path
 
-from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
-from assay.runner import Agent, FailureReason, RepTask, run_rep
+from assay.mechanism.spec import MechanismSpec, Track, parse_spec
+from assay.records.agent import Agent
+from assay.records.outcome import FailureReason
+from assay.runner.rep import RepTask, run_rep
 from assay.sandbox.bwrap import BwrapBackend
+from assay.schema.mechanism_file import pinned_bytes
 
 BUDGET_S = 1.0
 ROUNDS = int(os.environ.get("ROUNDS", "3"))

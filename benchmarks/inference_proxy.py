@@ -28,9 +28,10 @@ from importlib import util
 from pathlib import Path
 from typing import Any
 
-from assay.inference.config import InferenceConfig
+from assay.inference.config import resolve_upstream
 from assay.inference.proxy import HANDLERS_PER_REP, SOCKET_NAME, ProxySession
 from assay.mechanism.spec import InferenceBudget
+from assay.schema.inference import InferenceConfig
 
 PAIRS = int(os.environ.get("PAIRS", "300"))
 NONCE = "ab" * 32
@@ -95,7 +96,7 @@ def main() -> None:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    upstream = InferenceConfig(base_url=base, model="bench-model").resolve()
+    upstream = resolve_upstream(InferenceConfig(base_url=base, model="bench-model"))
     budget = InferenceBudget(requests=10 * PAIRS, tokens=10**9, wall_extension_s=0.0)
     session = ProxySession(upstream, nonce=NONCE, model="bench-model", budget=budget)
     with tempfile.TemporaryDirectory() as tmp:

@@ -28,12 +28,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from assay.bundle import bundle_package
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
 from assay.mechanism.scoring import RepResult, TaskTruth, TrackScore, score_track
 from assay.mechanism.spec import TRACKS, Track
+from assay.runner.bundle import bundle_package
 from assay.runner.context import local_context
+from assay.schema.mechanism_file import pinned
+
+SPEC = pinned()
 
 ROOT = Path(__file__).resolve().parents[1]
 Agent = Callable[[dict[str, Any]], dict[str, Any]]
@@ -71,7 +74,7 @@ def run_track(agent: Agent, track: Track, tasks: tuple[Task, ...]) -> tuple[Trac
             vulnerabilities=tuple(report.get("evidence", {}).get("vulnerabilities", []) or []),
         )
         scored.append((truth_of(task), [rep]))
-    return score_track(track, scored), slowest
+    return score_track(track, scored, spec=SPEC), slowest
 
 
 def _refuse_dns(*args: object, **kwargs: object) -> list[Any]:

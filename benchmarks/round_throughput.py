@@ -22,10 +22,11 @@ import time
 from pathlib import Path
 
 from assay.corpus.native import NativeCorpus
-from assay.mechanism.spec import Track, pinned
-from assay.runner.agent import Agent
+from assay.mechanism.spec import Track
+from assay.records.agent import Agent
 from assay.runner.rep import RepTask, run_rep
 from assay.sandbox import default_backend
+from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import Store
 from assay.validator.executors.local import LocalExecutor
 from assay.validator.plan import make_plan

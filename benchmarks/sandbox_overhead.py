@@ -35,13 +35,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from assay.mechanism.spec import Track, pinned
-from assay.runner.agent import Agent
+from assay.mechanism.spec import Track
+from assay.records.agent import Agent
 from assay.runner.context import build_context
 from assay.runner.probe import Probe
 from assay.runner.rep import RepTask, run_rep, shim_config, shim_source
 from assay.sandbox.bwrap import BwrapBackend
 from assay.sandbox.script import PYTHON_FLAGS
+from assay.schema.mechanism_file import pinned
 from assay.schema.report import parse_report
 
 PAIRS = int(os.environ.get("PAIRS", "30"))

@@ -18,7 +18,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from synthetic_records import TRACK_REPS, TRACK_TASKS, write
 
+from assay.schema.mechanism_file import pinned
 from assay.validator.parallel import score_file
+
+SPEC = pinned()
 
 
 def scale_for(records: int, agents: int) -> float:
@@ -36,7 +39,7 @@ def main() -> None:
         count = write(str(path), args.agents, scale=scale_for(args.records, args.agents))
         size_mb = path.stat().st_size / 1e6
         started = time.perf_counter()
-        card = score_file(path, salt="bench")
+        card = score_file(path, salt="bench", spec=SPEC)
         total_s = time.perf_counter() - started
     print(f"records={count} file_mb={size_mb:.0f} agents={args.agents} weights={len(card.weights)}")
     print(f"read_and_score_s={total_s:.2f} (all cores, assay.validator.parallel.score_file)")

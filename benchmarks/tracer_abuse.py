@@ -40,10 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.detonate.core import DEFAULT_BUDGET
-from assay.mechanism.spec import Track, pinned
+from assay.mechanism.spec import Track
 from assay.runner.rep import limits_for
 from assay.sandbox.bwrap import BwrapBackend
 from assay.sandbox.interface import InputFile, Observation, ResourceLimits, SealedRequest, TraceSet
+from assay.schema.mechanism_file import pinned
 
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 

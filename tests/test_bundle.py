@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from assay.bundle import BundleError, bundle_package
-from assay.mechanism.spec import Track, pinned
+from assay.mechanism.spec import Track
+from assay.runner.bundle import BundleError, bundle_package
 from assay.runner.context import local_context
+from assay.schema.mechanism_file import pinned
 from assay.validator.config import bundled_agents
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from assay.bundle import bundle_package
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
 from assay.mechanism.spec import TRACKS, Track
+from assay.runner.bundle import bundle_package
 from assay.runner.context import local_context
 from assay.runner.probe import Probe
 from assay.schema.report import validate_report

@@ -1,7 +1,8 @@
-"""The layout the README draws, checked: which part may import which.
+"""The layer order of docs/architecture.md, checked on every file of the package.
 
-Read from the source with `ast` (nothing is imported), so a backwards arrow fails
-here with its file and line rather than surfacing later as an import cycle.
+Read from the source with `ast` (nothing is imported), so an arrow that goes up or
+sideways fails here with its file and line rather than surfacing later as an
+import cycle or as a record type that drags half the validator in with it.
 """
 
 from __future__ import annotations
@@ -14,24 +15,41 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "assay"
 
-# Parts that are inputs or outputs of the flow: they read data, never the orchestrator
-# or a front end.
-NOT_THE_ORCHESTRATOR = (
-    "mechanism",
-    "corpus",
-    "sandbox",
-    "runner",
-    "inference",
-    "schema",
-    "detonate",
-    "store",
-    "records",
-    "attest",
-    "report",
+# Lowest first. A module may import its own part and any part of a lower layer:
+# never a part of its own layer (no sideways arrow) and never one above.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("mechanism", "sandbox"),
+    ("schema",),
+    ("records",),
+    ("corpus", "inference", "detonate"),
+    ("runner",),
+    ("store", "attest", "report"),
+    ("validator",),
+    ("cli",),
+    ("__main__",),
 )
-# What a command module may import: the CLI's own modules, the validator's entry points,
-# and the report formats that print results.
-COMMAND_MAY_IMPORT = ("assay.cli", "assay.validator.api", "assay.report")
+# Stricter than the order for the outputs and the front end: they read records (and the
+# contract's types) and call the validator's entry points, never the stages behind them.
+ONLY = {
+    "store": ("records", "schema", "mechanism"),
+    "attest": ("records", "schema", "mechanism"),
+    "report": ("records", "schema", "mechanism"),
+    "cli": ("records", "validator.api"),
+}
+# Modules directly under src/assay that belong to no part: only the version.
+ROOT_MODULES = {"__init__"}
+
+
+def _part(path: Path, root: Path) -> str:
+    relative = path.relative_to(root)
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+def _level(part: str) -> int:
+    for level, parts in enumerate(LAYERS):
+        if part in parts:
+            return level
+    raise KeyError(part)
 
 
 def _imports(path: Path) -> Iterator[tuple[int, str]]:
@@ -43,48 +61,77 @@ def _imports(path: Path) -> Iterator[tuple[int, str]]:
                 yield node.lineno, alias.name
 
 
-def _violations(part: str, allowed: tuple[str, ...], root: Path = SRC) -> list[str]:
+def violations(root: Path = SRC) -> list[str]:
+    """Every import of one part of assay by another that the layer order forbids."""
     out = []
-    for path in sorted((root / part).rglob("*.py")):
+    for path in sorted(root.rglob("*.py")):
+        part = _part(path, root)
+        if part in ROOT_MODULES:
+            continue
         for line, module in _imports(path):
-            inside = module.startswith("assay.")  # `assay` alone gives only __version__
-            if inside and not any(module == a or module.startswith(a + ".") for a in allowed):
-                out.append(f"{path.relative_to(root)}:{line} imports {module}")
+            names = module.split(".")
+            if names[0] != "assay" or len(names) < 2:
+                continue  # `assay` alone gives only __version__
+            target = names[1]
+            if target == part:
+                continue
+            if target in ROOT_MODULES:
+                continue
+            inside = ".".join(names[1:])
+            allowed = ONLY.get(part)
+            if _level(target) >= _level(part) or (
+                allowed is not None
+                and not any(inside == a or inside.startswith(a + ".") for a in allowed)
+            ):
+                where = path.relative_to(root)
+                out.append(f"{where}:{line} imports {module} ({part} may not import {target})")
     return out
 
 
-@pytest.mark.parametrize("part", NOT_THE_ORCHESTRATOR)
-def test_no_part_but_the_validator_and_cli_imports_them(part: str) -> None:
-    others = (*(f"assay.{p}" for p in NOT_THE_ORCHESTRATOR), "assay.bundle")
-    assert _violations(part, others) == []
+def test_every_file_belongs_to_a_layer() -> None:
+    unplaced = []
+    for path in SRC.rglob("*.py"):
+        part = _part(path, SRC)
+        try:
+            _level(part)
+        except KeyError:
+            if part not in ROOT_MODULES:
+                unplaced.append(str(path.relative_to(SRC)))
+    assert unplaced == []
+
+
+def test_no_import_goes_up_or_sideways() -> None:
+    assert violations() == []
 
 
 def test_mechanism_is_pure() -> None:
-    assert _violations("mechanism", ("assay.mechanism",)) == []
+    """No I/O, no clock, no randomness: only the standard library's pure parts."""
+    impure = {"os", "io", "time", "datetime", "random", "secrets", "pathlib", "importlib"}
+    impure |= {"subprocess", "socket", "sqlite3", "shutil", "tempfile"}
+    found = [
+        f"{path.relative_to(SRC)}:{line} imports {module}"
+        for path in sorted((SRC / "mechanism").rglob("*.py"))
+        for line, module in _imports(path)
+        if module.split(".")[0] in impure
+    ]
+    assert found == []
 
 
-def test_the_sandbox_knows_nothing_of_agents_or_scoring() -> None:
-    assert _violations("sandbox", ("assay.sandbox",)) == []
-
-
-def test_each_command_calls_the_entry_points_and_prints() -> None:
-    commands = sorted((SRC / "cli").glob("*_cmd.py"))
-    assert commands, "no command modules found"
-    bad = []
-    for path in commands:
-        for line, module in _imports(path):
-            inside = module.startswith("assay.")
-            if inside and not any(module.startswith(a) for a in COMMAND_MAY_IMPORT):
-                bad.append(f"cli/{path.name}:{line} imports {module}")
-    assert bad == []
-
-
-def test_the_check_sees_a_backwards_arrow(tmp_path: Path) -> None:
-    (tmp_path / "report").mkdir()
-    (tmp_path / "report" / "html.py").write_text(
-        "import json\nfrom assay.records.round import RoundResult\n"
-        "from assay.validator.round import RoundEngine\n"
+@pytest.mark.parametrize(
+    ("part", "source", "expected"),
+    [
+        ("report", "from assay.validator.round import RoundEngine\n", "validator"),
+        ("store", "import assay.attest.sssa\n", "attest"),
+        ("records", "from assay.runner.rep import run_rep\n", "runner"),
+    ],
+)
+def test_the_check_sees_an_arrow_up_or_sideways(
+    tmp_path: Path, part: str, source: str, expected: str
+) -> None:
+    (tmp_path / part).mkdir()
+    (tmp_path / part / "x.py").write_text(
+        "import json\nfrom assay.mechanism.spec import Track\n" + source
     )
-    assert _violations("report", ("assay.results",), tmp_path) == [
-        "report/html.py:3 imports assay.validator.round"
+    assert violations(tmp_path) == [
+        f"{part}/x.py:3 imports {source.split()[1]} ({part} may not import {expected})"
     ]

@@ -11,8 +11,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from assay.attest.intake import admit_files
 from assay.attest.manifest import pin, write_manifest
-from assay.mechanism.spec import Track, pinned
+from assay.mechanism.spec import Track
 from assay.records.plan import RoundPlan
+from assay.schema.mechanism_file import pinned
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 TRACKS = (Track.SKILLS, Track.REPOSITORIES)

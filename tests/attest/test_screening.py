@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from assay.attest.screening import Entry, normalised_tokens, screen, similarity
-from assay.mechanism.spec import pinned
+from assay.schema.mechanism_file import pinned
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
 THRESHOLD = pinned().copy_similarity

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.corpus.draw import draw_tasks
 from assay.corpus.interface import Label, Task
+from assay.mechanism.draw import draw_tasks
 from assay.mechanism.spec import Track
 
 

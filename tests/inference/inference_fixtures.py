@@ -10,10 +10,14 @@ from pathlib import Path
 import pytest
 from fake_upstream import KEY, FakeUpstream, serve
 
-from assay.inference.config import InferenceConfig, Upstream
-from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
-from assay.runner import Agent, RepTask, RunOutcome, run_rep
+from assay.inference.config import Upstream
+from assay.mechanism.spec import MechanismSpec, Track, parse_spec
+from assay.records.agent import Agent
+from assay.records.outcome import RunOutcome
+from assay.runner.rep import RepTask, run_rep
 from assay.sandbox.bwrap import BwrapBackend
+from assay.schema.inference import InferenceConfig
+from assay.schema.mechanism_file import pinned_bytes
 
 SECRET = b"test-validator-secret-0123456789"
 

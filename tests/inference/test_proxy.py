@@ -6,7 +6,7 @@ import pytest
 from fake_upstream import COMPLETION_TOKENS, KEY, PROMPT_TOKENS, FakeUpstream
 from inference_fixtures import RunModelAgent, short_spec
 
-from assay.runner import FailureReason, RunStatus
+from assay.records.outcome import FailureReason, RunStatus
 
 pytestmark = pytest.mark.sandbox
 

@@ -19,7 +19,9 @@ from assay.mechanism.matching import (
     token_overlap,
     vulnerability_agrees,
 )
-from assay.mechanism.spec import pinned
+from assay.schema.mechanism_file import pinned
+
+SPEC = pinned()
 
 
 def vuln(line: int, cwe: Any = "CWE-89", file: str = "app/db.py", **extra: Any) -> dict[str, Any]:
@@ -30,7 +32,7 @@ def greedy(reported: list[dict[str, Any]], planted: list[dict[str, Any]]) -> int
     taken: set[int] = set()
     for r in reported:
         for i, p in enumerate(planted):
-            if i not in taken and vulnerability_agrees(r, p, pinned()):
+            if i not in taken and vulnerability_agrees(r, p, SPEC):
                 taken.add(i)
                 break
     return len(taken)
@@ -40,19 +42,19 @@ def test_maximum_matching_beats_greedy_first_fit() -> None:
     planted = [vuln(10), vuln(20)]
     reported = [vuln(15), vuln(5)]
     assert greedy(reported, planted) == 1
-    assert score_repository(reported, planted) == 1.0
+    assert score_repository(reported, planted, spec=SPEC) == 1.0
 
 
 def test_worked_example_four_planted_five_reported_three_matched() -> None:
     planted = [vuln(10), vuln(40), vuln(70), vuln(100)]
     reported = [vuln(11), vuln(42), vuln(69), vuln(300), vuln(400)]
-    assert round(score_repository(reported, planted), 3) == 0.714
+    assert round(score_repository(reported, planted, spec=SPEC), 3) == 0.714
 
 
 def test_clean_repository_rule() -> None:
-    assert score_repository([], []) == 1.0
-    assert score_repository([vuln(1)] * 2, []) == pytest.approx(0.6)
-    assert score_repository([vuln(1)] * 7, []) == 0.0
+    assert score_repository([], [], spec=SPEC) == 1.0
+    assert score_repository([vuln(1)] * 2, [], spec=SPEC) == pytest.approx(0.6)
+    assert score_repository([vuln(1)] * 7, [], spec=SPEC) == 0.0
 
 
 @pytest.mark.parametrize(
@@ -92,13 +94,22 @@ def test_cwe_numbers(value: Any, number: int | None) -> None:
 def test_cwe_compared_numerically_and_all_cwes_honoured() -> None:
     planted = [{"file": "a.js", "line": 5, "cwe": "CWE-079", "all_cwes": ["CWE-80"], "title": "x"}]
     assert (
-        score_repository([{"file": "a.js", "line": 6, "cwe": "CWE-79", "title": "y"}], planted) == 1
+        score_repository(
+            [{"file": "a.js", "line": 6, "cwe": "CWE-79", "title": "y"}], planted, spec=SPEC
+        )
+        == 1
     )
     assert (
-        score_repository([{"file": "a.js", "line": 6, "cwe": "CWE-80", "title": "y"}], planted) == 1
+        score_repository(
+            [{"file": "a.js", "line": 6, "cwe": "CWE-80", "title": "y"}], planted, spec=SPEC
+        )
+        == 1
     )
     assert (
-        score_repository([{"file": "a.js", "line": 6, "cwe": "CWE-81", "title": "y"}], planted) == 0
+        score_repository(
+            [{"file": "a.js", "line": 6, "cwe": "CWE-81", "title": "y"}], planted, spec=SPEC
+        )
+        == 0
     )
 
 
@@ -109,9 +120,9 @@ def test_wording_can_stand_in_for_the_weakness() -> None:
     worded = [
         {"file": "a.py", "line": 9, "cwe": "CWE-20", "title": "login query built by SQL concat"}
     ]
-    assert score_repository(worded, planted) == 1.0
+    assert score_repository(worded, planted, spec=SPEC) == 1.0
     far = [{"file": "a.py", "line": 16, "cwe": "CWE-89", "title": "SQL injection in login query"}]
-    assert score_repository(far, planted) == 0.0
+    assert score_repository(far, planted, spec=SPEC) == 0.0
 
 
 def test_token_overlap() -> None:
@@ -132,17 +143,19 @@ def finding(**kw: Any) -> dict[str, Any]:
 
 def test_findings_match_on_category_location_and_title() -> None:
     expected = [finding()]
-    assert score_findings([finding(category="Credential-Exfiltration")], expected) == 1.0
-    assert score_findings([finding(file="other.py")], expected) == 0.0
-    assert score_findings([finding(line=40)], expected) == 0.0
-    assert score_findings([finding(title="uses the network")], expected) == 0.0
-    assert score_findings([finding(category="prompt_injection")], expected) == 0.0
+    assert score_findings([finding(category="Credential-Exfiltration")], expected, spec=SPEC) == 1.0
+    assert score_findings([finding(file="other.py")], expected, spec=SPEC) == 0.0
+    assert score_findings([finding(line=40)], expected, spec=SPEC) == 0.0
+    assert score_findings([finding(title="uses the network")], expected, spec=SPEC) == 0.0
+    assert score_findings([finding(category="prompt_injection")], expected, spec=SPEC) == 0.0
 
 
 def test_findings_padding_lowers_the_score() -> None:
     expected = [finding()]
-    exact = score_findings([finding()], expected)
-    padded = score_findings([finding()] + [finding(title=f"noise {i}") for i in range(5)], expected)
+    exact = score_findings([finding()], expected, spec=SPEC)
+    padded = score_findings(
+        [finding()] + [finding(title=f"noise {i}") for i in range(5)], expected, spec=SPEC
+    )
     assert exact == 1.0
     assert padded < exact
 
@@ -150,7 +163,7 @@ def test_findings_padding_lowers_the_score() -> None:
 def test_reports_beyond_the_cap_are_ignored() -> None:
     planted = [vuln(500)]
     noise = [vuln(10_000 + i) for i in range(64)]
-    assert score_repository([*noise, vuln(500)], planted) == 0.0
+    assert score_repository([*noise, vuln(500)], planted, spec=SPEC) == 0.0
 
 
 def scipy_matching(edges: np.ndarray) -> int:
@@ -180,7 +193,7 @@ def test_maximum_is_never_below_greedy_nor_above_the_smaller_side(
 ) -> None:
     reported = [vuln(x) for x in reported_lines]
     planted = [vuln(x) for x in planted_lines]
-    best = maximum_matching(reported, planted, lambda r, p: vulnerability_agrees(r, p, pinned()))
+    best = maximum_matching(reported, planted, lambda r, p: vulnerability_agrees(r, p, SPEC))
     assert greedy(reported, planted) <= best <= min(len(reported), len(planted))
 
 
@@ -188,7 +201,7 @@ def test_report_order_does_not_change_the_score() -> None:
     rng = random.Random(3)
     planted = [vuln(rng.randint(0, 100)) for _ in range(6)]
     reported = [vuln(rng.randint(0, 100)) for _ in range(8)]
-    first = score_repository(reported, planted)
+    first = score_repository(reported, planted, spec=SPEC)
     for _ in range(20):
         rng.shuffle(reported)
-        assert score_repository(reported, planted) == first
+        assert score_repository(reported, planted, spec=SPEC) == first

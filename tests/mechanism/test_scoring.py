@@ -8,6 +8,9 @@ from hypothesis import strategies as st
 from assay.mechanism.scoring import RepResult, TaskTruth, score_track
 from assay.mechanism.spec import Track
 from assay.mechanism.weights import eligible
+from assay.schema.mechanism_file import pinned
+
+SPEC = pinned()
 
 FINDING = {"category": "credential_theft", "file": "run.py", "line": 3, "title": "reads SSH key"}
 
@@ -34,7 +37,7 @@ def test_every_constant_predictor_scores_exactly_zero(
     labels: list[str], verdict: str | None
 ) -> None:
     tasks = [(task(i, label), reps(verdict, (FINDING,))) for i, label in enumerate(labels)]
-    assert score_track(Track.SKILLS, tasks).score == 0.0
+    assert score_track(Track.SKILLS, tasks, spec=SPEC).score == 0.0
 
 
 def test_perfect_agent_with_perfect_findings_scores_one() -> None:
@@ -48,7 +51,7 @@ def test_perfect_agent_with_perfect_findings_scores_one() -> None:
         )
         for i, label in enumerate(LABELS)
     ]
-    result = score_track(Track.SKILLS, tasks)
+    result = score_track(Track.SKILLS, tasks, spec=SPEC)
     assert result.score == 1.0
     assert result.mcc == 1.0 and result.findings == 1.0
 
@@ -60,7 +63,7 @@ def test_findings_are_credited_only_where_the_verdict_is_right() -> None:
     ]
     # one malicious task answered ALLOW, with perfect findings: earns nothing there
     tasks[0] = (tasks[0][0], reps("ALLOW", (FINDING,)))
-    result = score_track(Track.SKILLS, tasks)
+    result = score_track(Track.SKILLS, tasks, spec=SPEC)
     per_task = {t.task_id: t.findings for t in result.tasks}
     assert per_task["t00"] == 0.0
     assert per_task["t02"] == 1.0
@@ -75,7 +78,7 @@ def test_all_failed_task_is_wrong_and_failed_reps_do_not_vote() -> None:
     ]
     tasks[1] = (tasks[1][0], reps(None))
     tasks[2] = (tasks[2][0], [RepResult(False), RepResult(True, "WARN"), RepResult(False)])
-    result = score_track(Track.SKILLS, tasks)
+    result = score_track(Track.SKILLS, tasks, spec=SPEC)
     assert result.confusion is not None
     assert (result.confusion.tp, result.confusion.fp, result.confusion.tn) == (5, 1, 4)
 
@@ -85,7 +88,9 @@ def test_task_order_does_not_change_the_score() -> None:
         (task(i, label), reps(["BLOCK", "ALLOW", "WARN"][i % 3], (FINDING,)))
         for i, label in enumerate(LABELS)
     ]
-    assert score_track(Track.SKILLS, tasks) == score_track(Track.SKILLS, tasks[::-1])
+    assert score_track(Track.SKILLS, tasks, spec=SPEC) == score_track(
+        Track.SKILLS, tasks[::-1], spec=SPEC
+    )
 
 
 def test_repository_task_is_the_mean_of_completed_reps() -> None:
@@ -96,6 +101,7 @@ def test_repository_task_is_the_mean_of_completed_reps() -> None:
     result = score_track(
         Track.REPOSITORIES,
         [(truth, [hit, miss]), (TaskTruth("r2", "safe"), [RepResult(False)] * 2)],
+        spec=SPEC,
     )
     assert [t.f2 for t in result.tasks] == [0.5, 0.0]
     assert result.f2 == result.score == 0.25
@@ -117,20 +123,20 @@ def test_reporting_nothing_is_never_eligible(planted_tasks: int, clean_tasks: in
     """Silence scores exactly the floor, and eligibility needs strictly more."""
     silent = [RepResult(True)] * 2
     tasks = [(truth, silent) for truth in repositories(planted_tasks, clean_tasks)]
-    result = score_track(Track.REPOSITORIES, tasks)
+    result = score_track(Track.REPOSITORIES, tasks, spec=SPEC)
     assert result.score == (result.floor if tasks else 0.0)
     assert not eligible(result.score, 0.0, result.floor)
 
 
 def test_repository_score_is_the_mean_f2() -> None:
     perfect = [(t, [RepResult(True, vulnerabilities=t.planted)] * 2) for t in repositories(2, 2)]
-    result = score_track(Track.REPOSITORIES, perfect)
+    result = score_track(Track.REPOSITORIES, perfect, spec=SPEC)
     assert result.score == 1.0 and result.floor == 0.5
     half = [
         (t, [RepResult(True, vulnerabilities=t.planted), RepResult(True)])
         for t in repositories(2, 2)
     ]
-    result = score_track(Track.REPOSITORIES, half)
+    result = score_track(Track.REPOSITORIES, half, spec=SPEC)
     assert result.f2 == result.score == 0.75
     assert eligible(result.score, 0.50, result.floor)
 
@@ -145,4 +151,4 @@ def test_design_worked_example_on_one_task() -> None:
     tasks = [
         (TaskTruth("r", "malicious", planted=planted), [RepResult(True, vulnerabilities=reported)])
     ]
-    assert round(score_track(Track.REPOSITORIES, tasks).score, 3) == 0.714
+    assert round(score_track(Track.REPOSITORIES, tasks, spec=SPEC).score, 3) == 0.714

@@ -4,7 +4,8 @@ import hashlib
 
 import pytest
 
-from assay.mechanism.spec import SpecError, Track, parse_spec, pinned, pinned_bytes
+from assay.mechanism.spec import SpecError, Track, parse_spec
+from assay.schema.mechanism_file import pinned, pinned_bytes
 
 
 def test_pinned_values_match_the_design() -> None:

@@ -13,13 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from assay.mechanism.spec import Track, pinned
+from assay.mechanism.spec import Track
 from assay.mechanism.weights import ema
 from assay.records.diagnostics import diagnose
 from assay.records.plan import PlannedTask, RoundPlan
 from assay.records.rep import parse_lines
 from assay.records.round import RoundResult
-from assay.validator.scoring import scorecard
+from assay.schema.mechanism_file import pinned
+from assay.validator.scoring import expected_matches, scorecard
+
+SPEC = pinned()
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE_NAME = "<script>alert(1)</script>"
@@ -102,18 +105,20 @@ def build_result(
     for special, h in zip((HOSTILE_NAME, LONG_NAME), hashes[1:], strict=False):
         names[h] = special
     records = list(parse_lines(json.dumps(r) for r in raw))
-    card = scorecard(records, salt="5eed" * 8)
+    card = scorecard(records, salt="5eed" * 8, spec=SPEC)
+    plan = _plan(raw, hashes)
     return RoundResult(
         round_id="r-0007",
         status="completed",
         reason=None,
-        plan=_plan(raw, hashes),
+        plan=plan,
         agents=names,
         card=card,
-        weights=ema(card.weights, {STALE_AGENT: 1.0}),
+        weights=ema(card.weights, {STALE_AGENT: 1.0}, spec=SPEC),
         round_weights=card.weights,
-        diagnostics=diagnose(records, pinned()),
+        diagnostics=diagnose(records, SPEC),
         records=tuple(records),
+        matches=expected_matches(records, plan.tasks, SPEC),
     )
 
 

@@ -17,6 +17,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from synthetic_records import write  # noqa: E402
 
+from assay.schema.mechanism_file import pinned  # noqa: E402
+
+SPEC = pinned()
+
 
 @pytest.fixture(scope="module")
 def records_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -26,9 +30,9 @@ def records_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_parallel_equals_sequential(records_file: Path) -> None:
-    sequential = scorecard(read_records(records_file), salt="s")
+    sequential = scorecard(read_records(records_file), salt="s", spec=SPEC)
     for jobs in (2, 3):
-        assert score_file(records_file, salt="s", jobs=jobs, min_bytes=0) == sequential
+        assert score_file(records_file, salt="s", jobs=jobs, min_bytes=0, spec=SPEC) == sequential
 
 
 def test_first_bad_line_is_reported_whichever_worker_reads_it(
@@ -42,7 +46,7 @@ def test_first_bad_line_is_reported_whichever_worker_reads_it(
     path = tmp_path / "bad.jsonl"
     path.write_text("".join(lines))
     with pytest.raises(RecordError, match=r"^line 41: ") as caught:
-        score_file(path, salt="s", jobs=3, min_bytes=0)
+        score_file(path, salt="s", jobs=3, min_bytes=0, spec=SPEC)
     assert caught.value.line == 41
 
 
@@ -53,4 +57,4 @@ def test_incomplete_agents_are_refused_across_workers(records_file: Path, tmp_pa
     path = tmp_path / "partial.jsonl"
     path.write_text("".join(kept))
     with pytest.raises(RecordError, match="scores would be partial"):
-        score_file(path, salt="s", jobs=2, min_bytes=0)
+        score_file(path, salt="s", jobs=2, min_bytes=0, spec=SPEC)

@@ -11,6 +11,9 @@ from typing import Any
 import pytest
 
 from assay.records.rep import RecordError, parse_lines
+from assay.schema.mechanism_file import pinned
+
+SPEC = pinned()
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "recorded-reps.jsonl"
@@ -93,10 +96,12 @@ def test_duplicate_reps_and_inconsistent_truth_are_refused() -> None:
     with pytest.raises(RecordError, match="appears twice"):
         from assay.validator.scoring import scorecard
 
-        scorecard(parse_lines([json.dumps(record()), json.dumps(record())]), salt="")
+        scorecard(parse_lines([json.dumps(record()), json.dumps(record())]), salt="", spec=SPEC)
     with pytest.raises(RecordError, match="differs between records"):
         scorecard(
-            parse_lines([json.dumps(record()), json.dumps(record(rep=1, label="safe"))]), salt=""
+            parse_lines([json.dumps(record()), json.dumps(record(rep=1, label="safe"))]),
+            salt="",
+            spec=SPEC,
         )
 
 
@@ -105,7 +110,7 @@ def test_missing_tasks_for_an_agent_are_refused() -> None:
 
     lines = [json.dumps(record()), json.dumps(record(agent="b" * 64, task="skills-0002"))]
     with pytest.raises(RecordError, match="scores would be partial"):
-        scorecard(parse_lines(lines), salt="")
+        scorecard(parse_lines(lines), salt="", spec=SPEC)
 
 
 def test_missing_file(tmp_path: Path) -> None:

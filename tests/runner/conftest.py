@@ -9,12 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
+from assay.mechanism.spec import MechanismSpec, Track, parse_spec
+from assay.records.agent import Agent
 from assay.records.observed import Observed
-from assay.runner import Agent, RepTask, RunOutcome, run_rep
+from assay.records.outcome import RunOutcome
+from assay.runner.rep import RepTask, run_rep
 from assay.sandbox.bwrap import BwrapBackend
 from assay.sandbox.bwrap.cgroups import CGROUP_ROOT
 from assay.sandbox.owners import owner_tag
+from assay.schema.mechanism_file import pinned_bytes
 
 SECRET = b"test-validator-secret-0123456789"
 

@@ -13,7 +13,7 @@ import pytest
 
 from assay.mechanism.spec import Track
 from assay.records.observed import Observed
-from assay.runner import RunOutcome, RunStatus
+from assay.records.outcome import RunOutcome, RunStatus
 
 pytestmark = pytest.mark.sandbox
 

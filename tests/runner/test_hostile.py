@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assay.mechanism.spec import Track
-from assay.runner import FailureReason, RunOutcome, RunStatus
+from assay.records.outcome import FailureReason, RunOutcome, RunStatus
 
 pytestmark = pytest.mark.sandbox
 Run = Callable[..., RunOutcome]

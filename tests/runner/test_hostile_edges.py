@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from assay.mechanism.spec import MechanismSpec
-from assay.runner import RunOutcome, RunStatus
+from assay.records.outcome import RunOutcome, RunStatus
 from assay.sandbox.bwrap import BwrapBackend
 
 pytestmark = pytest.mark.sandbox

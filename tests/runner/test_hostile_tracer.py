@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from assay.runner import FailureReason, RunOutcome, RunStatus
+from assay.records.outcome import FailureReason, RunOutcome, RunStatus
 from assay.sandbox.bwrap.tracer import PROFILES
 from assay.sandbox.interface import TraceSet
 

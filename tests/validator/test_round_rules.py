@@ -13,15 +13,18 @@ from pathlib import Path
 import pytest
 
 from assay.corpus.native import NativeCorpus
-from assay.mechanism.spec import Track, parse_spec, pinned_bytes
+from assay.mechanism.spec import Track, parse_spec
 from assay.mechanism.weights import ema
+from assay.records.agent import Agent
 from assay.records.outcome import FailureReason
-from assay.runner.agent import Agent
+from assay.schema.mechanism_file import pinned, pinned_bytes
 from assay.store.sqlite import Store
 from assay.validator.config import RoundOverrides, load_config, load_secret, round_config
 from assay.validator.executors.local import LocalExecutor
 from assay.validator.plan import make_plan
 from assay.validator.round import RoundEngine, RoundLedger
+
+SPEC = pinned()
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYWORD = ROOT / "agents" / "keyword.py"
@@ -39,7 +42,7 @@ def test_the_second_round_blends_with_the_last_written_vector(
     first = json.loads(assay(*common, "--seed", "aa").stdout)
     second = json.loads(assay(*common, "--seed", "bb").stdout)
     assert first["weights"] == first["round_weights"]  # nothing earlier to blend with
-    assert second["weights"] == ema(second["round_weights"], first["weights"])
+    assert second["weights"] == ema(second["round_weights"], first["weights"], spec=SPEC)
 
 
 @pytest.mark.sandbox

@@ -28,7 +28,7 @@ from pathlib import Path
 from assay.attest.manifest import ManifestError, read_manifest, verify_manifest
 from assay.attest.screening import Entry, screen
 from assay.mechanism.spec import MechanismSpec, Track
-from assay.runner.agent import Agent, short_hash
+from assay.records.agent import Agent, short_hash
 from assay.schema.manifest import AgentManifest
 
 

@@ -17,7 +17,6 @@ from typing import Annotated
 import typer
 
 from assay import __version__
-from assay.schema.visible import visible
 
 EXIT_OK = 0
 EXIT_BAR = 1
@@ -77,6 +76,8 @@ def _report_crash(exc: BaseException) -> int:
         "w", prefix="assay-traceback-", suffix=".txt", delete=False
     ) as handle:
         traceback.print_exception(exc, file=handle)
+    from assay.validator.api import visible  # the crash path alone needs it
+
     name = type(exc).__name__
     message = visible(str(exc))[:300]
     sys.stderr.write(

@@ -13,7 +13,6 @@ from rich.table import Table
 
 from assay.cli import EXIT_INFRA, app
 from assay.cli.output import OutputOption, console, emit_text, fail
-from assay.report.text import markdown as md
 from assay.validator.api import (
     Detonation,
     EvidenceRecord,
@@ -21,6 +20,7 @@ from assay.validator.api import (
     Track,
     detonate_artifact,
 )
+from assay.validator.api import markdown as md
 
 _STYLE = {"normal": "green", "dangerous": "yellow", "system": "bold magenta", "redact": "bold red"}
 

@@ -24,8 +24,7 @@ from assay.cli.output import (
     user_errors,
 )
 from assay.cli.progress import drive, notify
-from assay.report.registry import report_format
-from assay.validator.api import RoundResult, Track, demo, evaluate
+from assay.validator.api import RoundResult, Track, demo, evaluate, report_format
 
 
 @app.command("eval")

@@ -9,10 +9,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay.cli.output import console, fail, print_failures, print_inference
-from assay.mechanism.spec import Track
 from assay.records.diagnostics import RepDiagnostic
 from assay.records.round import RoundResult
 from assay.records.scorecard import AgentTrackScore, RepView
+from assay.validator.api import Track
 
 
 def _only_score(result: RoundResult, track: Track) -> AgentTrackScore:

@@ -17,13 +17,10 @@ from rich.segment import Segment
 from rich.table import Table
 
 from assay.cli import EXIT_INFRA
+from assay.records.agent import short_hash
 from assay.records.diagnostics import InferenceTotals, RepDiagnostic
 from assay.records.scorecard import AgentTrackScore, Scorecard
-from assay.report.interface import write_document
-from assay.report.registry import report_format
-from assay.runner.agent import short_hash
-from assay.schema.visible import visible
-from assay.validator.api import USER_ERRORS, RoundResult
+from assay.validator.api import USER_ERRORS, RoundResult, report_format, visible, write_document
 
 
 class SafeConsole(Console):

@@ -32,7 +32,6 @@ from assay.cli.output import (
     user_errors,
 )
 from assay.cli.progress import drive, notify
-from assay.report.text import printable
 from assay.validator.api import (
     EXAMPLE_ROUND_TOML,
     ExecutionChoice,
@@ -41,6 +40,7 @@ from assay.validator.api import (
     default_db,
     list_rounds,
     parse_tracks,
+    printable,
     round_config,
     stored_result,
 )

@@ -10,8 +10,7 @@ import typer
 
 from assay.cli import app
 from assay.cli.output import emit_json, fail, print_scorecard, user_errors
-from assay.report.registry import report_format
-from assay.validator.api import RecordError, score_file, stored_result
+from assay.validator.api import RecordError, pinned, report_format, score_file, stored_result
 
 
 @app.command("score")
@@ -36,7 +35,7 @@ def score_command(
         _score_stored(db, source, as_json)
         return
     try:
-        card = score_file(Path(source), salt=seed)
+        card = score_file(Path(source), salt=seed, spec=pinned())
     except RecordError as exc:
         fail(f"{source}: {exc}")
     if as_json:

@@ -4,15 +4,3 @@ The validator holds the upstream's key and the meter; a sandboxed agent reaches
 an OpenAI-compatible proxy through a Unix socket bound into its sandbox and
 authenticates with its rep's nonce only.
 """
-
-from assay.inference.config import InferenceConfig, InferenceConfigError, Upstream
-from assay.records.usage import Body, Exchange, InferenceUsage
-
-__all__ = [
-    "Body",
-    "Exchange",
-    "InferenceConfig",
-    "InferenceConfigError",
-    "InferenceUsage",
-    "Upstream",
-]

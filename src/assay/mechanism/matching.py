@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from assay.mechanism.metrics import fbeta
-from assay.mechanism.spec import MechanismSpec, pinned
+from assay.mechanism.spec import MechanismSpec
 
 Item = Mapping[str, Any]
 
@@ -289,7 +289,7 @@ class Targets:
 def score_findings(
     reported: Sequence[Item],
     expected: Sequence[Item] | Targets,
-    spec: MechanismSpec | None = None,
+    spec: MechanismSpec,
 ) -> float:
     """F1 of the maximum matching of reported findings against the expected ones.
 
@@ -297,7 +297,6 @@ def score_findings(
     credited only there; see `scoring`). With nothing expected, an empty report
     is perfect and anything reported is noise.
     """
-    spec = spec or pinned()
     targets = expected if isinstance(expected, Targets) else Targets.of(expected=expected)
     found = _capped(reported, spec)
     if not targets.findings:
@@ -311,10 +310,9 @@ def score_findings(
 def score_repository(
     reported: Sequence[Item],
     planted: Sequence[Item] | Targets,
-    spec: MechanismSpec | None = None,
+    spec: MechanismSpec,
 ) -> float:
     """F2 of reported against planted vulnerabilities; the clean rule when none are planted."""
-    spec = spec or pinned()
     targets = planted if isinstance(planted, Targets) else Targets.of(planted=planted)
     found = _capped(reported, spec)
     if not targets.vulnerabilities:
@@ -328,13 +326,12 @@ def score_repository(
 
 
 def matched_targets(
-    reported: Sequence[Item], truth: Targets, spec: MechanismSpec | None = None
+    reported: Sequence[Item], truth: Targets, spec: MechanismSpec
 ) -> tuple[bool, ...]:
     """Which expected findings (or, without any, planted vulnerabilities) a report matched.
 
     The same one-to-one maximum matching the score uses, shown item by item.
     """
-    spec = spec or pinned()
     found = _capped(reported, spec)
     if truth.findings:
         keys: Sequence[Any] = [_FindingKey.of(r) for r in found]

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from assay.mechanism.consensus import reduce_scores, reduce_verdicts
 from assay.mechanism.matching import Targets, score_findings, score_repository
 from assay.mechanism.metrics import Confusion, clamped_mcc, confusion, is_correct, mcc
-from assay.mechanism.spec import MechanismSpec, Track, pinned
+from assay.mechanism.spec import MechanismSpec, Track
 
 Items = Sequence[dict[str, Any]]
 
@@ -111,10 +111,9 @@ def _repository_task(truth: TaskTruth, reps: Sequence[Rep], spec: MechanismSpec)
 def score_track(
     track: Track,
     tasks: Sequence[tuple[TaskTruth, Sequence[Rep]]],
-    spec: MechanismSpec | None = None,
+    spec: MechanismSpec,
 ) -> TrackScore:
     """Score one agent on one track from each task's truth and its reps."""
-    spec = spec or pinned()
     ordered = sorted(tasks, key=lambda t: t[0].task_id)
     if track is Track.REPOSITORIES:
         scored = tuple(_repository_task(truth, reps, spec) for truth, reps in ordered)

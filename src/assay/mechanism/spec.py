@@ -1,4 +1,8 @@
-"""The pinned mechanism spec: `mechanism.toml` loaded into a frozen dataclass.
+"""The mechanism spec: the bytes of a `mechanism.toml` parsed into a frozen dataclass.
+
+Reading the file is the edge's job (`assay.schema.mechanism_file`): the pinned spec
+is loaded once there and passed in to everything that scores, so no function
+here falls back on a default of its own.
 
 A missing or invalid value is a `SpecError` naming the dotted key, never a
 default silently filled in: every number here moves scores or weights.
@@ -8,12 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import math
-import tomllib
+import tomllib  # parsing bytes handed in: no file is read here
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 
@@ -199,27 +201,3 @@ def parse_spec(raw: bytes) -> MechanismSpec:
         max_items_per_report=r.integer("matching.max_items_per_report", low=1),
         copy_similarity=r.number("screening.copy_similarity", low=0.01, high=1.0),
     )
-
-
-def pinned_bytes() -> bytes:
-    return resources.files("assay.mechanism").joinpath("mechanism.toml").read_bytes()
-
-
-_PINNED: MechanismSpec | None = None
-
-
-def pinned() -> MechanismSpec:
-    """The spec shipped with the package (the one rounds must use)."""
-    global _PINNED
-    if _PINNED is None:
-        _PINNED = parse_spec(pinned_bytes())
-    return _PINNED
-
-
-def load_spec(path: Path) -> MechanismSpec:
-    """A spec from a file (tests use short budgets; rounds use `pinned()`)."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SpecError(f"mechanism spec: cannot read {path}: {exc}") from exc
-    return parse_spec(raw)

@@ -6,7 +6,7 @@ import hashlib
 import math
 from collections.abc import Mapping
 
-from assay.mechanism.spec import MechanismSpec, Track, pinned
+from assay.mechanism.spec import MechanismSpec, Track
 
 
 def eligible(score: float, threshold: float, floor: float = 0.0) -> bool:
@@ -41,7 +41,7 @@ def emission_weights(
     scores: Mapping[str, Mapping[str, float]],
     *,
     salt: str,
-    spec: MechanismSpec | None = None,
+    spec: MechanismSpec,
     floors: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """One weight vector from scores[track][agent].
@@ -51,7 +51,6 @@ def emission_weights(
     are split equally among the others. The result sums to 1, or is empty when
     no agent is eligible anywhere.
     """
-    spec = spec or pinned()
     floors = floors or {}
     splits: dict[Track, dict[str, float]] = {}
     for name in sorted(scores):
@@ -85,10 +84,9 @@ def normalise(weights: Mapping[str, float]) -> dict[str, float]:
 
 
 def ema(
-    new: Mapping[str, float], previous: Mapping[str, float], *, spec: MechanismSpec | None = None
+    new: Mapping[str, float], previous: Mapping[str, float], *, spec: MechanismSpec
 ) -> dict[str, float]:
     """`w = α·new + (1 − α)·prev` over the union of agents (α pinned at 0.3), normalised."""
-    spec = spec or pinned()
     alpha = spec.ema_new
     agents = sorted(set(new) | set(previous))
     blended = {a: alpha * new.get(a, 0.0) + (1.0 - alpha) * previous.get(a, 0.0) for a in agents}

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.corpus.draw import draw_seed
-from assay.inference.config import InferenceConfig
+from assay.mechanism.draw import draw_seed
 from assay.mechanism.spec import MechanismSpec, Track
+from assay.schema.inference import InferenceConfig
 from assay.schema.manifest import AgentManifest
 
 

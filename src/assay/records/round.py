@@ -31,6 +31,9 @@ class RoundResult:
     weight_history: tuple[tuple[str, dict[str, float]], ...] = ()
     # "track/task" -> why its detonation was disturbed (`observed.interference`)
     incomplete_detonations: dict[str, list[str]] = field(default_factory=dict)
+    # (agent, track, task) -> which expected findings or planted vulnerabilities the rep
+    # speaking for the task matched (`assay.validator.scoring.expected_matches`).
+    matches: dict[tuple[str, str, str], tuple[bool, ...]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         card = self.card.to_json_dict() if self.card else {}

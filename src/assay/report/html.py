@@ -16,16 +16,14 @@ from typing import Any, ClassVar
 import jinja2
 from markupsafe import Markup
 
-from assay.mechanism.matching import Targets, matched_targets
 from assay.mechanism.spec import Track
+from assay.records.agent import short_hash
 from assay.records.diagnostics import RepDiagnostic
 from assay.records.plan import PlannedTask
-from assay.records.rep import RepRecord, speaking_reps
 from assay.records.round import RoundResult
 from assay.records.scorecard import AgentTrackScore, TaskView
 from assay.report import svg
 from assay.report.interface import ReportFormat
-from assay.runner.agent import short_hash
 from assay.schema.visible import visible
 
 NAME_LIMIT = 22  # characters of an agent name shown before it is cut (full name on hover)
@@ -244,7 +242,7 @@ def _failed_reps(failed: Sequence[RepDiagnostic], agents: dict[str, Agent]) -> l
 class _Lookups:
     """What every track section reads from the round, gathered once per report."""
 
-    speaking: dict[tuple[str, str, str], RepRecord]  # (agent, track, task) -> its rep
+    matches: dict[tuple[str, str, str], tuple[bool, ...]]  # (agent, track, task) -> hits
     truth: dict[tuple[str, str], PlannedTask]  # (track, task)
     failed: dict[str, list[RepDiagnostic]]  # track -> failed reps
     used: dict[tuple[str, str], list[RepDiagnostic]]  # (track, agent) -> every rep
@@ -258,23 +256,20 @@ class _Lookups:
         for (track, agent, _, _), seen in sorted(result.diagnostics.reps.items()):
             used[(track, agent)].append(seen)
         return cls(
-            speaking=speaking_reps(result.records),
+            matches=result.matches,
             truth={(t.track.value, t.task_id): t for t in result.plan.tasks},
             failed=failed,
             used=used,
         )
 
 
-def _expected(truth: PlannedTask | None, speaking: RepRecord | None) -> list[Expected]:
+def _expected(truth: PlannedTask | None, matched: tuple[bool, ...] | None) -> list[Expected]:
     """The label's expected items, each marked matched or missed by the speaking rep."""
     if truth is None or not (truth.expected_findings or truth.planted):
         return []
     items = truth.expected_findings or truth.planted
-    found: Sequence[dict[str, Any]] = ()
-    if speaking is not None:
-        found = speaking.findings if truth.expected_findings else speaking.vulnerabilities
-    matched = matched_targets(found, Targets.of(truth.expected_findings, truth.planted))
-    return [Expected(_describe(item), hit) for item, hit in zip(items, matched, strict=True)]
+    hits = matched or (False,) * len(items)
+    return [Expected(_describe(item), hit) for item, hit in zip(items, hits, strict=True)]
 
 
 def _describe(item: dict[str, Any]) -> str:
@@ -283,14 +278,16 @@ def _describe(item: dict[str, Any]) -> str:
     return " · ".join(str(p) for p in (kind, item.get("title"), where) if p)
 
 
-def _task_row(task: TaskView, truth: PlannedTask | None, speaking: RepRecord | None) -> TaskRow:
+def _task_row(
+    task: TaskView, truth: PlannedTask | None, matched: tuple[bool, ...] | None
+) -> TaskRow:
     cell = _cell(task, truth is None or truth.track.behavioural)
     per_rep = [
         (r.verdict or "ok") if r.status == "completed" else f"failed: {r.reason}" for r in task.reps
     ]
     outcome = f"F2 {task.f2:.3f}" if task.f2 is not None else (task.verdict or "no verdict")
     return TaskRow(
-        task.task, task.label, " · ".join(per_rep), outcome, cell.state, _expected(truth, speaking)
+        task.task, task.label, " · ".join(per_rep), outcome, cell.state, _expected(truth, matched)
     )
 
 
@@ -302,7 +299,7 @@ def _task_tables(track: str, ranking: list[RankingRow], lookups: _Lookups) -> li
                 _task_row(
                     t,
                     lookups.truth.get((track, t.task)),
-                    lookups.speaking.get((row.agent.agent_hash, track, t.task)),
+                    lookups.matches.get((row.agent.agent_hash, track, t.task)),
                 )
                 for t in row.score.task_results
             ],

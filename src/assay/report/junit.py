@@ -11,11 +11,11 @@ import xml.etree.ElementTree as ET
 from typing import ClassVar
 
 from assay.mechanism.spec import Track
+from assay.records.agent import short_hash
 from assay.records.round import RoundResult
 from assay.records.scorecard import AgentTrackScore, TaskView
 from assay.report.interface import ReportFormat
 from assay.report.text import printable
-from assay.runner.agent import short_hash
 
 
 def _rep_lines(result: RoundResult, track: str, agent: str, task: TaskView) -> str:

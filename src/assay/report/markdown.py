@@ -6,12 +6,12 @@ from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from assay.mechanism.spec import Track
+from assay.records.agent import short_hash
 from assay.records.diagnostics import RepDiagnostic
 from assay.records.round import RoundResult
 from assay.records.scorecard import AgentTrackScore
 from assay.report.interface import ReportFormat
 from assay.report.text import markdown as md
-from assay.runner.agent import short_hash
 
 FAILURES_SHOWN = 20
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from assay.inference.config import Upstream
 from assay.inference.proxy import HANDLERS_PER_REP, SOCKET_NAME, ProxySession
 from assay.mechanism.spec import MechanismSpec, Track
+from assay.records.agent import Agent
 from assay.records.observed import Observed
 from assay.records.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
-from assay.runner.agent import Agent
 from assay.runner.context import build_context
 from assay.runner.gates import Judgement, judge
 from assay.runner.probe import Probe, derive_nonce

@@ -29,9 +29,10 @@ from pydantic import (
     field_validator,
 )
 
-from assay.mechanism.spec import Track, pinned
+from assay.mechanism.spec import Track
 from assay.schema.boundedjson import JsonLimitError, parse_bounded
 from assay.schema.canonical import CanonicalError, canonical_bytes
+from assay.schema.mechanism_file import pinned
 
 
 class ReportError(ValueError):

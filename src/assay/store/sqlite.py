@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from assay.records.agent import Agent
 from assay.records.observed import Observed
 from assay.records.outcome import RunOutcome
 from assay.records.plan import RoundPlan
 from assay.records.scorecard import Scorecard
-from assay.runner.agent import Agent
 
 SCHEMA_VERSION = 1
 

@@ -13,22 +13,27 @@ from pathlib import Path
 from assay.attest.keys import KeyFileError, KeyPair, load_private, new_keypair, read_public
 from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
 from assay.attest.sssa import Export, Skipped, SssaError, Verified, verify_file
-from assay.bundle import Bundle, BundleError, bundle_package
 from assay.corpus.interface import CorpusError
 from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
 from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
-from assay.inference.config import InferenceConfigError
 from assay.mechanism.spec import Track
+from assay.records.agent import DEFAULT_ENTRYPOINT, AgentError
 from assay.records.observed import EvidenceRecord
 from assay.records.outcome import RunOutcome
 from assay.records.rep import RecordError
 from assay.records.round import RoundResult
-from assay.runner.agent import DEFAULT_ENTRYPOINT, AgentError
+from assay.report.interface import write_document
+from assay.report.registry import report_format
+from assay.report.text import markdown, printable
+from assay.runner.bundle import Bundle, BundleError, bundle_package
 from assay.sandbox import InfrastructureError, default_backend
 from assay.sandbox.interface import CheckResult
+from assay.schema.inference import InferenceConfigError
 from assay.schema.manifest import AgentManifest
+from assay.schema.mechanism_file import pinned
 from assay.schema.report import report_json_schema
+from assay.schema.visible import visible
 from assay.store.sqlite import RoundSummary, StoreError
 from assay.validator.attesting import export_round
 from assay.validator.config import (
@@ -161,14 +166,20 @@ __all__ = [
     "export_attestations",
     "import_phylax",
     "list_rounds",
+    "markdown",
     "new_keypair",
     "parse_tracks",
     "pin_agent",
+    "pinned",
+    "printable",
     "read_public",
+    "report_format",
     "report_json_schema",
     "round_config",
     "score_file",
     "stored_result",
     "validate_corpus",
     "verify_file",
+    "visible",
+    "write_document",
 ]

@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from assay.attest import keys
 from assay.attest.sssa import Export, SssaError, sign_round, write_sssas
-from assay.mechanism.spec import pinned
+from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import Store
 from assay.validator.config import data_dir
 

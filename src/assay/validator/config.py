@@ -12,9 +12,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from assay.bundle import BundleError, bundle_package
-from assay.inference.config import InferenceConfig, InferenceConfigError
 from assay.mechanism.spec import TRACKS, Track
+from assay.runner.bundle import BundleError, bundle_package
+from assay.schema.inference import InferenceConfig, InferenceConfigError
 
 SECRET_BYTES = 32
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from assay.mechanism.scoring import TaskTruth
-from assay.mechanism.spec import MechanismSpec, Track, pinned
+from assay.mechanism.spec import MechanismSpec, Track
 from assay.records.rep import RecordError, bulk, parse_line, read_records
 from assay.records.scorecard import AgentTrackScore, Scorecard
 from assay.validator.scoring import Grouping, check_complete, finish, scorecard, unranked_views
@@ -102,12 +102,11 @@ def score_file(
     path: Path,
     *,
     salt: str,
-    spec: MechanismSpec | None = None,
+    spec: MechanismSpec,
     jobs: int | None = None,
     min_bytes: int = PARALLEL_MIN_BYTES,
 ) -> Scorecard:
     """The scorecard of a records file, computed on `jobs` processes (default: every core)."""
-    spec = spec or pinned()
     workers = jobs or os.cpu_count() or 1
     if workers == 1 or not path.is_file() or path.stat().st_size < min_bytes:
         return scorecard(read_records(path), salt=salt, spec=spec)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from assay.corpus.draw import draw_tasks
 from assay.corpus.interface import CorpusSource, Task
+from assay.mechanism.draw import draw_tasks
 from assay.mechanism.spec import MechanismSpec, Track
+from assay.records.agent import Agent
 from assay.records.plan import PlannedTask, RoundPlan
-from assay.runner.agent import Agent
 from assay.validator.snapshot import snapshot_artifact
 
 

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.corpus.interface import CorpusError, artifact_digest
-from assay.inference.config import InferenceConfigError, Upstream
+from assay.inference.config import Upstream, resolve_upstream
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import ema
+from assay.records.agent import Agent
 from assay.records.diagnostics import diagnose
 from assay.records.observed import Observed
 from assay.records.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
@@ -17,13 +18,13 @@ from assay.records.plan import PlannedTask
 from assay.records.rep import RepRecord, to_record
 from assay.records.round import RoundResult
 from assay.records.scorecard import Scorecard
-from assay.runner.agent import Agent
 from assay.runner.probe import derive_nonce
 from assay.runner.rep import RepTask
 from assay.sandbox import InfrastructureError
+from assay.schema.inference import InferenceConfigError
 from assay.store.sqlite import Store, StoreError
 from assay.validator.executors.interface import Executor, RepRunner
-from assay.validator.scoring import scorecard
+from assay.validator.scoring import expected_matches, scorecard
 
 Observer = Callable[[PlannedTask], Observed | None]
 ProgressHook = Callable[[RunOutcome], None]
@@ -100,6 +101,7 @@ class RoundLedger:
             diagnostics=diagnose(records, self.spec),
             records=tuple(records),
             incomplete_detonations=self.incomplete_detonations(),
+            matches=expected_matches(records, self.plan.tasks, self.spec),
         )
 
     def incomplete_detonations(self) -> dict[str, list[str]]:
@@ -167,7 +169,7 @@ class RoundEngine:
         if self.plan.inference is None:
             return None
         try:
-            return self.plan.inference.resolve()
+            return resolve_upstream(self.plan.inference)
         except InferenceConfigError as exc:
             raise Abstained(f"cannot start the inference proxy: {exc}") from exc
 

@@ -16,11 +16,12 @@ from assay.attest.intake import Admission, admit_files
 from assay.corpus.native import NativeCorpus
 from assay.corpus.validate import require_valid
 from assay.detonate.observer import DetonationObserver
-from assay.mechanism.spec import pinned
+from assay.inference.config import resolve_upstream
 from assay.records.outcome import RunOutcome
 from assay.records.plan import RoundPlan
 from assay.records.round import RoundResult
 from assay.sandbox import default_backend
+from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import RoundSummary, Store, StoreError
 from assay.validator.config import (
     RoundConfig,
@@ -92,7 +93,7 @@ class Round:
         """Admit the submissions, plan and store a new round (nothing runs yet)."""
         require_valid(config.corpus, config.tracks)
         if config.inference is not None:
-            config.inference.resolve()  # an unset key variable stops here, before the round
+            resolve_upstream(config.inference)  # an unset key variable stops here, before the round
         secret = _secret(config.secret_file, notify)
         admission = admit_files(config.agents, manifests, config.tracks, pinned())
         for note in admission.notes:

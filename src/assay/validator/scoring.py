@@ -11,12 +11,14 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
+from assay.mechanism.matching import Targets, matched_targets
 from assay.mechanism.metrics import Confusion
 from assay.mechanism.scoring import TaskScore, TaskTruth, TrackScore, score_track
-from assay.mechanism.spec import MechanismSpec, Track, pinned
+from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import eligible as is_eligible
 from assay.mechanism.weights import emission_weights, rank
-from assay.records.rep import RecordError, RepRecord, bulk
+from assay.records.plan import PlannedTask
+from assay.records.rep import RecordError, RepRecord, bulk, speaking_reps
 from assay.records.scorecard import (
     AgentTrackScore,
     ConfusionView,
@@ -205,12 +207,30 @@ def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
     )
 
 
-def scorecard(
-    records: Iterable[RepRecord], *, salt: str, spec: MechanismSpec | None = None
-) -> Scorecard:
+def scorecard(records: Iterable[RepRecord], *, salt: str, spec: MechanismSpec) -> Scorecard:
     """Score every agent on every track present in the records and weigh them."""
-    spec = spec or pinned()
     with bulk():
         grouping = group(records)
         grouping.check_complete()
         return finish(unranked_views(grouping, spec), salt=salt, spec=spec)
+
+
+Matches = dict[tuple[str, str, str], tuple[bool, ...]]
+
+
+def expected_matches(
+    records: Iterable[RepRecord], tasks: Iterable[PlannedTask], spec: MechanismSpec
+) -> Matches:
+    """Per (agent, track, task), which of the label's expected findings (or planted
+    vulnerabilities) the rep speaking for the task matched: the score's own matching,
+    item by item, for the reports to show."""
+    truth = {(t.track.value, t.task_id): t for t in tasks}
+    out: Matches = {}
+    for (agent, track, task), rep in speaking_reps(records).items():
+        planned = truth.get((track, task))
+        if planned is None or not (planned.expected_findings or planned.planted):
+            continue
+        found = rep.findings if planned.expected_findings else rep.vulnerabilities
+        targets = Targets.of(planned.expected_findings, planned.planted)
+        out[(agent, track, task)] = matched_targets(found, targets, spec)
+    return out

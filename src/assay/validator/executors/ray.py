@@ -29,8 +29,8 @@ import ray
 from ray.exceptions import RayError, RayTaskError
 
 from assay.corpus.interface import artifact_digest
+from assay.records.agent import short_hash
 from assay.records.outcome import RunOutcome
-from assay.runner.agent import short_hash
 from assay.runner.rep import RepTask
 from assay.sandbox import InfrastructureError, SandboxBackend, default_backend
 from assay.sandbox.check import require_sound

@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.mechanism.spec import pinned
+from assay.schema.mechanism_file import pinned
 
 _LOADER = """
 import importlib as _importlib

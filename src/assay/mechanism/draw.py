@@ -18,9 +18,22 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
-from assay.corpus.interface import Task
 from assay.mechanism.spec import Track
+
+
+class Drawable(Protocol):
+    """What the draw reads of a task (a corpus task satisfies it)."""
+
+    @property
+    def track(self) -> Track: ...
+
+    @property
+    def task_id(self) -> str: ...
+
+
+T = TypeVar("T", bound=Drawable)
 
 
 def _sha256_hex(text: str) -> str:
@@ -36,13 +49,13 @@ def draw_key(seed: str, track: Track, task_id: str) -> str:
 
 
 def draw_tasks(
-    tasks: Sequence[Task],
+    tasks: Sequence[T],
     *,
     track: Track,
     round_seed: str,
     validator_id: str,
     count: int,
-) -> tuple[Task, ...]:
+) -> tuple[T, ...]:
     """The `count` tasks of `track` this validator scores this round, in draw order."""
     if count < 0:
         raise ValueError(f"task count must be >= 0, got {count}")
