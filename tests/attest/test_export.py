@@ -23,10 +23,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from assay.attest.sssa import SssaError, sign_round, write_sssas
+from assay.records import codec
 from assay.records.outcome import FailureReason, RunOutcome, RunStatus
 from assay.records.plan import RoundPlan
 from assay.records.scorecard import Scorecard
@@ -47,7 +49,7 @@ Stored = tuple[dict[str, Any], list[RunOutcome]]
 
 def golden_round() -> Stored:
     data = json.loads(gzip.decompress((GOLDEN / "round.json.gz").read_bytes()))
-    return data["plan"], [RunOutcome.model_validate(o) for o in data["outcomes"]]
+    return data["plan"], [codec.convert(o, RunOutcome) for o in data["outcomes"]]
 
 
 def _sha(text: str) -> str:
@@ -77,12 +79,12 @@ def _with_inference(outcome: RunOutcome) -> RunOutcome:
     )  # fmt: skip
     # The retry's request body is not kept: an export writes only the bodies it has.
     transcript = (Body(sha256=_sha(asked), text=asked), Body(sha256=_sha(answered), text=answered))
-    return outcome.model_copy(update={"inference": usage, "transcript": transcript})
+    return msgspec.structs.replace(outcome, inference=usage, transcript=transcript)
 
 
 def _failed(outcome: RunOutcome, reason: FailureReason) -> RunOutcome:
-    return outcome.model_copy(
-        update={"status": RunStatus.FAILED, "reason": reason, "report": None, "detail": "x"}
+    return msgspec.structs.replace(
+        outcome, status=RunStatus.FAILED, reason=reason, report=None, detail="x"
     )
 
 
@@ -90,7 +92,7 @@ def _uncanonical(outcome: RunOutcome) -> RunOutcome:
     assert outcome.report is not None
     evidence = outcome.report.evidence.model_copy(update={"e\u0301": 1, "\u00e9": 2})
     report = outcome.report.model_copy(update={"evidence": evidence})
-    return outcome.model_copy(update={"report": report})
+    return msgspec.structs.replace(outcome, report=report)
 
 
 def variant_round() -> Stored:

@@ -12,6 +12,7 @@ import pytest
 from assay.corpus.interface import artifact_digest
 from assay.detonate.observer import DetonationObserver
 from assay.mechanism.spec import Track
+from assay.records import codec
 from assay.records.observed import Observed
 from assay.records.plan import PlannedTask
 from assay.sandbox.bwrap import BwrapBackend
@@ -74,7 +75,7 @@ def test_observer_detonates_each_artifact_once(backend: BwrapBackend) -> None:
     again = observer(planned("copy-of-a", Track.SKILLS))
     assert first is not None and again is first  # same digest: not detonated twice
     assert observer(planned("r", Track.REPOSITORIES)) is None
-    assert Observed.model_validate_json(first.model_dump_json()) == first  # stored with the round
+    assert codec.decode(codec.encode(first), Observed) == first  # stored with the round
 
 
 def test_markdown_output_to_a_file(tmp_path: Path) -> None:

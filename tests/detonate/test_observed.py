@@ -18,6 +18,7 @@ import pytest
 from assay.corpus.native import NativeCorpus
 from assay.detonate import Detonation, detonate
 from assay.mechanism.spec import Track
+from assay.records import codec
 from assay.records.observed import Observed
 from assay.records.plan import RoundPlan
 from assay.runner.context import agent_observed
@@ -55,8 +56,8 @@ def store(tmp_path: Path) -> Store:
 @pytest.mark.parametrize("key", sorted(GOLDEN))
 def test_a_stored_observation_reaches_the_agent_byte_identical(store: Store, key: str) -> None:
     old = GOLDEN[key]
-    observed = Observed.model_validate_json(canonical(old["stored"]))
-    assert canonical(observed.model_dump(mode="json")) == canonical(old["stored"])
+    observed = codec.decode(canonical(old["stored"]), Observed)
+    assert canonical(codec.to_builtins(observed)) == canonical(old["stored"])
     track, task_id = key.split("/")
     store.put_observed("r1", track, task_id, observed)
     (read,) = store.observed("r1").values()
@@ -71,9 +72,7 @@ def test_detonating_the_bundled_tasks_gives_what_the_old_code_gave() -> None:
         track, task_id = key.split("/")
         task = next(t for t in NativeCorpus(CORPUS).tasks(Track(track)) if t.task_id == task_id)
         observed = detonate(task.artifact_dir, task.track, backend=backend, seed=SEED).observed()
-        assert without_timings(observed.model_dump(mode="json")) == without_timings(
-            old["stored"]
-        ), key
+        assert without_timings(codec.to_builtins(observed)) == without_timings(old["stored"]), key
         assert canonical(without_timings(agent_observed(observed))) == canonical(
             without_timings(old["agent"])
         ), key
@@ -91,10 +90,10 @@ def test_a_failed_detonation_is_an_incomplete_observation(store: Store) -> None:
 
 def test_complete_holds_exactly_when_nothing_interfered() -> None:
     data = GOLDEN["skills/skill-0037"]["stored"]
-    with pytest.raises(ValueError, match="complete"):
-        Observed.model_validate({**data, "complete": False})
-    with pytest.raises(ValueError, match="complete"):
-        Observed.model_validate({**data, "interference": ["harness log unreadable"]})
+    with pytest.raises(codec.DecodeError, match="complete"):
+        codec.convert({**data, "complete": False}, Observed)
+    with pytest.raises(codec.DecodeError, match="complete"):
+        codec.convert({**data, "interference": ["harness log unreadable"]}, Observed)
 
 
 @pytest.mark.parametrize(

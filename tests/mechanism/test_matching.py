@@ -11,6 +11,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from assay.mechanism.matching import (
+    VulnerabilityItem,
     cwe_number,
     maximum_matching,
     same_file,
@@ -24,11 +25,15 @@ from assay.schema.mechanism_file import pinned
 SPEC = pinned()
 
 
-def vuln(line: int, cwe: Any = "CWE-89", file: str = "app/db.py", **extra: Any) -> dict[str, Any]:
-    return {"file": file, "line": line, "cwe": cwe, "title": "SQL injection", **extra}
+def vuln(
+    line: int, cwe: Any = "CWE-89", file: str = "app/db.py", **extra: Any
+) -> VulnerabilityItem:
+    return VulnerabilityItem.of(
+        {"file": file, "line": line, "cwe": cwe, "title": "SQL injection", **extra}
+    )
 
 
-def greedy(reported: list[dict[str, Any]], planted: list[dict[str, Any]]) -> int:
+def greedy(reported: list[VulnerabilityItem], planted: list[VulnerabilityItem]) -> int:
     taken: set[int] = set()
     for r in reported:
         for i, p in enumerate(planted):

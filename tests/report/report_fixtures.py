@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
 from assay.mechanism.weights import ema
 from assay.records.diagnostics import diagnose
@@ -70,8 +71,8 @@ def _plan(records: list[dict[str, Any]], agents: list[str]) -> RoundPlan:
                 label=r["label"],
                 artifact_dir="/nonexistent",
                 artifact_digest="0" * 64,
-                expected_findings=tuple(r.get("expected_findings", ())),
-                planted=tuple(r.get("planted", ())),
+                expected_findings=tuple(map(FindingItem.of, r.get("expected_findings", ()))),
+                planted=tuple(map(VulnerabilityItem.of, r.get("planted", ()))),
             ),
         )
     tracks = sorted({Track(r["track"]) for r in records}, key=list(Track).index)

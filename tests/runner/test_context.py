@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from assay.mechanism.spec import Track
+from assay.records import codec
 from assay.records.observed import Observed
 from assay.records.outcome import RunOutcome, RunStatus
 
@@ -38,7 +39,7 @@ def test_the_agent_reads_the_stored_detonation_unchanged(
     run_agent: Callable[..., RunOutcome], key: str
 ) -> None:
     golden = GOLDEN[key]
-    observed = Observed.model_validate_json(json.dumps(golden["stored"]))
+    observed = codec.decode(json.dumps(golden["stored"]), Observed)
     # The rep's own track only shapes the report it must return, not what it is given.
     outcome = run_agent(ECHO, track=Track.SKILLS, observed=observed)
     assert outcome.status is RunStatus.COMPLETED, outcome.detail

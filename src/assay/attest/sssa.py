@@ -45,9 +45,9 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_serializer
 from assay.attest import keys
 from assay.mechanism.consensus import representative
 from assay.mechanism.spec import Track
+from assay.records import codec
 from assay.records.outcome import RunOutcome
 from assay.records.plan import PlannedTask, RoundPlan
-from assay.records.usage import Exchange, InferenceUsage
 from assay.schema.boundedjson import JsonLimitError
 from assay.schema.canonical import CanonicalError, canonical_bytes, canonical_digest, read_signed
 from assay.schema.report import Evidence, Finding, Verdict
@@ -89,18 +89,36 @@ class RepCount(_Part):
     representative: int | None
 
 
-class AttestedExchange(Exchange):
+class _Attested(BaseModel):
+    # Read from a stored usage record: its timing fields are left out, not refused.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class AttestedExchange(_Attested):
     """An exchange as attested: what was asked and answered, by digest; not its timing."""
 
-    upstream_s: float = Field(default=0.0, exclude=True)
+    seq: int
+    status: int
+    request_sha256: str
+    response_sha256: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False
 
 
-class RepInference(InferenceUsage):
+class RepInference(_Attested):
     """One rep's model usage as attested: its counts and exchanges; not its timing."""
 
     rep: int
-    upstream_s: float = Field(default=0.0, exclude=True)
-    wall_extension_s: float = Field(default=0.0, exclude=True)
+    provider: str
+    model: str
+    requests: int = 0
+    refused: int = 0
+    rejected: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False
     exchanges: tuple[AttestedExchange, ...] = ()
 
 
@@ -202,7 +220,7 @@ def _body(
     # What was asked and what the model answered, per rep, by digest (times are left out).
     used = sorted((o for o in outcomes if o.inference), key=lambda o: o.rep)
     inference = tuple(
-        RepInference.model_validate({**o.inference.model_dump(), "rep": o.rep})
+        RepInference.model_validate({**codec.to_builtins(o.inference), "rep": o.rep})
         for o in used
         if o.inference
     )

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from assay.cli import EXIT_INFRA, app
 from assay.cli.output import OutputOption, console, emit_text, fail
+from assay.records.codec import to_builtins
 from assay.validator.api import (
     Detonation,
     EvidenceRecord,
@@ -116,7 +117,7 @@ def _print(result: Detonation, directory: Path) -> None:
     for name, profiles in sorted(result.gated().items()):
         console.print(f"[bold]gated:[/] {name} only under {', '.join(profiles)}")
     if result.mcp is not None:
-        _print_mcp(result.mcp.model_dump(mode="json"))
+        _print_mcp(to_builtins(result.mcp))
     runs = ", ".join(f"{p.name} {p.status} ({p.wall_s:.1f}s)" for p in result.profiles)
     console.print(f"profiles: {runs or 'none run'}", highlight=False)
     for note in result.notes:

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import TRACKS, Track
 from assay.schema.boundedfs import Entry, TreeLimitError, TreeLimits, walk
 
@@ -98,20 +99,16 @@ class Task:
     def malicious(self) -> bool:
         return self.label is Label.MALICIOUS
 
-    def expected_items(self) -> tuple[dict[str, Any], ...]:
-        """The expected findings as `mechanism.matching` reads them (unset fields left out)."""
-        return tuple(_set_fields(f) for f in self.expected_findings)
+    def expected_items(self) -> tuple[FindingItem, ...]:
+        """The expected findings as `mechanism.matching` reads them."""
+        return tuple(FindingItem.of(asdict(f)) for f in self.expected_findings)
 
-    def planted_items(self) -> tuple[dict[str, Any], ...]:
+    def planted_items(self) -> tuple[VulnerabilityItem, ...]:
         """The planted vulnerabilities as `mechanism.matching` reads them."""
-        return tuple(_set_fields(v) for v in self.vulnerabilities)
+        return tuple(VulnerabilityItem.of(asdict(v)) for v in self.vulnerabilities)
 
     def artifact_digest(self) -> str:
         return artifact_digest(self.artifact_dir)
-
-
-def _set_fields(item: ExpectedFinding | PlantedVulnerability) -> dict[str, Any]:
-    return {k: v for k, v in asdict(item).items() if v is not None}
 
 
 def artifact_digest(root: Path) -> str:

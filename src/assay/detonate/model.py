@@ -9,7 +9,9 @@ from typing import Any
 
 from assay.mechanism.spec import Track
 from assay.mechanism.taxonomy import CAPABILITIES
+from assay.records import codec
 from assay.records.observed import (
+    UNTRUSTED_NOTE,
     CapabilityRecord,
     EventKind,
     EvidenceRecord,
@@ -185,13 +187,15 @@ class Detonation:
             capabilities=tuple(c.record() for c in self.capabilities),
             gated=self.gated(),
             profiles=tuple(p.record() for p in self.profiles),
-            events=self.events,
+            events=dict(self.events),
             notes=self.notes,
             complete=self.complete,
             interference=self.interference,
+            untrusted=UNTRUSTED_NOTE,
             mcp=self.mcp,
         )
 
     def to_json(self) -> dict[str, Any]:
         """`observed()` as JSON builtins (what `assay detonate --json` prints)."""
-        return self.observed().model_dump(mode="json")
+        data: dict[str, Any] = codec.to_builtins(self.observed())
+        return data

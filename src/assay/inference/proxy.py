@@ -35,9 +35,10 @@ from urllib.parse import urlsplit
 import httpx
 
 from assay.inference.config import Upstream
+from assay.inference.interface import InferenceService, MeteredSession
 from assay.mechanism.spec import InferenceBudget
 from assay.records.usage import Body, Exchange, InferenceUsage
-from assay.sandbox.interface import HostService, InfrastructureError
+from assay.sandbox.interface import InfrastructureError
 
 SOCKET_NAME = "inference.sock"
 MAX_REQUEST_BYTES = 1 << 20
@@ -198,10 +199,11 @@ class _Meter:
             return self.busy_s + ongoing
 
 
-class ProxySession(HostService):
+class ProxySession(MeteredSession):
     """One rep's proxy: its socket, its meter and its budget."""
 
     socket_name = SOCKET_NAME
+    slots = 2 * HANDLERS_PER_REP
 
     def __init__(
         self, upstream: Upstream, *, nonce: str, model: str, budget: InferenceBudget
@@ -219,7 +221,7 @@ class ProxySession(HostService):
         self._closed = threading.Event()
         self._acceptor: threading.Thread | None = None
 
-    # HostService -------------------------------------------------------------------
+    # MeteredSession ----------------------------------------------------------------
 
     def listen(self, path: Path) -> None:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -432,3 +434,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(413, _error(413, f"send a Content-Length up to {MAX_REQUEST_BYTES}", "size"))
             return
         self._send(*self.session.chat(self.rfile.read(length)))
+
+
+@dataclass(frozen=True)
+class MeteredProxy(InferenceService):
+    """The round's upstream, served to each rep through its own `ProxySession`."""
+
+    upstream: Upstream
+
+    def session(self, *, nonce: str, model: str | None, budget: InferenceBudget) -> ProxySession:
+        served = model or self.upstream.config.model
+        return ProxySession(self.upstream, nonce=nonce, model=served, budget=budget)

@@ -10,14 +10,57 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from assay.mechanism.metrics import fbeta
 from assay.mechanism.spec import MechanismSpec
 
-Item = Mapping[str, Any]
+
+class _Item:
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, item: object) -> Self:
+        """The item itself, or one read from a JSON object (unknown keys are ignored)."""
+        if isinstance(item, cls):
+            return item
+        if not isinstance(item, Mapping):
+            raise TypeError(f"{cls.__name__} or a JSON object expected, got {type(item).__name__}")
+        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in item.items() if k in names and v is not None})
+
+
+@dataclass(frozen=True, slots=True)
+class FindingItem(_Item):
+    """A finding as matching reads it: reported by an agent or expected by a label."""
+
+    category: str = ""
+    title: str = ""
+    file: str | None = None
+    line: int | str | None = None  # a line number; any other value never matches a line
+    severity: str | None = None
+    plane: str | None = None
+    evidence_ref: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VulnerabilityItem(_Item):
+    """A vulnerability as matching reads it: reported by an agent or planted in a repository."""
+
+    file: str | None = None
+    line: int | str | None = None
+    cwe: str | int | None = None
+    all_cwes: tuple[str | int, ...] = ()
+    title: str = ""
+    description: str | None = None
+    severity: str | None = None
+    remediation: str | None = None
+
+
+Findings = Sequence[FindingItem | Mapping[str, Any]]
+Vulnerabilities = Sequence[VulnerabilityItem | Mapping[str, Any]]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CWE = re.compile(r"^\s*(?:cwe)?[\s_:-]*0*(\d+)\s*$", re.IGNORECASE)
@@ -116,11 +159,9 @@ def cwe_number(value: object) -> int | None:
     return None
 
 
-def _cwes(item: Item) -> frozenset[int]:
-    found = [cwe_number(item.get("cwe"))]
-    extra = item.get("all_cwes")
-    if isinstance(extra, list):
-        found += [cwe_number(c) for c in extra]
+def _cwes(item: VulnerabilityItem) -> frozenset[int]:
+    extra = item.all_cwes if isinstance(item.all_cwes, list | tuple) else ()
+    found = [cwe_number(c) for c in (item.cwe, *extra)]
     return frozenset(c for c in found if c is not None)
 
 
@@ -154,9 +195,8 @@ class _Place:
     line: int | None  # None when absent or not a line number
 
     @classmethod
-    def of(cls, item: Item) -> _Place:
-        raw = item.get("line")
-        return cls(_path_parts(item.get("file")), raw is not None, _line(raw))
+    def of(cls, item: FindingItem | VulnerabilityItem) -> _Place:
+        return cls(_path_parts(item.file), item.line is not None, _line(item.line))
 
     def near(self, other: _Place, window: int) -> bool:
         return (
@@ -174,13 +214,12 @@ class _FindingKey:
     title: frozenset[str]
 
     @classmethod
-    def of(cls, item: Item) -> _FindingKey:
-        category = item.get("category", "")
+    def of(cls, item: FindingItem) -> _FindingKey:
         return cls(
-            _category_words(str(category)),
+            _category_words(str(item.category)),
             _Place.of(item),
-            item.get("file") is not None,
-            tokens(item.get("title")),
+            item.file is not None,
+            tokens(item.title),
         )
 
     def agrees(self, expected: _FindingKey, spec: MechanismSpec) -> bool:
@@ -207,7 +246,7 @@ class _VulnerabilityKey:
     wording: frozenset[str]
 
     @classmethod
-    def of(cls, item: Item) -> _VulnerabilityKey:
+    def of(cls, item: VulnerabilityItem) -> _VulnerabilityKey:
         return cls(_Place.of(item), _cwes(item), tokens(_wording(item)))
 
     def agrees(self, planted: _VulnerabilityKey, spec: MechanismSpec) -> bool:
@@ -220,8 +259,8 @@ class _VulnerabilityKey:
         return _jaccard(self.wording, planted.wording) >= spec.title_overlap
 
 
-def _wording(item: Item) -> str:
-    return f"{item.get('title') or ''} {item.get('description') or ''}"
+def _wording(item: VulnerabilityItem) -> str:
+    return f"{item.title or ''} {item.description or ''}"
 
 
 Key = TypeVar("Key")
@@ -262,11 +301,19 @@ def _matching(
     return owner
 
 
-def _capped(items: Sequence[Item], spec: MechanismSpec) -> Sequence[Item]:
-    return items[: spec.max_items_per_report]
+def _findings(items: Findings | Vulnerabilities, spec: MechanismSpec) -> list[FindingItem]:
+    return [FindingItem.of(i) for i in items[: spec.max_items_per_report]]
 
 
-def vulnerability_agrees(reported: Item, planted: Item, spec: MechanismSpec) -> bool:
+def _vulnerabilities(
+    items: Findings | Vulnerabilities, spec: MechanismSpec
+) -> list[VulnerabilityItem]:
+    return [VulnerabilityItem.of(i) for i in items[: spec.max_items_per_report]]
+
+
+def vulnerability_agrees(
+    reported: VulnerabilityItem, planted: VulnerabilityItem, spec: MechanismSpec
+) -> bool:
     return _VulnerabilityKey.of(reported).agrees(_VulnerabilityKey.of(planted), spec)
 
 
@@ -279,16 +326,16 @@ class Targets:
     vulnerabilities: tuple[_VulnerabilityKey, ...] = ()
 
     @classmethod
-    def of(cls, expected: Sequence[Item] = (), planted: Sequence[Item] = ()) -> Targets:
+    def of(cls, expected: Findings = (), planted: Vulnerabilities = ()) -> Targets:
         return cls(
-            tuple(_FindingKey.of(e) for e in expected),
-            tuple(_VulnerabilityKey.of(p) for p in planted),
+            tuple(_FindingKey.of(FindingItem.of(e)) for e in expected),
+            tuple(_VulnerabilityKey.of(VulnerabilityItem.of(p)) for p in planted),
         )
 
 
 def score_findings(
-    reported: Sequence[Item],
-    expected: Sequence[Item] | Targets,
+    reported: Findings,
+    expected: Findings | Targets,
     spec: MechanismSpec,
 ) -> float:
     """F1 of the maximum matching of reported findings against the expected ones.
@@ -298,7 +345,7 @@ def score_findings(
     is perfect and anything reported is noise.
     """
     targets = expected if isinstance(expected, Targets) else Targets.of(expected=expected)
-    found = _capped(reported, spec)
+    found = _findings(reported, spec)
     if not targets.findings:
         return 0.0 if found else 1.0
     matched = maximum_matching(
@@ -308,13 +355,13 @@ def score_findings(
 
 
 def score_repository(
-    reported: Sequence[Item],
-    planted: Sequence[Item] | Targets,
+    reported: Vulnerabilities,
+    planted: Vulnerabilities | Targets,
     spec: MechanismSpec,
 ) -> float:
     """F2 of reported against planted vulnerabilities; the clean rule when none are planted."""
     targets = planted if isinstance(planted, Targets) else Targets.of(planted=planted)
-    found = _capped(reported, spec)
+    found = _vulnerabilities(reported, spec)
     if not targets.vulnerabilities:
         return max(0.0, 1.0 - len(found) / spec.clean_repository_divisor)
     matched = maximum_matching(
@@ -326,18 +373,17 @@ def score_repository(
 
 
 def matched_targets(
-    reported: Sequence[Item], truth: Targets, spec: MechanismSpec
+    reported: Findings | Vulnerabilities, truth: Targets, spec: MechanismSpec
 ) -> tuple[bool, ...]:
     """Which expected findings (or, without any, planted vulnerabilities) a report matched.
 
     The same one-to-one maximum matching the score uses, shown item by item.
     """
-    found = _capped(reported, spec)
     if truth.findings:
-        keys: Sequence[Any] = [_FindingKey.of(r) for r in found]
+        keys: Sequence[Any] = [_FindingKey.of(r) for r in _findings(reported, spec)]
         owner = _matching(keys, truth.findings, lambda r, e: r.agrees(e, spec))
         return tuple(i in owner for i in range(len(truth.findings)))
-    keys = [_VulnerabilityKey.of(r) for r in found]
+    keys = [_VulnerabilityKey.of(r) for r in _vulnerabilities(reported, spec)]
     owner = _matching(keys, truth.vulnerabilities, lambda r, p: r.agrees(p, spec))
     return tuple(i in owner for i in range(len(truth.vulnerabilities)))
 

@@ -6,14 +6,18 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Protocol
 
 from assay.mechanism.consensus import reduce_scores, reduce_verdicts
-from assay.mechanism.matching import Targets, score_findings, score_repository
+from assay.mechanism.matching import (
+    FindingItem,
+    Targets,
+    VulnerabilityItem,
+    score_findings,
+    score_repository,
+)
 from assay.mechanism.metrics import Confusion, clamped_mcc, confusion, is_correct, mcc
 from assay.mechanism.spec import MechanismSpec, Track
-
-Items = Sequence[dict[str, Any]]
 
 
 class Rep(Protocol):
@@ -24,9 +28,9 @@ class Rep(Protocol):
     @property
     def verdict(self) -> str | None: ...
     @property
-    def findings(self) -> Items: ...
+    def findings(self) -> Sequence[FindingItem]: ...
     @property
-    def vulnerabilities(self) -> Items: ...
+    def vulnerabilities(self) -> Sequence[VulnerabilityItem]: ...
 
 
 @dataclass(frozen=True)
@@ -35,16 +39,16 @@ class RepResult:
 
     completed: bool
     verdict: str | None = None
-    findings: Items = ()
-    vulnerabilities: Items = ()
+    findings: Sequence[FindingItem] = ()
+    vulnerabilities: Sequence[VulnerabilityItem] = ()
 
 
 @dataclass(frozen=True)
 class TaskTruth:
     task_id: str
     label: str
-    expected_findings: Items = ()
-    planted: Items = ()
+    expected_findings: Sequence[FindingItem] = ()
+    planted: Sequence[VulnerabilityItem] = ()
 
     @cached_property
     def targets(self) -> Targets:

@@ -12,7 +12,8 @@ from collections.abc import Iterable
 import msgspec
 
 from assay.mechanism.spec import MechanismSpec, Track
-from assay.records.rep import InferenceSpend, RepRecord
+from assay.records.rep import RepRecord
+from assay.records.usage import InferenceUsage
 
 
 class RepDiagnostic(msgspec.Struct, frozen=True, kw_only=True):
@@ -31,7 +32,7 @@ class RepDiagnostic(msgspec.Struct, frozen=True, kw_only=True):
         """CPU used against the budget, as every report shows it."""
         return f"{self.cpu_s:.2f} / {self.cpu_budget_s:g} s"
 
-    inference: InferenceSpend | None = None
+    inference: InferenceUsage | None = None
 
 
 class InferenceTotals(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,7 +65,7 @@ class Diagnostics(msgspec.Struct, frozen=True):
 
     def inference(self) -> list[InferenceTotals]:
         """Per track and agent, what reps spent on inference (only where any rep had a proxy)."""
-        groups: dict[tuple[str, str], list[InferenceSpend]] = {}
+        groups: dict[tuple[str, str], list[InferenceUsage]] = {}
         for (track, agent, _, _), d in sorted(self.reps.items()):
             if d.inference is not None:
                 groups.setdefault((track, agent), []).append(d.inference)

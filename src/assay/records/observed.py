@@ -1,23 +1,16 @@
 """`Observed`: what one detonation yields, as stored with the round and shown to agents.
 
-A frozen pydantic model whose JSON is the `context.observed` contract (DESIGN §8):
+Frozen msgspec structs whose JSON is the `context.observed` contract (DESIGN §8):
 keys whose value is empty where the detonation had nothing to say (an evidence's
 path, a step's error, a server's changed tools) are left out, as agents have
-always read them.
+always read them (those fields default to empty, and defaults are not written).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar, Literal, Self
+from typing import Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-    model_validator,
-)
+import msgspec
 
 from assay.mechanism.spec import Track
 
@@ -38,21 +31,14 @@ EVENT_KINDS: tuple[EventKind, ...] = (
 )
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    # Fields written only when they hold something.
-    _omitted_when_empty: ClassVar[frozenset[str]] = frozenset()
-
-    @model_serializer(mode="wrap")
-    def _without_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        data: dict[str, object] = handler(self)
-        return {k: v for k, v in data.items() if v or k not in self._omitted_when_empty}
+class _Record(
+    msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True
+):
+    """Written without the fields left at their (empty) default."""
 
 
-class EvidenceRecord(_Record):
+class EvidenceRecord(_Record, frozen=True):
     """One distinct observation behind a capability, with every profile that showed it."""
-
-    _omitted_when_empty = frozenset({"profiles", "path", "argv", "peer", "detail"})
 
     event: str
     profile: str
@@ -64,7 +50,7 @@ class EvidenceRecord(_Record):
     detail: str = ""
 
 
-class CapabilityRecord(_Record):
+class CapabilityRecord(_Record, frozen=True):
     capability: str
     group: str
     protection: str
@@ -72,9 +58,7 @@ class CapabilityRecord(_Record):
     evidence: tuple[EvidenceRecord, ...]
 
 
-class StepRecord(_Record):
-    _omitted_when_empty = frozenset({"error", "stderr_tail"})
-
+class StepRecord(_Record, frozen=True):
     name: str
     argv: tuple[str, ...]
     exit: int | None
@@ -83,7 +67,7 @@ class StepRecord(_Record):
     stderr_tail: str = ""  # quoted: the artifact's output, marked as data
 
 
-class ProfileRecord(_Record):
+class ProfileRecord(_Record, frozen=True):
     name: str
     description: str
     status: str  # ok | a LimitHit value | harness_failed
@@ -94,7 +78,7 @@ class ProfileRecord(_Record):
     wall_s: float
 
 
-class ToolSurface(_Record):
+class ToolSurface(_Record, frozen=True):
     """A tool as the server declared it (description quoted: the artifact's words)."""
 
     name: str
@@ -102,7 +86,7 @@ class ToolSurface(_Record):
     parameters: tuple[str, ...]
 
 
-class CallSummary(_Record):
+class CallSummary(_Record, frozen=True):
     """One tool call: how it ended, and the capabilities the harness saw it exercise."""
 
     tool: str
@@ -110,7 +94,7 @@ class CallSummary(_Record):
     observed: tuple[str, ...]
 
 
-class SessionSummary(_Record):
+class SessionSummary(_Record, frozen=True):
     initialize: str
     crashed: bool
     exit: int | None
@@ -120,35 +104,29 @@ class SessionSummary(_Record):
     stdout_bytes: int
 
 
-class McpSummary(_Record):
-    _omitted_when_empty = frozenset({"tools_after_change"})
-
+class McpSummary(_Record, frozen=True):
     tools: tuple[ToolSurface, ...]
-    calls: Mapping[str, tuple[CallSummary, ...]]  # profile -> calls made under it
-    sessions: Mapping[str, SessionSummary]  # profile -> how its session went
+    calls: dict[str, tuple[CallSummary, ...]]  # profile -> calls made under it
+    sessions: dict[str, SessionSummary]  # profile -> how its session went
     tools_after_change: tuple[ToolSurface, ...] = ()  # announced by tools/list_changed
 
 
-class Observed(_Record):
+class Observed(_Record, frozen=True):
     """What the validator saw the artifact do; its JSON is `context.observed`."""
-
-    _omitted_when_empty = frozenset({"mcp"})
 
     track: Track
     capabilities: tuple[CapabilityRecord, ...]
-    gated: Mapping[str, tuple[str, ...]]  # capability -> the non-baseline profiles showing it
+    gated: dict[str, tuple[str, ...]]  # capability -> the non-baseline profiles showing it
     profiles: tuple[ProfileRecord, ...]
-    events: Mapping[EventKind, tuple[str, ...]]  # empty when nothing could run
+    events: dict[EventKind, tuple[str, ...]]  # empty when nothing could run
     notes: tuple[str, ...]
     complete: bool
     # Why the detonation may not show everything the artifact does; disturbing the
     # detonation is itself evidence: never read "nothing observed" then.
     interference: tuple[str, ...]
-    untrusted: str = UNTRUSTED_NOTE
+    untrusted: str  # always written: UNTRUSTED_NOTE
     mcp: McpSummary | None = None
 
-    @model_validator(mode="after")
-    def _complete_means_undisturbed(self) -> Self:
+    def __post_init__(self) -> None:
         if self.complete == bool(self.interference):
             raise ValueError("`complete` must hold exactly when there is no interference")
-        return self

@@ -1,13 +1,14 @@
-"""The stored result of one rep: a frozen pydantic model with a JSON round trip."""
+"""The stored result of one rep, with its JSON round trip (`records.codec`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+import msgspec
 
 from assay.mechanism.spec import Track
+from assay.records import codec
 from assay.records.usage import Body, InferenceUsage
 from assay.sandbox.interface import CopyStatus, TraceSummary
 from assay.schema.report import AgentReport
@@ -34,9 +35,7 @@ class FailureReason(StrEnum):
     ROUND_CAP = "round_cap"  # the agent's round wall cap was spent before this rep
 
 
-class SandboxIdentity(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class SandboxIdentity(msgspec.Struct, frozen=True, kw_only=True):
     backend: str
     digest: str
     sandboxed: bool
@@ -56,9 +55,7 @@ class ProbeObservation:
         return self.file_matches and self.dns_seen and self.echo_seen
 
 
-class RunOutcome(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class RunOutcome(msgspec.Struct, frozen=True, kw_only=True):
     track: Track
     task_id: str
     rep: int
@@ -73,7 +70,7 @@ class RunOutcome(BaseModel):
     wall_s: float = 0.0
     peak_memory_bytes: int = 0
     probe: ProbeObservation | None = None
-    trace: TraceSummary = TraceSummary()
+    trace: TraceSummary = msgspec.field(default_factory=TraceSummary)
     stdout_bytes: int = 0
     stderr_tail: str = ""
     sandbox: SandboxIdentity
@@ -99,8 +96,8 @@ class RunOutcome(BaseModel):
         return self.report.verdict.decision.value if self.completed and self.report else None
 
     def to_json(self) -> str:
-        return self.model_dump_json()
+        return codec.encode(self).decode()
 
     @classmethod
     def from_json(cls, text: str | bytes) -> RunOutcome:
-        return cls.model_validate_json(text)
+        return codec.decode(text, cls)

@@ -5,51 +5,29 @@ agent code that the interrupted one drew. (`assay.validator.plan` makes it.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from assay.mechanism.draw import draw_seed
+from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import MechanismSpec, Track
+from assay.records import codec
 from assay.schema.inference import InferenceConfig
 from assay.schema.manifest import AgentManifest
 
 
-@dataclass(frozen=True)
-class PlannedTask:
+class PlannedTask(msgspec.Struct, frozen=True):
     track: Track
     task_id: str
     label: str
     artifact_dir: str
     artifact_digest: str
-    expected_findings: tuple[dict[str, Any], ...]
-    planted: tuple[dict[str, Any], ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "track": self.track.value,
-            "task_id": self.task_id,
-            "label": self.label,
-            "artifact_dir": self.artifact_dir,
-            "artifact_digest": self.artifact_digest,
-            "expected_findings": list(self.expected_findings),
-            "planted": list(self.planted),
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PlannedTask:
-        return cls(
-            track=Track(data["track"]),
-            task_id=data["task_id"],
-            label=data["label"],
-            artifact_dir=data["artifact_dir"],
-            artifact_digest=data["artifact_digest"],
-            expected_findings=tuple(data["expected_findings"]),
-            planted=tuple(data["planted"]),
-        )
+    expected_findings: tuple[FindingItem, ...]
+    planted: tuple[VulnerabilityItem, ...]
 
 
-@dataclass(frozen=True)
-class RoundPlan:
+class RoundPlan(msgspec.Struct, frozen=True):
     round_seed: str
     validator_id: str
     mechanism_version: str
@@ -60,50 +38,21 @@ class RoundPlan:
     agents: tuple[str, ...]  # agent hashes, sorted
     # Agents refused at intake (assay.attest.intake): hash -> track -> why. Their reps on
     # those tracks fail without running, so they score 0 with the reason recorded.
-    refused: dict[str, dict[str, str]] = field(default_factory=dict)
-    manifests: dict[str, AgentManifest] = field(default_factory=dict)  # hash -> verified manifest
-    # The round's upstream model (`InferenceConfig` as JSON, never a key) and the model
+    refused: dict[str, dict[str, str]] = {}
+    manifests: dict[str, AgentManifest] = {}  # hash -> verified manifest
+    # The round's upstream model (the `[inference]` table, never a key) and the model
     # each agent is served: the one its manifest names when the round allows it.
     inference: InferenceConfig | None = None
-    models: dict[str, str] = field(default_factory=dict)
+    models: dict[str, str] = {}
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "round_seed": self.round_seed,
-            "validator_id": self.validator_id,
-            "draw_seed": draw_seed(self.round_seed, self.validator_id),
-            "mechanism_version": self.mechanism_version,
-            "mechanism_digest": self.mechanism_digest,
-            "corpus": self.corpus,
-            "reps": {t.value: n for t, n in self.reps.items()},
-            "tasks": [t.to_json() for t in self.tasks],
-            "agents": list(self.agents),
-            "refused": self.refused,
-            "manifests": {h: m.model_dump(mode="json") for h, m in self.manifests.items()},
-            "inference": self.inference.model_dump(mode="json") if self.inference else None,
-            "models": self.models,
-        }
+        """The plan as stored, with the draw seed anyone can recompute beside it."""
+        data: dict[str, Any] = codec.to_builtins(self)
+        return data | {"draw_seed": draw_seed(self.round_seed, self.validator_id)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RoundPlan:
-        return cls(
-            round_seed=data["round_seed"],
-            validator_id=data["validator_id"],
-            mechanism_version=data["mechanism_version"],
-            mechanism_digest=data["mechanism_digest"],
-            corpus=data["corpus"],
-            reps={Track(t): int(n) for t, n in data["reps"].items()},
-            tasks=tuple(PlannedTask.from_json(t) for t in data["tasks"]),
-            agents=tuple(data["agents"]),
-            refused=data.get("refused", {}),
-            manifests={
-                h: AgentManifest.model_validate(m) for h, m in data.get("manifests", {}).items()
-            },
-            inference=InferenceConfig.from_table(data["inference"])
-            if data.get("inference") is not None
-            else None,
-            models=data.get("models", {}),
-        )
+    def from_json(cls, data: object) -> RoundPlan:
+        return codec.convert(data, cls)
 
     @property
     def tracks(self) -> tuple[Track, ...]:

@@ -32,20 +32,20 @@ import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 
 from assay.mechanism.consensus import representative
+from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
 from assay.records.outcome import RunOutcome
 from assay.records.plan import PlannedTask
+from assay.records.usage import InferenceUsage
 
 # A record line longer than this is refused rather than parsed: one rep's
 # report is capped at 1 MiB, and the label's truth travels beside it.
 MAX_LINE_BYTES = 4 << 20
-
-Items = tuple[dict[str, Any], ...]
 
 
 class RecordError(ValueError):
@@ -54,26 +54,6 @@ class RecordError(ValueError):
     def __init__(self, message: str, line: int | None = None) -> None:
         super().__init__(message)
         self.line = line
-
-
-class InferenceSpend(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A rep's inference usage without its per-exchange digests (`InferenceUsage.summary`)."""
-
-    provider: str
-    model: str
-    requests: int = 0
-    refused: int = 0
-    rejected: int = 0
-    errors: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    estimated: bool = False
-    upstream_s: float = 0.0
-    wall_extension_s: float = 0.0
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
 
 
 class RepRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -85,13 +65,13 @@ class RepRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     status: Literal["completed", "failed"]
     reason: str | None = None
     verdict: Literal["ALLOW", "WARN", "BLOCK"] | None = None
-    findings: Items = ()
-    expected_findings: Items = ()
-    vulnerabilities: Items = ()
-    planted: Items = ()
+    findings: tuple[FindingItem, ...] = ()
+    expected_findings: tuple[FindingItem, ...] = ()
+    vulnerabilities: tuple[VulnerabilityItem, ...] = ()
+    planted: tuple[VulnerabilityItem, ...] = ()
     detail: Annotated[str, msgspec.Meta(max_length=4096)] = ""
     cpu_s: Annotated[float, msgspec.Meta(ge=0)] = 0.0
-    inference: InferenceSpend | None = None
+    inference: InferenceUsage | None = None  # without its exchanges
 
     def __post_init__(self) -> None:
         if self.status == "failed" and not self.reason:
@@ -104,7 +84,8 @@ class RepRecord(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return self.status == "completed"
 
 
-_DECODER = msgspec.json.Decoder(RepRecord)
+# Not strict: a line number or count written as a string is read as the number it spells.
+_DECODER = msgspec.json.Decoder(RepRecord, strict=False)
 
 
 def parse_line(line: bytes | str, number: int) -> RepRecord:
@@ -172,14 +153,14 @@ def speaking_reps(records: Iterable[RepRecord]) -> dict[tuple[str, str, str], Re
 def to_record(outcome: RunOutcome, truth: PlannedTask) -> RepRecord:
     """A stored outcome as the rep record every score is computed from."""
     report = outcome.report if outcome.completed else None
-    findings: tuple[dict[str, Any], ...] = ()
-    vulnerabilities: tuple[dict[str, Any], ...] = ()
+    findings: tuple[FindingItem, ...] = ()
+    vulnerabilities: tuple[VulnerabilityItem, ...] = ()
     if report is not None:
-        findings = tuple(f.model_dump(mode="json") for f in report.findings)
-        if report.evidence.vulnerabilities:
-            vulnerabilities = tuple(
-                v.model_dump(mode="json") for v in report.evidence.vulnerabilities
-            )
+        findings = tuple(FindingItem.of(f.model_dump(mode="json")) for f in report.findings)
+        vulnerabilities = tuple(
+            VulnerabilityItem.of(v.model_dump(mode="json"))
+            for v in report.evidence.vulnerabilities or ()
+        )
     return RepRecord(
         agent=outcome.agent_hash,
         track=outcome.track,
@@ -195,7 +176,5 @@ def to_record(outcome: RunOutcome, truth: PlannedTask) -> RepRecord:
         planted=truth.planted,
         detail=outcome.detail[:4096],
         cpu_s=max(0.0, outcome.cpu_s),
-        inference=msgspec.convert(outcome.inference.summary(), InferenceSpend)
-        if outcome.inference
-        else None,
+        inference=outcome.inference.summary() if outcome.inference else None,
     )

@@ -3,17 +3,16 @@
 Diagnostic like CPU seconds: shown beside the scores, never part of them. Each
 exchange is recorded by the SHA-256 of the request body the upstream received
 and of the response body the agent received, so an attestation states exactly
-what was asked and what the model said.
+what was asked and what the model said. One record serves the proxy's meter,
+the stored outcome, the rep record (without its exchanges) and the reports.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import msgspec
 
 
-class Exchange(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Exchange(msgspec.Struct, frozen=True, kw_only=True):
     seq: int  # order in which the proxy admitted the request
     status: int  # HTTP status the agent received
     request_sha256: str
@@ -24,9 +23,7 @@ class Exchange(BaseModel):
     upstream_s: float = 0.0
 
 
-class InferenceUsage(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class InferenceUsage(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     provider: str
     model: str
     requests: int = 0  # forwarded upstream (each counts against the request budget)
@@ -44,15 +41,13 @@ class InferenceUsage(BaseModel):
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def summary(self) -> dict[str, object]:
-        """Everything but the per-exchange digests (reports show these)."""
-        return self.model_dump(mode="json", exclude={"exchanges"})
+    def summary(self) -> InferenceUsage:
+        """The counts without the per-exchange digests (what rep records and reports show)."""
+        return msgspec.structs.replace(self, exchanges=())
 
 
-class Body(BaseModel):
+class Body(msgspec.Struct, frozen=True):
     """One request or response body the proxy carried, kept by its SHA-256 (UTF-8 JSON text)."""
-
-    model_config = ConfigDict(frozen=True)
 
     sha256: str
     text: str

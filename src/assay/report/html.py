@@ -11,11 +11,12 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import jinja2
 from markupsafe import Markup
 
+from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
 from assay.records.agent import short_hash
 from assay.records.diagnostics import RepDiagnostic
@@ -267,15 +268,15 @@ def _expected(truth: PlannedTask | None, matched: tuple[bool, ...] | None) -> li
     """The label's expected items, each marked matched or missed by the speaking rep."""
     if truth is None or not (truth.expected_findings or truth.planted):
         return []
-    items = truth.expected_findings or truth.planted
+    items: tuple[FindingItem | VulnerabilityItem, ...] = truth.expected_findings or truth.planted
     hits = matched or (False,) * len(items)
     return [Expected(_describe(item), hit) for item, hit in zip(items, hits, strict=True)]
 
 
-def _describe(item: dict[str, Any]) -> str:
-    where = f"{item.get('file') or ''}:{item.get('line')}" if item.get("line") else item.get("file")
-    kind = item.get("cwe") or item.get("category") or ""
-    return " · ".join(str(p) for p in (kind, item.get("title"), where) if p)
+def _describe(item: FindingItem | VulnerabilityItem) -> str:
+    where = f"{item.file or ''}:{item.line}" if item.line else item.file
+    kind = item.cwe if isinstance(item, VulnerabilityItem) else item.category
+    return " · ".join(str(p) for p in (kind, item.title, where) if p)
 
 
 def _task_row(

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import quote
 
 from assay import __version__
+from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
 from assay.records.rep import RepRecord, speaking_reps
 from assay.records.round import RoundResult
@@ -29,31 +29,36 @@ _LEVELS = {"CRIT": "error", "HIGH": "error", "MED": "warning", "LOW": "note"}
 _CWE = re.compile(r"(\d+)")
 
 
-def _rule_id(item: Mapping[str, Any], track: Track) -> str:
-    if track is Track.REPOSITORIES:
-        number = _CWE.search(str(item.get("cwe") or ""))
+Item = FindingItem | VulnerabilityItem
+
+
+def _rule_id(item: Item) -> str:
+    if isinstance(item, VulnerabilityItem):
+        number = _CWE.search(str(item.cwe or ""))
         if number:
             return f"CWE-{int(number.group(1))}"
-    return printable(str(item.get("category") or "finding"), 80) or "finding"
+        return "finding"
+    return printable(str(item.category or "finding"), 80) or "finding"
 
 
-def _location(record: RepRecord, item: Mapping[str, Any]) -> list[dict[str, Any]]:
-    file = str(item.get("file") or "").replace("\\", "/").lstrip("/")
+def _location(record: RepRecord, item: Item) -> list[dict[str, Any]]:
+    file = str(item.file or "").replace("\\", "/").lstrip("/")
     parts = [record.track.value, record.task, *([file] if file else [])]
     physical: dict[str, Any] = {
         "artifactLocation": {"uri": "/".join(quote(p, safe="/") for p in parts)}
     }
-    line = item.get("line")
+    line = item.line
     if isinstance(line, int) and not isinstance(line, bool) and line >= 1:
         physical["region"] = {"startLine": line}
     return [{"physicalLocation": physical}]
 
 
-def _result(record: RepRecord, item: Mapping[str, Any]) -> dict[str, Any]:
-    severity = str(item.get("severity") or "").upper()
-    title = printable(str(item.get("title") or item.get("description") or "finding"), 500)
+def _result(record: RepRecord, item: Item) -> dict[str, Any]:
+    severity = str(item.severity or "").upper()
+    described = item.description if isinstance(item, VulnerabilityItem) else None
+    title = printable(str(item.title or described or "finding"), 500)
     return {
-        "ruleId": _rule_id(item, record.track),
+        "ruleId": _rule_id(item),
         "level": _LEVELS.get(
             {"MEDIUM": "MED", "CRITICAL": "CRIT"}.get(severity, severity), "warning"
         ),
@@ -66,8 +71,10 @@ def _result(record: RepRecord, item: Mapping[str, Any]) -> dict[str, Any]:
 def _run(result: RoundResult, agent: str, reps: list[RepRecord]) -> dict[str, Any]:
     results = []
     for record in reps:
-        items = record.vulnerabilities if record.track is Track.REPOSITORIES else record.findings
-        results += [_result(record, item) for item in items if isinstance(item, Mapping)]
+        items: tuple[Item, ...] = (
+            record.vulnerabilities if record.track is Track.REPOSITORIES else record.findings
+        )
+        results += [_result(record, item) for item in items]
     rules = sorted({r["ruleId"] for r in results})
     return {
         "tool": {

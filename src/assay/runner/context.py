@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from assay.mechanism.spec import Track
+from assay.records import codec
 from assay.records.observed import Observed
 from assay.runner.probe import Probe
 from assay.sandbox.interface import SANDBOX_ARTIFACT_DIR, SANDBOX_WORKSPACE_DIR, SandboxBackend
@@ -22,7 +23,7 @@ def agent_observed(observed: Observed | None) -> dict[str, object] | None:
     as the JSON builtins the context is written from."""
     if observed is None:
         return None
-    data = observed.model_dump(mode="json")
+    data = codec.to_builtins(observed)
     return {
         **data,
         "capabilities": [c.capability for c in observed.capabilities],

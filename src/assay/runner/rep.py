@@ -6,17 +6,19 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
-from assay.inference.config import Upstream
-from assay.inference.proxy import HANDLERS_PER_REP, SOCKET_NAME, ProxySession
+import msgspec
+
+from assay.inference.interface import InferenceService, MeteredSession
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.records.agent import Agent
 from assay.records.observed import Observed
 from assay.records.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
 from assay.runner.context import build_context
-from assay.runner.gates import Judgement, judge
+from assay.runner.gates import judge
 from assay.runner.probe import Probe, derive_nonce
 from assay.sandbox.interface import (
     InputFile,
+    Observation,
     ResourceLimits,
     SandboxBackend,
     SealedRequest,
@@ -78,11 +80,11 @@ def sealed_request(
     probe: Probe | None,
     spec: MechanismSpec,
     backend: SandboxBackend,
-    proxy: ProxySession | None = None,
+    session: MeteredSession | None = None,
 ) -> SealedRequest:
     config = shim_config(task.agent, spec, backend)
-    if proxy is not None:
-        relay = {"socket": SOCKET_NAME, "port": INFERENCE_PORT, "slots": 2 * HANDLERS_PER_REP}
+    if session is not None:
+        relay = {"socket": session.socket_name, "port": INFERENCE_PORT, "slots": session.slots}
         config["inference_relay"] = relay
     run = python_script(
         backend,
@@ -91,7 +93,7 @@ def sealed_request(
         modules=(InputFile("agent.py", task.agent.code),),
     )
     return SealedRequest(
-        service=proxy,
+        service=session,
         argv=run.argv,
         limits=limits_for(spec, task.track),
         inputs=run.inputs,
@@ -103,68 +105,95 @@ def sealed_request(
     )
 
 
+def _inference_context(session: MeteredSession | None, nonce: str) -> dict[str, str]:
+    """`context.inference`: Phylax's shape, where the agent posts to
+    f"{api}/v1/chat/completions" with the nonce as its key; empty without a model."""
+    if session is None:
+        return {}
+    return {
+        "api": INFERENCE_API,
+        "api_key": nonce,
+        "provider": session.provider,
+        "model": session.model,
+    }
+
+
 def run_rep(
     task: RepTask,
     *,
     backend: SandboxBackend,
     spec: MechanismSpec,
     secret: bytes,
-    upstream: Upstream | None = None,
+    inference: InferenceService | None = None,
 ) -> RunOutcome:
     """Run one rep sealed and judge it. `InfrastructureError` propagates (abstain).
 
-    With an `upstream`, the rep gets its own metered inference proxy."""
+    With an `inference` service (the round serves a model), the rep gets its own
+    metered session from it."""
     nonce = derive_nonce(secret, task.round_seed, task.agent.agent_hash, task.task_id, task.rep)
-    probe = Probe.from_nonce(nonce) if task.track.behavioural else None
     identity = SandboxIdentity(
         backend=backend.name, digest=backend.digest, sandboxed=backend.sandboxed
     )
-    base = {
-        "track": task.track,
-        "task_id": task.task_id,
-        "rep": task.rep,
-        "agent_hash": task.agent.agent_hash,
-        "nonce": nonce,
-        "sandbox": identity,
-    }
     if len(task.agent.code) > spec.sandbox.agent_code_bytes:
-        return RunOutcome(
-            **base,
-            status=RunStatus.FAILED,
-            reason=FailureReason.AGENT_INVALID,
-            detail=f"agent file exceeds {spec.sandbox.agent_code_bytes} bytes",
-        )
-    proxy, inference = None, None
-    if upstream is not None:
-        model = task.model or upstream.config.model
-        budget = spec.track(task.track).inference
-        proxy = ProxySession(upstream, nonce=nonce, model=model, budget=budget)
-        # Phylax's shape: the agent posts to f"{api}/v1/chat/completions" with the nonce.
-        inference = {"api": INFERENCE_API, "api_key": nonce, "provider": proxy.provider}
-        inference["model"] = model
+        detail = f"agent file exceeds {spec.sandbox.agent_code_bytes} bytes"
+        return unrun(task, nonce, identity, FailureReason.AGENT_INVALID, detail)
+    probe = Probe.from_nonce(nonce) if task.track.behavioural else None
+    budget = spec.track(task.track).inference
+    session = inference.session(nonce=nonce, model=task.model, budget=budget) if inference else None
     context = build_context(
         track=task.track.value,
         nonce=nonce,
         probe=probe,
         observed=task.observed,
         backend=backend,
-        inference=inference,
+        inference=_inference_context(session, nonce),
     )
-    request = sealed_request(task, context, probe, spec, backend, proxy)
+    request = sealed_request(task, context, probe, spec, backend, session)
     try:
         observation = backend.run(request)
     finally:
-        usage = proxy.close() if proxy else None
-    transcript = proxy.transcript() if proxy else ()
+        usage = session.close() if session else None
     limits = request.limits
     if usage is not None:  # the backstop the run was actually held to
-        backstop = limits.wall_backstop_s + usage.wall_extension_s
-        limits = replace(limits, wall_backstop_s=backstop)
-    judgement: Judgement = judge(observation, track=task.track, probe=probe, limits=limits)
+        limits = replace(limits, wall_backstop_s=limits.wall_backstop_s + usage.wall_extension_s)
+    outcome = _judged(task, nonce, identity, observation, probe, limits)
+    if session is None:
+        return outcome
+    return msgspec.structs.replace(outcome, inference=usage, transcript=session.transcript())
+
+
+def unrun(
+    task: RepTask, nonce: str, sandbox: SandboxIdentity, reason: FailureReason, detail: str
+) -> RunOutcome:
+    """A rep that failed without running: its reason, and nothing observed."""
     return RunOutcome(
-        inference=usage,
-        transcript=transcript,
-        **base,
+        track=task.track,
+        task_id=task.task_id,
+        rep=task.rep,
+        agent_hash=task.agent.agent_hash,
+        nonce=nonce,
+        status=RunStatus.FAILED,
+        reason=reason,
+        detail=detail,
+        sandbox=sandbox,
+    )
+
+
+def _judged(
+    task: RepTask,
+    nonce: str,
+    sandbox: SandboxIdentity,
+    observation: Observation,
+    probe: Probe | None,
+    limits: ResourceLimits,
+) -> RunOutcome:
+    judgement = judge(observation, track=task.track, probe=probe, limits=limits)
+    return RunOutcome(
+        track=task.track,
+        task_id=task.task_id,
+        rep=task.rep,
+        agent_hash=task.agent.agent_hash,
+        nonce=nonce,
         status=RunStatus.FAILED if judgement.reason else RunStatus.COMPLETED,
         reason=judgement.reason,
         detail=judgement.detail,
@@ -177,4 +206,5 @@ def run_rep(
         trace=observation.trace,
         stdout_bytes=observation.stdout.total_bytes,
         stderr_tail=observation.stderr.data[-_STDERR_TAIL:].decode("utf-8", "replace"),
+        sandbox=sandbox,
     )

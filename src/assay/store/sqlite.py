@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+import msgspec
 
+from assay.records import codec
 from assay.records.agent import Agent
 from assay.records.observed import Observed
 from assay.records.outcome import RunOutcome
@@ -267,7 +268,7 @@ class Store:
         with self._transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO observed VALUES (?, ?, ?, ?)",
-                (round_id, track, task_id, observed.model_dump_json()),
+                (round_id, track, task_id, codec.encode(observed).decode()),
             )
 
     def observed(self, round_id: str) -> dict[tuple[str, str], Observed]:
@@ -279,13 +280,11 @@ class Store:
         out: dict[tuple[str, str], Observed] = {}
         for track, task_id, text in rows:
             try:
-                out[(track, task_id)] = Observed.model_validate_json(text)
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(part) for part in first["loc"]) or "the row"
+                out[(track, task_id)] = codec.decode(text, Observed)
+            except codec.DecodeError as exc:
                 raise StoreError(
                     f"stored observation of {track}/{task_id} in round {round_id} is "
-                    f"unreadable ({exc.error_count()} error(s), first at {where}: {first['msg']})"
+                    f"unreadable ({exc})"
                 ) from exc
         return out
 
@@ -310,7 +309,7 @@ class Store:
                     outcome.status.value,
                     outcome.reason.value if outcome.reason else None,
                     outcome.charged_wall_s,  # summed by `wall_spent`, the round cap's meter
-                    outcome.model_copy(update={"transcript": ()}).to_json(),
+                    msgspec.structs.replace(outcome, transcript=()).to_json(),
                 ),
             )
 

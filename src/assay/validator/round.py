@@ -7,19 +7,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.corpus.interface import CorpusError, artifact_digest
-from assay.inference.config import Upstream, resolve_upstream
+from assay.inference.config import resolve_upstream
+from assay.inference.interface import InferenceService
+from assay.inference.proxy import MeteredProxy
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import ema
 from assay.records.agent import Agent
 from assay.records.diagnostics import diagnose
 from assay.records.observed import Observed
-from assay.records.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
+from assay.records.outcome import FailureReason, RunOutcome, SandboxIdentity
 from assay.records.plan import PlannedTask
 from assay.records.rep import RepRecord, to_record
 from assay.records.round import RoundResult
 from assay.records.scorecard import Scorecard
 from assay.runner.probe import derive_nonce
-from assay.runner.rep import RepTask
+from assay.runner.rep import RepTask, unrun
 from assay.sandbox import InfrastructureError
 from assay.schema.inference import InferenceConfigError
 from assay.store.sqlite import Store, StoreError
@@ -28,6 +30,10 @@ from assay.validator.scoring import expected_matches, scorecard
 
 Observer = Callable[[PlannedTask], Observed | None]
 ProgressHook = Callable[[RunOutcome], None]
+
+
+# What a rep that never ran records as its sandbox.
+_NOT_RUN = SandboxIdentity(backend="none", digest="", sandboxed=False)
 
 
 class Abstained(RuntimeError):
@@ -140,11 +146,11 @@ class RoundEngine:
         try:
             self.executor.prepare()
             self._verify_artifacts()
-            upstream = self._upstream()
+            inference = self._inference()
             observed = self._observe_all()
             cap = _WallCap(self.spec, self.store.wall_spent(self.round_id))
             jobs = self._jobs(self.ledger.pending(), observed, cap)
-            self._execute(jobs, cap, upstream)
+            self._execute(jobs, cap, inference)
             return self.finish()
         except (InfrastructureError, StoreError, Abstained) as exc:
             self.store.abstain(self.round_id, f"{type(exc).__name__}: {exc}")
@@ -156,20 +162,22 @@ class RoundEngine:
             self.store.abstain(self.round_id, f"internal error: {type(exc).__name__}: {exc}")
             raise
 
-    def _execute(self, jobs: Iterator[RepTask], cap: _WallCap, upstream: Upstream | None) -> None:
+    def _execute(
+        self, jobs: Iterator[RepTask], cap: _WallCap, inference: InferenceService | None
+    ) -> None:
         # On Ctrl-C the executor kills the reps in flight and yields nothing more:
         # every stored rep is whole, and `round resume` runs exactly the others.
-        runner = RepRunner(self.spec, self.secret, upstream)
+        runner = RepRunner(self.spec, self.secret, inference)
         for outcome in self.executor.execute(jobs, runner):
             self._record(outcome, cap)
 
-    def _upstream(self) -> Upstream | None:
+    def _inference(self) -> InferenceService | None:
         """The recorded upstream with its key, read now: a validator that cannot serve
         the round's model abstains rather than run its agents without it."""
         if self.plan.inference is None:
             return None
         try:
-            return resolve_upstream(self.plan.inference)
+            return MeteredProxy(resolve_upstream(self.plan.inference))
         except InferenceConfigError as exc:
             raise Abstained(f"cannot start the inference proxy: {exc}") from exc
 
@@ -217,16 +225,22 @@ class RoundEngine:
             if cap.exhausted(agent.agent_hash, task.track):
                 self._record(self._capped(task, agent, rep), cap)
                 continue
-            yield RepTask(
-                agent=agent,
-                track=task.track,
-                task_id=task.task_id,
-                artifact_dir=Path(task.artifact_dir),
-                rep=rep,
-                round_seed=self.plan.round_seed,
-                observed=observed.get((task.track.value, task.task_id)),
-                model=self.plan.models.get(agent.agent_hash),
-            )
+            seen = observed.get((task.track.value, task.task_id))
+            yield self._rep_task(task, agent, rep, seen)
+
+    def _rep_task(
+        self, task: PlannedTask, agent: Agent, rep: int, observed: Observed | None = None
+    ) -> RepTask:
+        return RepTask(
+            agent=agent,
+            track=task.track,
+            task_id=task.task_id,
+            artifact_dir=Path(task.artifact_dir),
+            rep=rep,
+            round_seed=self.plan.round_seed,
+            observed=observed,
+            model=self.plan.models.get(agent.agent_hash),
+        )
 
     def _capped(self, task: PlannedTask, agent: Agent, rep: int) -> RunOutcome:
         cap_s = self.spec.round_wall_cap_s(task.track)
@@ -242,19 +256,8 @@ class RoundEngine:
         detail: str,
     ) -> RunOutcome:
         """A rep failed without running (agent refused at intake or its round cap spent)."""
-        return RunOutcome(
-            track=task.track,
-            task_id=task.task_id,
-            rep=rep,
-            agent_hash=agent.agent_hash,
-            nonce=derive_nonce(
-                self.secret, self.plan.round_seed, agent.agent_hash, task.task_id, rep
-            ),
-            status=RunStatus.FAILED,
-            reason=reason,
-            detail=detail,
-            sandbox=SandboxIdentity(backend="none", digest="", sandboxed=False),
-        )
+        nonce = derive_nonce(self.secret, self.plan.round_seed, agent.agent_hash, task.task_id, rep)
+        return unrun(self._rep_task(task, agent, rep), nonce, _NOT_RUN, reason, detail)
 
     def _record(self, outcome: RunOutcome, cap: _WallCap) -> None:
         self.store.put_rep(self.round_id, outcome)

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import msgspec
+
 from assay.attest.intake import Admission, admit_files
 from assay.corpus.native import NativeCorpus
 from assay.corpus.validate import require_valid
@@ -157,14 +159,14 @@ def _plan(
         reps=reps,
         draw_all=draw_all,
     )
-    plan = replace(plan, refused=admission.refused, manifests=admission.manifests)
+    plan = msgspec.structs.replace(plan, refused=admission.refused, manifests=admission.manifests)
     if config.inference is None:
         return plan
     models = {
         a.agent_hash: config.inference.model_for(admission.requested_model(a.agent_hash))
         for a in admission.agents
     }
-    return replace(plan, inference=config.inference, models=models)
+    return msgspec.structs.replace(plan, inference=config.inference, models=models)
 
 
 def _completed(store: Store, round_id: str) -> bool:

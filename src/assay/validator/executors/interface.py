@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 
-from assay.inference.config import Upstream
+from assay.inference.interface import InferenceService
 from assay.mechanism.spec import MechanismSpec
 from assay.records.outcome import RunOutcome
 from assay.runner.rep import RepTask, run_rep
@@ -19,11 +19,12 @@ class RepRunner:
 
     spec: MechanismSpec
     secret: bytes
-    upstream: Upstream | None = None  # the round's model, key included: travels like `secret`
+    # The round's model, key included: travels like `secret`; None when it serves none.
+    inference: InferenceService | None = None
 
     def __call__(self, task: RepTask, backend: SandboxBackend) -> RunOutcome:
         return run_rep(
-            task, backend=backend, spec=self.spec, secret=self.secret, upstream=self.upstream
+            task, backend=backend, spec=self.spec, secret=self.secret, inference=self.inference
         )
 
 
