@@ -60,7 +60,7 @@ def test_the_example_round_toml_is_a_valid_config(assay: Assay, tmp_path: Path) 
     assert tomllib.loads(text)["round"]["executor"] == "local"
     path = tmp_path / "round.toml"
     path.write_text(text)
-    assert load_config(path)["validator_id"] == "local"
+    assert load_config(path).validator_id == "local"
 
 
 def test_an_unexpected_error_is_one_line_and_a_traceback_file(tmp_path: Path) -> None:

@@ -32,8 +32,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from assay.inference.config import Upstream
 from assay.inference.interface import InferenceService, MeteredSession
 from assay.mechanism.spec import InferenceBudget
@@ -64,6 +62,8 @@ class Gateway:
     """The pooled HTTP client to one upstream, shared by every rep of a validator process."""
 
     def __init__(self, upstream: Upstream) -> None:
+        import httpx  # here, not at the top: every command imports this module, few serve a model
+
         self.config = upstream.config
         timeout = self.config.timeout_s
         headers = {"Authorization": f"Bearer {upstream.key}"} if upstream.key else {}
@@ -79,6 +79,8 @@ class Gateway:
 
         The whole exchange, not only each read, is held to the timeout, so a
         server dripping bytes cannot keep a rep waiting."""
+        import httpx
+
         deadline = time.monotonic() + self.config.timeout_s
         try:
             with self._client.stream(

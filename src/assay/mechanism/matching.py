@@ -359,7 +359,19 @@ def score_repository(
     planted: Vulnerabilities | Targets,
     spec: MechanismSpec,
 ) -> float:
-    """F2 of reported against planted vulnerabilities; the clean rule when none are planted."""
+    """F2 of reported against planted vulnerabilities; the clean rule when none are planted.
+
+    DESIGN §6's worked example: 4 planted, 5 reported, 3 of them matched (the same
+    file, the weakness or the wording, within the line window).
+
+    >>> from assay.schema.mechanism_file import pinned
+    >>> planted = [VulnerabilityItem("app.py", line, "CWE-89") for line in (10, 40, 70, 100)]
+    >>> reported = [VulnerabilityItem("src/app.py", line, "89") for line in (12, 45, 79, 200, 300)]
+    >>> round(score_repository(reported, planted, pinned()), 3)
+    0.714
+    >>> score_repository([], [], pinned()), score_repository(reported[:2], [], pinned())
+    (1.0, 0.6)
+    """
     targets = planted if isinstance(planted, Targets) else Targets.of(planted=planted)
     found = _vulnerabilities(reported, spec)
     if not targets.vulnerabilities:

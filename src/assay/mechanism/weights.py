@@ -50,6 +50,15 @@ def emission_weights(
     top-3 split of the track's share. Shares of tracks with no eligible agent
     are split equally among the others. The result sums to 1, or is empty when
     no agent is eligible anywhere.
+
+    One active track takes every share: its top three are paid 0.50 / 0.30 / 0.20,
+    and an agent below the threshold (0.20 on skills) nothing.
+
+    >>> from assay.schema.mechanism_file import pinned
+    >>> scores = {"skills": {"a": 0.9, "b": 0.5, "c": 0.4, "d": 0.3, "e": 0.1}}
+    >>> weights = emission_weights(scores, salt="seed", spec=pinned())
+    >>> {agent: round(w, 3) for agent, w in weights.items()}
+    {'a': 0.5, 'b': 0.3, 'c': 0.2}
     """
     floors = floors or {}
     splits: dict[Track, dict[str, float]] = {}

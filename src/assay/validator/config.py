@@ -145,44 +145,10 @@ def check_jobs(jobs: int | None) -> int | None:
     return jobs
 
 
-def load_config(path: Path | None) -> dict[str, Any]:
-    """The `[round]` table of a round.toml, paths resolved against the file's folder."""
-    if path is None:
-        return {}
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
-    table = {k: v for k, v in data.get("round", data).items() if k != "inference"}
-    allowed = {"corpus", "agents", "tracks", "seed", "validator_id", "secret_file", "db"}
-    allowed |= {"executor", "jobs", "address"}
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise ConfigError(f"{path}: unknown keys {unknown}")
-    base = path.parent
-    out: dict[str, Any] = dict(table)
-    for key in ("corpus", "secret_file", "db"):
-        if key in out:
-            out[key] = base / str(out[key])
-    if "agents" in out:
-        out["agents"] = tuple(base / str(a) for a in out["agents"])
-    if "tracks" in out:
-        tracks = out["tracks"]
-        out["tracks"] = parse_tracks(",".join(tracks) if isinstance(tracks, list) else tracks)
-    if "seed" in out:
-        out["round_seed"] = str(out.pop("seed"))
-    if "inference" in data:
-        try:
-            out["inference"] = InferenceConfig.from_table(data["inference"])
-        except InferenceConfigError as exc:
-            raise ConfigError(f"{path}: {exc}") from exc
-    return out
-
-
 @dataclass(frozen=True)
 class RoundOverrides:
-    """What a front end's flags set; None (or no agents) leaves the file's value or the
-    default."""
+    """What a front end's flags (or a round.toml) set; None (or no agents) leaves the
+    value underneath: the file's under the flags, the default under the file."""
 
     corpus: Path | None = None
     agents: tuple[Path, ...] = ()
@@ -194,6 +160,42 @@ class RoundOverrides:
     executor: str | None = None
     jobs: int | None = None
     address: str | None = None
+    inference: InferenceConfig | None = None  # only a round.toml sets it
+
+
+_ROUND_KEYS = frozenset(f.name for f in fields(RoundOverrides)) - {"round_seed", "inference"}
+
+
+def load_config(path: Path | None) -> RoundOverrides:
+    """The `[round]` and `[inference]` tables of a round.toml, paths resolved against the
+    file's folder (types are checked where the values are used, as for flags)."""
+    if path is None:
+        return RoundOverrides()
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    table = {k: v for k, v in data.get("round", data).items() if k != "inference"}
+    unknown = sorted(set(table) - _ROUND_KEYS - {"seed"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown keys {unknown}")
+    base = path.parent
+    for key in ("corpus", "secret_file", "db"):
+        if key in table:
+            table[key] = base / str(table[key])
+    if "agents" in table:
+        table["agents"] = tuple(base / str(a) for a in table["agents"])
+    if "tracks" in table:
+        tracks = table["tracks"]
+        table["tracks"] = parse_tracks(",".join(tracks) if isinstance(tracks, list) else tracks)
+    if "seed" in table:
+        table["round_seed"] = str(table.pop("seed"))
+    if "inference" in data:
+        try:
+            table["inference"] = InferenceConfig.from_table(data["inference"])
+        except InferenceConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from exc
+    return RoundOverrides(**table)
 
 
 def round_config(
@@ -204,17 +206,20 @@ def round_config(
 ) -> RoundConfig:
     """round.toml (when given) with the flags over it. Without agents from either, the
     bundled agents run, unless `bundled_agents_by_default` is False (submissions only)."""
-    file_values = load_config(config_file)
-    config = _merged(file_values, overrides)
-    if not bundled_agents_by_default and not overrides.agents and "agents" not in file_values:
+    from_file = load_config(config_file)
+    config = _merged(from_file, overrides)
+    if not bundled_agents_by_default and not overrides.agents and not from_file.agents:
         config = replace(config, agents=())
     return config
 
 
-def _merged(file_values: dict[str, Any], overrides: RoundOverrides) -> RoundConfig:
+def _set(values: RoundOverrides) -> dict[str, object]:
+    return {f.name: v for f in fields(values) if (v := getattr(values, f.name)) not in (None, ())}
+
+
+def _merged(from_file: RoundOverrides, flags: RoundOverrides) -> RoundConfig:
     """Flags override the file; what neither gives falls back to the bundled defaults."""
-    flags = {f.name: getattr(overrides, f.name) for f in fields(overrides)}
-    values = {**file_values, **{k: v for k, v in flags.items() if v not in (None, ())}}
+    values: dict[str, Any] = {**_set(from_file), **_set(flags)}
     if values.get("round_seed") is not None:
         values["round_seed"] = check_seed(str(values["round_seed"]))
     check_jobs(values.get("jobs"))
