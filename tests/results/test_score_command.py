@@ -1,25 +1,23 @@
-"""`assay score` as a user runs it: a real process over a real file."""
+"""`assay score` as a user runs it, over a real file (in this process: see inprocess_cli)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from assay.results.records import RecordError, parse_lines
+from inprocess_cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "recorded-reps.jsonl"
 
 
 def assay(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args], capture_output=True, text=True, timeout=120
-    )
+    return run_cli(args)
 
 
 def record(**overrides: Any) -> dict[str, Any]:

@@ -6,7 +6,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from assay.validator.config import RoundOverrides, load_config, load_secret, rou
 from assay.validator.executors.local import LocalExecutor
 from assay.validator.plan import make_plan
 from assay.validator.round import RoundEngine, RoundLedger
+from inprocess_cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYWORD = ROOT / "agents" / "keyword.py"
@@ -125,21 +125,6 @@ def test_round_toml_is_read_and_flags_win(tmp_path: Path) -> None:
 
 
 def test_the_cli_refuses_an_unknown_track(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "assay",
-            "round",
-            "run",
-            "--tracks",
-            "videos",
-            "--db",
-            str(tmp_path / "x.db"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_cli(["round", "run", "--tracks", "videos", "--db", str(tmp_path / "x.db")])
     assert result.returncode != 0
     assert "tracks" in result.stderr
