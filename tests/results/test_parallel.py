@@ -17,6 +17,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from synthetic_records import write  # noqa: E402
 
+# The all-cores scorer starts a process per core: one worker runs the module, so its
+# records file is written once and no two all-cores scorers compete.
+pytestmark = pytest.mark.xdist_group("all_cores")
+
 
 @pytest.fixture(scope="module")
 def records_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
