@@ -79,9 +79,8 @@ def test_an_agent_whose_round_wall_cap_is_spent_fails_its_remaining_reps(
 
 @pytest.mark.sandbox
 def test_eval_prints_the_metric_fields(assay: Assay, small_corpus: Path) -> None:
-    result = assay(
-        "eval", str(KEYWORD), "--track", "skills", "--corpus", str(small_corpus), "--json"
-    )
+    common = ("--corpus", str(small_corpus), "--json", "--reps", "1")  # fields, not consensus
+    result = assay("eval", str(KEYWORD), "--track", "skills", *common)
     payload = json.loads(result.stdout)
     assert payload["track"] == "skills" and payload["tasks"] == 4
     assert set(payload["confusion"]) == {"tp", "tn", "fp", "fn", "no_verdict"}
@@ -89,14 +88,11 @@ def test_eval_prints_the_metric_fields(assay: Assay, small_corpus: Path) -> None
     first = payload["task_results"][0]
     assert {"task", "label", "verdict", "reps"} <= set(first)
     assert {"status", "reason", "detail", "cpu_s", "cpu_budget_s"} <= set(first["reps"][0])
-    repos = json.loads(
-        assay(
-            "eval", str(KEYWORD), "--track", "repositories", "--corpus", str(small_corpus), "--json"
-        ).stdout
-    )
+    repos = json.loads(assay("eval", str(KEYWORD), "--track", "repositories", *common).stdout)
     assert all("f2" in t for t in repos["task_results"])
 
 
+@pytest.mark.sandbox
 def test_a_new_secret_is_private_and_a_readable_one_refused(tmp_path: Path) -> None:
     path = tmp_path / "data" / "validator.secret"
     secret, created = load_secret(path)
