@@ -6,12 +6,27 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SYSTEM_STAMP := $(VENV)/.system-tools
 
-.PHONY: demo test lint typecheck unit clean system-tools
+# pytest-xdist workers. Sandbox tests wait on bubblewrap, strace and their agents more
+# than they compute, so more workers than the host's 2 cores pay (measured: docs/testing.md).
+WORKERS ?= 4
+PYTEST := $(BIN)/pytest
+# Tests marked xdist_group share a worker (--dist loadgroup); tests marked serial run
+# after the parallel run, alone.
+PARALLEL := $(PYTEST) -n $(WORKERS) --dist loadgroup
+
+.PHONY: demo test check lint typecheck unit fast clean system-tools
 
 demo: $(STAMP)
 	$(BIN)/assay demo
 
-test: $(STAMP) lint typecheck unit
+# Lint, types and the tests at once (each one's output shown whole when it ends); any
+# failure fails the target.
+test: $(STAMP)
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck unit
+
+# The quick loop: lint, types and the tests that need no sandbox and are not slow.
+check: $(STAMP)
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck fast
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks agents
@@ -21,7 +36,11 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/pytest
+	$(PARALLEL) -m "not serial"
+	$(PYTEST) -n 0 -m serial
+
+fast: $(STAMP)
+	$(PARALLEL) -m "not sandbox and not slow and not serial"
 
 system-tools:
 	@./scripts/install-system-tools.sh

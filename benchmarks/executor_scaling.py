@@ -32,8 +32,9 @@ RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 os.environ.update(RAY_ENV)
 
 from assay.corpus.native import NativeCorpus  # noqa: E402
-from assay.mechanism.spec import Track, pinned  # noqa: E402
+from assay.mechanism.spec import Track  # noqa: E402
 from assay.records.agent import Agent  # noqa: E402
+from assay.schema.mechanism_file import pinned  # noqa: E402
 from assay.store.sqlite import Store  # noqa: E402
 from assay.validator.executors.interface import Executor  # noqa: E402
 from assay.validator.executors.local import LocalExecutor  # noqa: E402

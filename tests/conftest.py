@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -10,9 +11,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
+from hypothesis import settings
+
+from inprocess_cli import run_cli
+from round_fixtures import StoredRound, reference_round_args
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "corpus"
+
+# Hypothesis's per-example deadline is a timing assertion: under a parallel suite an
+# example can be slow for reasons that are not the code's. Examples stay at 100.
+settings.register_profile("assay", deadline=None)
+settings.load_profile("assay")
 
 
 @pytest.fixture
@@ -51,6 +62,21 @@ Assay = Callable[..., subprocess.CompletedProcess[str]]
 
 @pytest.fixture
 def assay(tmp_path: Path) -> Assay:
+    """`assay ARGS` in this process (see inprocess_cli), in `tmp_path`, with its own data home."""
+    env = {"XDG_DATA_HOME": str(tmp_path / "data")}
+
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        result = run_cli(args, env=env, cwd=tmp_path)
+        if check:
+            assert result.returncode == 0, result.stderr
+        return result
+
+    return run
+
+
+@pytest.fixture
+def assay_process(tmp_path: Path) -> Assay:
+    """`python -m assay ARGS` as a real process: for what only a process shows."""
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
 
     def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -67,3 +93,36 @@ def assay(tmp_path: Path) -> Assay:
         return result
 
     return run
+
+
+@pytest.fixture(scope="session")
+def _reference_round(tmp_path_factory: pytest.TempPathFactory) -> StoredRound:
+    """The reference round, run once per test run: parallel workers share one, made
+    by whichever asks first (the others wait on the lock), in their common temp root."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / "reference-round"
+    with FileLock(str(shared / "reference-round.lock")):
+        done = folder / "round.json"
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            corpus = copy_tasks(folder / "corpus", 2, ("skills", "repositories"))
+            args = reference_round_args(corpus, folder / "reference.db", "--json")
+            env = {"XDG_DATA_HOME": str(folder / "data")}
+            result = run_cli(args, env=env, cwd=folder)
+            assert result.returncode == 0, result.stderr
+            (folder / "round.tmp").write_text(result.stdout)
+            (folder / "round.tmp").rename(done)
+    return StoredRound(folder / "reference.db", json.loads(done.read_text()))
+
+
+@pytest.fixture
+def reference_round(_reference_round: StoredRound, tmp_path: Path) -> StoredRound:
+    """A copy of the reference round's store, this test's own to read, rescore, report
+    or attest (the plan still names the shared artifact snapshots: do not resume it)."""
+    db = tmp_path / "reference.db"
+    shutil.copyfile(_reference_round.db, db)
+    wal = _reference_round.db.with_name(f"{_reference_round.db.name}-wal")
+    if wal.exists():
+        shutil.copyfile(wal, db.with_name(f"{db.name}-wal"))
+    return StoredRound(db, _reference_round.payload)

@@ -16,6 +16,7 @@ from assay.runner.bundle import BundleError, bundle_package
 from assay.runner.context import local_context
 from assay.schema.mechanism_file import pinned
 from assay.validator.config import bundled_agents
+from inprocess_cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 Assay = Callable[..., subprocess.CompletedProcess[str]]
@@ -55,11 +56,8 @@ def test_bundling_is_deterministic_and_within_the_code_limit(tmp_path: Path) -> 
 
 def test_the_cli_writes_the_bundle_and_it_runs_alone(tmp_path: Path) -> None:
     out = tmp_path / "agent.py"
-    subprocess.run(
-        [sys.executable, "-m", "assay", "agent", "bundle", str(REFERENCE), "-o", str(out)],
-        check=True,
-        capture_output=True,
-    )
+    bundled = run_cli(["agent", "bundle", str(REFERENCE), "-o", str(out)])
+    assert bundled.returncode == 0, bundled.stderr
     assert out.read_bytes() == bundle_package(REFERENCE).code
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -44,18 +44,20 @@ def test_round_trip(manifest_file: Path, author_key: Ed25519PrivateKey) -> None:
     verify_manifest(manifest, AGENT.read_bytes())
 
 
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [
-        ("track", "mcp_servers"),
-        ("code_sha256", "0" * 64),
-        ("entrypoint", "other_main"),
-        ("sandbox_digest", "e" * 64),
-        ("author_key", keys.public_hex(Ed25519PrivateKey.generate())),
-        ("issued_at", "2020-01-01T00:00:00Z"),
-        ("signature", "00" * 64),
-    ],
-)
+TAMPERED = [
+    ("track", "mcp_servers"),
+    ("code_sha256", "0" * 64),
+    ("entrypoint", "other_main"),
+    ("sandbox_digest", "e" * 64),
+    ("author_key", keys.public_hex(Ed25519PrivateKey.generate())),
+    ("issued_at", "2020-01-01T00:00:00Z"),
+    ("signature", "00" * 64),
+]
+
+
+# Named by field: the generated key differs at each collection, and xdist's workers
+# must collect the same test ids.
+@pytest.mark.parametrize(("field", "value"), TAMPERED, ids=[field for field, _ in TAMPERED])
 def test_tampering_with_any_signed_field_fails_on_the_signature(
     manifest_file: Path, field: str, value: str
 ) -> None:

@@ -91,6 +91,7 @@ def test_an_unexpected_error_is_one_line_and_a_traceback_file(tmp_path: Path) ->
 @pytest.mark.slow
 def test_eval_formats_and_exit_codes(assay: Assay, skills_pair: Path, tmp_path: Path) -> None:
     base = ("eval", str(ALLOW_ALL), "--track", "skills", "--corpus", str(skills_pair))
+    base += ("--reps", "1")  # one rep a task: the output, not consensus, is under test
     sarif = tmp_path / "out.sarif"
     result = assay(*base, "--format", "sarif", "--output", str(sarif), check=False)
     assert result.returncode == 1, "allow_all is never eligible"
@@ -158,6 +159,7 @@ def test_output_to_a_fifo_or_a_symlink_writes_through_it_and_keeps_it(
     link.symlink_to(target)
     reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
     base = ("eval", str(ALLOW_ALL), "--track", "skills", "--corpus", str(skills_pair))
+    base += ("--reps", "1")  # one rep a task: the output, not consensus, is under test
     try:
         assay(*base, "--format", "sarif", "--output", str(fifo), check=False)
         piped, _ = reader.communicate(timeout=60)

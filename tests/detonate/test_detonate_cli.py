@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from assay.records import codec
 from assay.records.observed import Observed
 from assay.records.plan import PlannedTask
 from assay.sandbox.bwrap import BwrapBackend
+from inprocess_cli import run_cli
 
 pytestmark = pytest.mark.sandbox
 
@@ -24,9 +24,7 @@ TIMEBOMB = CORPUS / "skills" / "skill-0037" / "artifact"  # the log-rotation tim
 
 
 def assay(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args], capture_output=True, text=True, check=False
-    )
+    return run_cli(args)
 
 
 def test_json_output_is_the_observed_context() -> None:

@@ -18,7 +18,9 @@ from assay.detonate.core import relevance
 from assay.mechanism.spec import BEHAVIOURAL_TRACKS
 from assay.sandbox.bwrap import BwrapBackend
 
-pytestmark = pytest.mark.sandbox
+# Every behavioural task is detonated once for the module (`detonations`): one worker
+# runs the module, so no other worker detonates them all again.
+pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("detonate_corpus")]
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 # The samples this suite was written for (their detonation is pinned below). The rest of the

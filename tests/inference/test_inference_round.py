@@ -142,7 +142,7 @@ def test_eval_shows_each_reps_usage(
     upstream: FakeUpstream,
 ) -> None:
     config = _round_toml(tmp_path, upstream, skills_pair, [EXAMPLE])
-    args = ("eval", str(EXAMPLE), "--track", "skills", "--corpus", str(skills_pair))
+    args = ("eval", str(EXAMPLE), "--track", "skills", "--corpus", str(skills_pair), "--reps", "1")
     # Exit 1 only says the agent is not eligible: the fake model says BLOCK to everything.
     run = assay(*args, "--config", str(config), "--json", check=False)
     assert run.returncode in (0, 1), run.stderr

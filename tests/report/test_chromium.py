@@ -22,6 +22,7 @@ TRACKS = ("skills", "mcp_servers", "packages", "repositories")
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.xdist_group("chromium"),  # one headless Chromium at a time
     pytest.mark.skipif(not CHROMIUM.exists(), reason="chromium is not installed"),
 ]
 

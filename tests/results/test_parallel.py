@@ -21,6 +21,10 @@ from assay.schema.mechanism_file import pinned  # noqa: E402
 
 SPEC = pinned()
 
+# The all-cores scorer starts a process per core: one worker runs the module, so its
+# records file is written once and no two all-cores scorers compete.
+pytestmark = pytest.mark.xdist_group("all_cores")
+
 
 @pytest.fixture(scope="module")
 def records_file(tmp_path_factory: pytest.TempPathFactory) -> Path:

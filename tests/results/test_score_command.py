@@ -1,10 +1,9 @@
-"""`assay score` as a user runs it: a real process over a real file."""
+"""`assay score` as a user runs it, over a real file (in this process: see inprocess_cli)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 
 from assay.records.rep import RecordError, parse_lines
 from assay.schema.mechanism_file import pinned
+from inprocess_cli import run_cli
 
 SPEC = pinned()
 
@@ -20,9 +20,7 @@ EXAMPLE = ROOT / "examples" / "recorded-reps.jsonl"
 
 
 def assay(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args], capture_output=True, text=True, timeout=120
-    )
+    return run_cli(args)
 
 
 def record(**overrides: Any) -> dict[str, Any]:

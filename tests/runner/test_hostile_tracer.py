@@ -186,7 +186,9 @@ def test_many_distinct_udp_peers_fill_a_capped_summary(run_agent: Run) -> None:
             """
         )
     )
-    assert outcome.reason in (None, FailureReason.CPU_BUDGET), outcome.detail
+    # What is under test is the summary; on a loaded host the rep may meet a limit first.
+    budgets = (None, FailureReason.CPU_BUDGET, FailureReason.WALL_BACKSTOP)
+    assert outcome.reason in budgets, outcome.detail
     assert len(outcome.trace.connects) == PROFILES[TraceSet.LIVENESS].summary_items
     assert outcome.trace.truncated
 

@@ -10,12 +10,11 @@ A deliberate change of results (a new mechanism version, a new field) regenerate
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 import tarfile
 from pathlib import Path
+
+from inprocess_cli import run_cli
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 AGENTS = ("allow_all", "coin_flip", "keyword")
@@ -30,11 +29,8 @@ def run_golden_round(work: Path) -> bytes:
     shutil.copyfile(GOLDEN / "validator.secret", secret)
     secret.chmod(0o600)
     agents = [arg for name in AGENTS for arg in ("--agent", str(work / "agents" / f"{name}.py"))]
-    result = subprocess.run(
+    result = run_cli(
         [
-            sys.executable,
-            "-m",
-            "assay",
             "round",
             "run",
             "--json",
@@ -50,14 +46,11 @@ def run_golden_round(work: Path) -> bytes:
             "--jobs",
             "2",
         ],
-        capture_output=True,
-        timeout=900,
-        env={**os.environ, "XDG_DATA_HOME": str(work / "data")},
+        env={"XDG_DATA_HOME": str(work / "data")},
         cwd=work,
-        check=False,
     )
-    assert result.returncode == 0, result.stderr.decode(errors="replace")
-    return result.stdout
+    assert result.returncode == 0, result.stderr
+    return result.stdout.encode()
 
 
 def test_round_json_is_byte_identical_to_the_golden_round(tmp_path: Path) -> None:

@@ -25,7 +25,9 @@ import pytest
 
 pytest.importorskip("ray")
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+# One worker runs the module: its cluster (a head and two workers, on ports of its own)
+# is module-scoped, and one Ray cluster at a time is enough load for the host.
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 ROOT = Path(__file__).resolve().parents[2]
 # A loopback-only test cluster: no token to distribute (docs/multi-node.md uses tokens).

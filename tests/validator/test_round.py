@@ -16,31 +16,23 @@ from typing import Any
 import pytest
 
 from assay.store.sqlite import SCHEMA_VERSION, Store, StoreError
+from round_fixtures import REFERENCE_AGENTS, StoredRound, reference_round_args
 
 pytestmark = pytest.mark.sandbox
 
-ROOT = Path(__file__).resolve().parents[2]
 Assay = Callable[..., subprocess.CompletedProcess[str]]
 
-AGENTS = [ROOT / "agents" / "keyword.py", ROOT / "agents" / "block_all.py"]
-
-
-def round_args(corpus: Path, db: Path, *extra: str) -> list[str]:
-    args = ["round", "run", "--corpus", str(corpus), "--db", str(db), "--seed", "5eed"]
-    for agent in AGENTS:
-        args += ["--agent", str(agent)]
-    return [*args, "--tracks", "skills,repositories", *extra]
+# The reference round (tests/conftest.py): these agents over `small_corpus`, seed 5eed.
+AGENTS = list(REFERENCE_AGENTS)
+round_args = reference_round_args
 
 
 def scores_and_weights(payload: dict[str, Any]) -> str:
     return json.dumps({k: payload[k] for k in ("scores", "weights", "round_weights", "draw")})
 
 
-def test_a_round_completes_scores_and_weighs(
-    assay: Assay, small_corpus: Path, tmp_path: Path
-) -> None:
-    result = assay(*round_args(small_corpus, tmp_path / "a.db", "--json"))
-    payload = json.loads(result.stdout)
+def test_a_round_completes_scores_and_weighs(reference_round: StoredRound) -> None:
+    payload = reference_round.payload
     assert payload["status"] == "completed"
     assert set(payload["scores"]) == {"skills", "repositories"}
     block_all = payload["scores"]["skills"][_hash(AGENTS[1])]
@@ -50,19 +42,16 @@ def test_a_round_completes_scores_and_weighs(
 
 
 def test_same_config_gives_byte_identical_scores_and_offline_rescoring_agrees(
-    assay: Assay, small_corpus: Path, tmp_path: Path
+    assay: Assay, small_corpus: Path, tmp_path: Path, reference_round: StoredRound
 ) -> None:
-    first = json.loads(assay(*round_args(small_corpus, tmp_path / "1.db", "--json")).stdout)
+    first = reference_round.payload  # the same config, run in another store and data home
     second = json.loads(assay(*round_args(small_corpus, tmp_path / "2.db", "--json")).stdout)
     assert scores_and_weights(first) == scores_and_weights(second)
-    rescored = json.loads(
-        assay("score", "--db", str(tmp_path / "1.db"), first["round_id"], "--json").stdout
-    )
+    db = str(reference_round.db)
+    rescored = json.loads(assay("score", "--db", db, first["round_id"], "--json").stdout)
     assert rescored["scores"] == first["scores"]
     assert rescored["weights"] == first["weights"]
-    report = json.loads(
-        assay("round", "report", first["round_id"], "--db", str(tmp_path / "1.db"), "--json").stdout
-    )
+    report = json.loads(assay("round", "report", first["round_id"], "--db", db, "--json").stdout)
     assert scores_and_weights(report) == scores_and_weights(first)
 
 
@@ -81,9 +70,9 @@ def _stored_reps(db: Path) -> int:
 
 
 def test_kill_9_then_resume_matches_an_uninterrupted_round(
-    assay: Assay, small_corpus: Path, tmp_path: Path
+    assay: Assay, small_corpus: Path, tmp_path: Path, reference_round: StoredRound
 ) -> None:
-    reference = json.loads(assay(*round_args(small_corpus, tmp_path / "ref.db", "--json")).stdout)
+    reference = reference_round.payload
     db = tmp_path / "killed.db"
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
     victim = subprocess.Popen(

@@ -6,7 +6,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from assay.validator.config import RoundOverrides, load_config, load_secret, rou
 from assay.validator.executors.local import LocalExecutor
 from assay.validator.plan import make_plan
 from assay.validator.round import RoundEngine, RoundLedger
+from inprocess_cli import run_cli
 
 SPEC = pinned()
 
@@ -82,9 +82,8 @@ def test_an_agent_whose_round_wall_cap_is_spent_fails_its_remaining_reps(
 
 @pytest.mark.sandbox
 def test_eval_prints_the_metric_fields(assay: Assay, small_corpus: Path) -> None:
-    result = assay(
-        "eval", str(KEYWORD), "--track", "skills", "--corpus", str(small_corpus), "--json"
-    )
+    common = ("--corpus", str(small_corpus), "--json", "--reps", "1")  # fields, not consensus
+    result = assay("eval", str(KEYWORD), "--track", "skills", *common)
     payload = json.loads(result.stdout)
     assert payload["track"] == "skills" and payload["tasks"] == 4
     assert set(payload["confusion"]) == {"tp", "tn", "fp", "fn", "no_verdict"}
@@ -92,14 +91,11 @@ def test_eval_prints_the_metric_fields(assay: Assay, small_corpus: Path) -> None
     first = payload["task_results"][0]
     assert {"task", "label", "verdict", "reps"} <= set(first)
     assert {"status", "reason", "detail", "cpu_s", "cpu_budget_s"} <= set(first["reps"][0])
-    repos = json.loads(
-        assay(
-            "eval", str(KEYWORD), "--track", "repositories", "--corpus", str(small_corpus), "--json"
-        ).stdout
-    )
+    repos = json.loads(assay("eval", str(KEYWORD), "--track", "repositories", *common).stdout)
     assert all("f2" in t for t in repos["task_results"])
 
 
+@pytest.mark.sandbox
 def test_a_new_secret_is_private_and_a_readable_one_refused(tmp_path: Path) -> None:
     path = tmp_path / "data" / "validator.secret"
     secret, created = load_secret(path)
@@ -128,21 +124,6 @@ def test_round_toml_is_read_and_flags_win(tmp_path: Path) -> None:
 
 
 def test_the_cli_refuses_an_unknown_track(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "assay",
-            "round",
-            "run",
-            "--tracks",
-            "videos",
-            "--db",
-            str(tmp_path / "x.db"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_cli(["round", "run", "--tracks", "videos", "--db", str(tmp_path / "x.db")])
     assert result.returncode != 0
     assert "tracks" in result.stderr
