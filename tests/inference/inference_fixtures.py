@@ -11,6 +11,7 @@ import pytest
 from fake_upstream import KEY, FakeUpstream, serve
 
 from assay.inference.config import Upstream
+from assay.inference.proxy import MeteredProxy
 from assay.mechanism.spec import MechanismSpec, Track, parse_spec
 from assay.records.agent import Agent
 from assay.records.outcome import RunOutcome
@@ -140,7 +141,7 @@ def run_model_agent(backend: BwrapBackend, artifact: Path, upstream: FakeUpstrea
             backend=backend,
             spec=spec or short_spec(),
             secret=SECRET,
-            upstream=Upstream(config, KEY),
+            inference=MeteredProxy(Upstream(config, KEY)),
         )
         assert RunOutcome.from_json(outcome.to_json()) == outcome
         return outcome
