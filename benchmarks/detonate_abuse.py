@@ -26,7 +26,7 @@ from pathlib import Path
 
 from assay.corpus.phylax import PhylaxImportError, ZipLimits, import_phylax
 from assay.detonate import detonate
-from assay.detonate.plan import build_plan
+from assay.detonate.steps import build_plan
 from assay.mechanism.spec import Track
 from assay.sandbox.bwrap import BwrapBackend
 

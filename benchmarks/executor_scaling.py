@@ -36,11 +36,11 @@ from assay.mechanism.spec import Track  # noqa: E402
 from assay.records.agent import Agent  # noqa: E402
 from assay.schema.mechanism_file import pinned  # noqa: E402
 from assay.store.sqlite import Store  # noqa: E402
+from assay.validator.engine import RoundEngine, RoundLedger  # noqa: E402
 from assay.validator.executors.interface import Executor  # noqa: E402
 from assay.validator.executors.local import LocalExecutor  # noqa: E402
 from assay.validator.executors.ray import RayExecutor  # noqa: E402
-from assay.validator.plan import make_plan  # noqa: E402
-from assay.validator.round import RoundEngine, RoundLedger  # noqa: E402
+from assay.validator.planning import make_plan  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = [ROOT / "agents" / "keyword.py", ROOT / "agents" / "allow_all.py"]

@@ -28,9 +28,9 @@ from assay.runner.rep import RepTask, run_rep
 from assay.sandbox import default_backend
 from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import Store
+from assay.validator.engine import RoundEngine, RoundLedger
 from assay.validator.executors.local import LocalExecutor
-from assay.validator.plan import make_plan
-from assay.validator.round import RoundEngine, RoundLedger
+from assay.validator.planning import make_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 NOOP = (ROOT / "agents" / "allow_all.py").read_text()

@@ -120,7 +120,7 @@ def test_mechanism_is_pure() -> None:
 @pytest.mark.parametrize(
     ("part", "source", "expected"),
     [
-        ("report", "from assay.validator.round import RoundEngine\n", "validator"),
+        ("report", "from assay.validator.engine import RoundEngine\n", "validator"),
         ("store", "import assay.attest.sssa\n", "attest"),
         ("records", "from assay.runner.rep import run_rep\n", "runner"),
     ],

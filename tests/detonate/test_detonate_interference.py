@@ -15,7 +15,7 @@ import pytest
 
 from assay.detonate import Detonation
 from assay.detonate.harness import fit_log
-from assay.detonate.plan import build_plan
+from assay.detonate.steps import build_plan
 from assay.detonate.wire import CanaryHit, HarnessLog, StepLog
 from assay.mechanism.spec import Track
 

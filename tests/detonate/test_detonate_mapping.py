@@ -15,7 +15,7 @@ from assay.detonate.mapping import (
     secret_read_capability,
     write_capability,
 )
-from assay.detonate.plan import NODE, PYTHON, SH, build_plan, go_toolchain
+from assay.detonate.steps import NODE, PYTHON, SH, build_plan, go_toolchain
 from assay.detonate.wire import CanaryHit, Egress, HarnessLog, StepLog
 from assay.mechanism.spec import Track
 from assay.mechanism.taxonomy import CAPABILITIES

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay.detonate import Detonation
-from assay.detonate.plan import MCP_RUNTIME, go_toolchain
+from assay.detonate.steps import MCP_RUNTIME, go_toolchain
 from assay.mechanism.spec import Track
 
 pytestmark = pytest.mark.sandbox

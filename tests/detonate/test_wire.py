@@ -11,7 +11,7 @@ import pytest
 from assay.detonate.canaries import make_canaries, make_disguise
 from assay.detonate.core import DEFAULT_BUDGET, _Setup, read_log
 from assay.detonate.harness import fit_log
-from assay.detonate.plan import PROFILES, build_plan, find_libfaketime
+from assay.detonate.steps import PROFILES, build_plan, find_libfaketime
 from assay.detonate.wire import (
     PLAN_FILE,
     CanaryHit,

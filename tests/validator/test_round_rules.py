@@ -19,9 +19,9 @@ from assay.records.outcome import FailureReason
 from assay.schema.mechanism_file import pinned, pinned_bytes
 from assay.store.sqlite import Store
 from assay.validator.config import RoundOverrides, load_config, load_secret, round_config
+from assay.validator.engine import RoundEngine, RoundLedger
 from assay.validator.executors.local import LocalExecutor
-from assay.validator.plan import make_plan
-from assay.validator.round import RoundEngine, RoundLedger
+from assay.validator.planning import make_plan
 from inprocess_cli import run_cli
 
 SPEC = pinned()

@@ -42,7 +42,7 @@ from assay.detonate.model import (
     clip,
     quoted,
 )
-from assay.detonate.plan import (
+from assay.detonate.steps import (
     PROFILES,
     PROJECT_DIR,
     PYTHON,

@@ -1,6 +1,6 @@
 """A round's plan as data: the seeded task draw and the pinned agents, fixed before any
 rep runs and stored whole, so a resumed round runs against exactly the tasks, truth and
-agent code that the interrupted one drew. (`assay.validator.plan` makes it.)
+agent code that the interrupted one drew. (`assay.validator.planning` makes it.)
 """
 
 from __future__ import annotations

@@ -45,10 +45,10 @@ from assay.validator.config import (
     parse_tracks,
     round_config,
 )
+from assay.validator.engine import Abstained
 from assay.validator.evaluation import DemoResult, demo, evaluate
 from assay.validator.parallel import score_file
-from assay.validator.plan import PlanError
-from assay.validator.round import Abstained
+from assay.validator.planning import PlanError
 from assay.validator.rounds import ExecutionChoice, Notify, Round, list_rounds, stored_result
 
 # What a user's input can get wrong: a front end shows the message and exits 1.

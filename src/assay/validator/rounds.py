@@ -32,8 +32,8 @@ from assay.validator.config import (
     default_secret_file,
     load_secret,
 )
-from assay.validator.plan import make_plan
-from assay.validator.round import Abstained, RoundEngine, RoundLedger, make_executor
+from assay.validator.engine import Abstained, RoundEngine, RoundLedger, make_executor
+from assay.validator.planning import make_plan
 from assay.validator.snapshot import prune_snapshots, snapshot_root
 
 Notify = Callable[[str], None]  # a message for the operator (stderr in the CLI)
