@@ -123,7 +123,9 @@ def bare_rep(backend: BwrapBackend, task: RepTask, python: str) -> float:
         with os.fdopen(read_fd, "rb") as result:
             raw = result.read()
         assert proc.wait() == 0
-        parse_report(raw, task.track, max_bytes=limits.report_bytes)
+        parse_report(
+            raw, task.track, max_bytes=limits.report_bytes, max_items=pinned().max_items_per_report
+        )
         assert (root / probe.file_name).read_bytes() == probe.file_content.encode()
     return time.perf_counter() - started
 

@@ -18,6 +18,7 @@ from assay.schema.mechanism_file import pinned
 from assay.validator.config import bundled_agents
 from inprocess_cli import run_cli
 
+LIMIT = pinned().sandbox.agent_code_bytes
 ROOT = Path(__file__).resolve().parents[1]
 Assay = Callable[..., subprocess.CompletedProcess[str]]
 REFERENCE = ROOT / "agents" / "reference"
@@ -47,10 +48,10 @@ def _run_file(agent: Path, context: dict[str, object], cwd: Path) -> dict[str, o
 
 
 def test_bundling_is_deterministic_and_within_the_code_limit(tmp_path: Path) -> None:
-    first = bundle_package(REFERENCE)
-    second = bundle_package(REFERENCE)
+    first = bundle_package(REFERENCE, max_bytes=LIMIT)
+    second = bundle_package(REFERENCE, max_bytes=LIMIT)
     assert first.code == second.code
-    assert len(first.code) <= pinned().sandbox.agent_code_bytes
+    assert len(first.code) <= LIMIT
     assert "reference.repo_python" in first.modules
 
 
@@ -58,7 +59,7 @@ def test_the_cli_writes_the_bundle_and_it_runs_alone(tmp_path: Path) -> None:
     out = tmp_path / "agent.py"
     bundled = run_cli(["agent", "bundle", str(REFERENCE), "-o", str(out)])
     assert bundled.returncode == 0, bundled.stderr
-    assert out.read_bytes() == bundle_package(REFERENCE).code
+    assert out.read_bytes() == bundle_package(REFERENCE, max_bytes=LIMIT).code
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "app.py").write_text(
@@ -92,7 +93,7 @@ def test_absolute_and_relative_imports_and_subpackages_resolve(tmp_path: Path) -
         },
     )
     out = tmp_path / "agent.py"
-    out.write_bytes(bundle_package(package).code)
+    out.write_bytes(bundle_package(package, max_bytes=LIMIT).code)
     assert _run_file(out, {}, tmp_path) == {"verdict": "ALLOW"}
 
 
@@ -110,7 +111,7 @@ def test_what_cannot_be_bundled_is_refused_by_name(
     tmp_path: Path, files: dict[str, str], reason: str
 ) -> None:
     with pytest.raises(BundleError, match=reason):
-        bundle_package(_package(tmp_path, files))
+        bundle_package(_package(tmp_path, files), max_bytes=LIMIT)
 
 
 def test_rounds_and_the_demo_run_the_bundled_package(
@@ -118,10 +119,12 @@ def test_rounds_and_the_demo_run_the_bundled_package(
 ) -> None:
     """Without --agent a round takes the bundled agents, the reference package bundled."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    assert bundle_package(REFERENCE).code in {p.read_bytes() for p in bundled_agents()}
+    assert bundle_package(REFERENCE, max_bytes=LIMIT).code in {
+        p.read_bytes() for p in bundled_agents()
+    }
     args = ["round", "run", "--corpus", str(skills_pair), "--db", str(tmp_path / "r.db")]
     payload = json.loads(assay(*args, "--seed", "5eed", "--tracks", "skills", "--json").stdout)
-    reference = hashlib.sha256(bundle_package(REFERENCE).code).hexdigest()
+    reference = hashlib.sha256(bundle_package(REFERENCE, max_bytes=LIMIT).code).hexdigest()
     result = payload["scores"]["skills"][reference]
     assert result["failed_reps"] == 0
     assert result["clamped_mcc"] == 1.0

@@ -60,11 +60,11 @@ GOOD = Observation(
 
 def verdict(observation: Observation, track: Track = Track.SKILLS) -> FailureReason | None:
     probe = PROBE if track.behavioural else None
-    return judge(observation, track=track, probe=probe, limits=LIMITS).reason
+    return judge(observation, track=track, probe=probe, limits=LIMITS, max_items=64).reason
 
 
 def test_good_observation_passes() -> None:
-    judgement = judge(GOOD, track=Track.SKILLS, probe=PROBE, limits=LIMITS)
+    judgement = judge(GOOD, track=Track.SKILLS, probe=PROBE, limits=LIMITS, max_items=64)
     assert judgement.reason is None and judgement.report is not None
     assert judgement.probe is not None and judgement.probe.passed
 
@@ -111,7 +111,7 @@ def test_repositories_ignore_the_probe() -> None:
 
 
 def test_outcome_json_round_trip() -> None:
-    judgement = judge(GOOD, track=Track.SKILLS, probe=PROBE, limits=LIMITS)
+    judgement = judge(GOOD, track=Track.SKILLS, probe=PROBE, limits=LIMITS, max_items=64)
     outcome = RunOutcome(
         track=Track.SKILLS,
         task_id="t",

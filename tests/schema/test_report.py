@@ -42,7 +42,7 @@ def report(track: Track, **extra: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("track", list(Track))
 def test_each_track_accepts_its_evidence_and_round_trips(track: Track) -> None:
-    parsed = validate_report(report(track), track)
+    parsed = validate_report(report(track), track, max_items=64)
     assert AgentReport.model_validate_json(parsed.model_dump_json()) == parsed
 
 
@@ -58,7 +58,7 @@ def test_each_track_accepts_its_evidence_and_round_trips(track: Track) -> None:
 def test_missing_required_evidence_is_malformed(track: Track, missing: str) -> None:
     evidence = {k: v for k, v in EVIDENCE[track].items() if k != missing}
     with pytest.raises(ReportError, match=rf"evidence\.{missing}: Field required"):
-        validate_report({"verdict": VERDICT, "evidence": evidence}, track)
+        validate_report({"verdict": VERDICT, "evidence": evidence}, track, max_items=64)
 
 
 PHYLAX_STYLE: dict[Track, dict[str, Any]] = {
@@ -77,7 +77,7 @@ def test_a_report_written_the_phylax_way_is_accepted(track: Track) -> None:
         evidence["action_plane"] = {"capabilities": ["EXEC_SHELL", "READ_SECRETS"]}
     finding = {k: v for k, v in FINDING.items() if k != "plane"}
     data = {"verdict": "block", "evidence": evidence, "findings": [finding]}
-    parsed = validate_report(data, track)
+    parsed = validate_report(data, track, max_items=64)
     assert parsed.verdict.decision == "BLOCK" and parsed.verdict.risk_score == 0
     assert parsed.verdict.confidence is None and parsed.findings[0].plane is None
     if track.behavioural:
@@ -90,14 +90,14 @@ def test_a_report_written_the_phylax_way_is_accepted(track: Track) -> None:
 
 def test_unknown_finding_plane_is_dropped_not_fatal() -> None:
     finding = {**FINDING, "plane": "supply_chain", "location": "line 3"}
-    parsed = validate_report(report(Track.SKILLS, findings=[finding]), Track.SKILLS)
+    parsed = validate_report(report(Track.SKILLS, findings=[finding]), Track.SKILLS, max_items=64)
     assert parsed.findings[0].plane is None
 
 
 def test_packages_without_context_plane_names_it() -> None:
     evidence = {k: v for k, v in PHYLAX_STYLE[Track.PACKAGES].items() if k != "context_plane"}
     with pytest.raises(ReportError) as caught:
-        validate_report({"verdict": "ALLOW", "evidence": evidence}, Track.PACKAGES)
+        validate_report({"verdict": "ALLOW", "evidence": evidence}, Track.PACKAGES, max_items=64)
     assert "evidence.context_plane" in str(caught.value)
 
 
@@ -105,7 +105,7 @@ def test_repositories_need_at_least_one_file_analysed() -> None:
     data = report(Track.REPOSITORIES)
     data["evidence"] = {**data["evidence"], "audit": {"files_analysed": 0, "lines_analysed": 0}}
     with pytest.raises(ReportError):
-        validate_report(data, Track.REPOSITORIES)
+        validate_report(data, Track.REPOSITORIES, max_items=64)
 
 
 @pytest.mark.parametrize(
@@ -121,7 +121,7 @@ def test_repositories_need_at_least_one_file_analysed() -> None:
 )
 def test_invalid_verdicts(verdict: object) -> None:
     with pytest.raises(ReportError):
-        validate_report({**report(Track.SKILLS), "verdict": verdict}, Track.SKILLS)
+        validate_report({**report(Track.SKILLS), "verdict": verdict}, Track.SKILLS, max_items=64)
 
 
 def test_unknown_capabilities_dropped_aliases_canonical_unknown_keys_kept() -> None:
@@ -137,7 +137,7 @@ def test_unknown_capabilities_dropped_aliases_canonical_unknown_keys_kept() -> N
             ]
         },
     }
-    parsed = validate_report(data, Track.SKILLS)
+    parsed = validate_report(data, Track.SKILLS, max_items=64)
     assert parsed.evidence.action_plane is not None
     names = [c.capability for c in parsed.evidence.action_plane.capabilities]
     assert names == ["READ_SECRET", "EXEC_SHELL"]
@@ -148,8 +148,9 @@ def test_at_most_64_findings_and_vulnerabilities_kept() -> None:
     data = report(Track.REPOSITORIES, findings=[FINDING] * 100)
     vuln = EVIDENCE[Track.REPOSITORIES]["vulnerabilities"][0]
     data["evidence"] = {**data["evidence"], "vulnerabilities": [vuln] * 100}
-    parsed = validate_report(data, Track.REPOSITORIES)
+    parsed = validate_report(data, Track.REPOSITORIES, max_items=64)
     assert len(parsed.findings) == 64
+    assert len(validate_report(data, Track.REPOSITORIES, max_items=None).findings) == 100
     assert parsed.evidence.vulnerabilities is not None
     assert len(parsed.evidence.vulnerabilities) == 64
     assert parsed.evidence.vulnerabilities[0].cwe == "89"
@@ -157,7 +158,7 @@ def test_at_most_64_findings_and_vulnerabilities_kept() -> None:
 
 def test_severity_and_plane_spellings() -> None:
     finding = {**FINDING, "severity": "medium", "plane": "Context"}
-    parsed = validate_report(report(Track.SKILLS, findings=[finding]), Track.SKILLS)
+    parsed = validate_report(report(Track.SKILLS, findings=[finding]), Track.SKILLS, max_items=64)
     assert parsed.findings[0].severity == "MED" and parsed.findings[0].plane == "context"
 
 
@@ -170,12 +171,15 @@ def test_json_schema_export(track: Track) -> None:
 
 def test_parse_report_limits() -> None:
     raw = json.dumps(report(Track.SKILLS)).encode()
-    assert parse_report(raw, Track.SKILLS, max_bytes=len(raw)).verdict.decision == "BLOCK"
+    assert (
+        parse_report(raw, Track.SKILLS, max_bytes=len(raw), max_items=64).verdict.decision
+        == "BLOCK"
+    )
     for bad in (raw[:-1], b"\xff\xfe" + raw, b"[]", b"NaN"):
         with pytest.raises(ReportError):
-            parse_report(bad, Track.SKILLS, max_bytes=len(raw) + 10)
+            parse_report(bad, Track.SKILLS, max_bytes=len(raw) + 10, max_items=64)
     with pytest.raises(ReportError):
-        parse_report(raw, Track.SKILLS, max_bytes=len(raw) - 1)
+        parse_report(raw, Track.SKILLS, max_bytes=len(raw) - 1, max_items=64)
 
 
 @pytest.mark.parametrize(
@@ -194,7 +198,7 @@ def test_reports_that_could_not_be_signed_are_malformed(raw: bytes, message: str
     extra = raw.decode()[1:-1]
     document = json.dumps(good)[:-1] + ", " + extra + "}"
     with pytest.raises(ReportError, match=message):
-        parse_report(document.encode(), Track.SKILLS, max_bytes=1 << 20)
+        parse_report(document.encode(), Track.SKILLS, max_bytes=1 << 20, max_items=64)
 
 
 def test_nesting_100000_deep_is_refused_without_recursion() -> None:

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from assay.cli.attest_cmd import agent_app
 from assay.cli.output import console, fail, user_errors
-from assay.validator.api import DEFAULT_ENTRYPOINT, bundle_package
+from assay.validator.api import DEFAULT_ENTRYPOINT, bundle_package, pinned
 
 
 @agent_app.command("bundle")
@@ -25,7 +25,7 @@ def bundle_command(
     if not directory.is_dir():
         fail(f"{directory} is not a directory")
     with user_errors():
-        result = bundle_package(directory, entrypoint)
+        result = bundle_package(directory, entrypoint, max_bytes=pinned().sandbox.agent_code_bytes)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_bytes(result.code)
     console.print(

@@ -14,8 +14,6 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.schema.mechanism_file import pinned
-
 _LOADER = """
 import importlib as _importlib
 import importlib.abc as _abc
@@ -80,7 +78,7 @@ def _exports(source: str, entrypoint: str) -> bool:
     return entrypoint in bound
 
 
-def bundle_package(directory: Path, entrypoint: str = "agent_main") -> Bundle:
+def bundle_package(directory: Path, entrypoint: str = "agent_main", *, max_bytes: int) -> Bundle:
     """The single-file agent for the package at `directory` (which holds `__init__.py`)."""
     package = directory.resolve().name
     if not (directory / "__init__.py").is_file():
@@ -112,7 +110,6 @@ def bundle_package(directory: Path, entrypoint: str = "agent_main") -> Bundle:
         f"{entrypoint} = _load().{entrypoint}\n"
     )
     code = text.encode("utf-8")
-    limit = pinned().sandbox.agent_code_bytes
-    if len(code) > limit:
-        raise BundleError(f"bundle of {len(code)} bytes exceeds the {limit}-byte agent limit")
+    if len(code) > max_bytes:
+        raise BundleError(f"bundle of {len(code)} bytes exceeds the {max_bytes}-byte agent limit")
     return Bundle(code, tuple(sorted(modules)))

@@ -48,8 +48,15 @@ _PROBE_HOW = (
 
 
 def judge(
-    observation: Observation, *, track: Track, probe: Probe | None, limits: ResourceLimits
+    observation: Observation,
+    *,
+    track: Track,
+    probe: Probe | None,
+    limits: ResourceLimits,
+    max_items: int,
 ) -> Judgement:
+    """The rep's reason to fail, if any, and its accepted report (at most `max_items`
+    findings and vulnerabilities kept)."""
     probe_seen = (
         observe_probe(probe, observation.copied_file(probe.file_name), observation.trace)
         if probe is not None
@@ -76,7 +83,9 @@ def judge(
             f"report of {size} bytes exceeds the {limits.result_bytes}-byte cap",
         )
     try:
-        report = parse_report(observation.result.data, track, max_bytes=limits.result_bytes)
+        report = parse_report(
+            observation.result.data, track, max_bytes=limits.result_bytes, max_items=max_items
+        )
     except (ReportError, ValueError, RecursionError) as exc:
         # The report's bytes are the agent's: whatever they provoke is its failure.
         return fail(FailureReason.MALFORMED_REPORT, f"report {exc}"[:2000])

@@ -14,7 +14,7 @@ from assay.records.agent import Agent
 from assay.records.observed import Observed
 from assay.records.outcome import FailureReason, RunOutcome, RunStatus, SandboxIdentity
 from assay.runner.context import build_context
-from assay.runner.gates import judge
+from assay.runner.gates import Judgement, judge
 from assay.runner.probe import Probe, derive_nonce
 from assay.sandbox.interface import (
     InputFile,
@@ -156,7 +156,14 @@ def run_rep(
     limits = request.limits
     if usage is not None:  # the backstop the run was actually held to
         limits = replace(limits, wall_backstop_s=limits.wall_backstop_s + usage.wall_extension_s)
-    outcome = _judged(task, nonce, identity, observation, probe, limits)
+    judgement = judge(
+        observation,
+        track=task.track,
+        probe=probe,
+        limits=limits,
+        max_items=spec.max_items_per_report,
+    )
+    outcome = _outcome(task, nonce, identity, observation, judgement)
     if session is None:
         return outcome
     return msgspec.structs.replace(outcome, inference=usage, transcript=session.transcript())
@@ -179,15 +186,13 @@ def unrun(
     )
 
 
-def _judged(
+def _outcome(
     task: RepTask,
     nonce: str,
     sandbox: SandboxIdentity,
     observation: Observation,
-    probe: Probe | None,
-    limits: ResourceLimits,
+    judgement: Judgement,
 ) -> RunOutcome:
-    judgement = judge(observation, track=task.track, probe=probe, limits=limits)
     return RunOutcome(
         track=task.track,
         task_id=task.task_id,

@@ -26,13 +26,13 @@ from pydantic import (
     Field,
     JsonValue,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
 
 from assay.mechanism.spec import Track
 from assay.schema.boundedjson import JsonLimitError, parse_bounded
 from assay.schema.canonical import CanonicalError, canonical_bytes
-from assay.schema.mechanism_file import pinned
 
 
 class ReportError(ValueError):
@@ -95,9 +95,11 @@ SeverityField = Annotated[Severity, BeforeValidator(_severity)]
 CweField = Annotated[str, BeforeValidator(_cwe_text)]
 
 
-def _cap_items(value: object) -> object:
-    limit = pinned().max_items_per_report
-    return value[:limit] if isinstance(value, list | tuple) else value
+def _cap_items(value: object, info: ValidationInfo) -> object:
+    # The cap comes with the validation (`validate_report`'s max_items); a report read
+    # back from the store was capped when it was accepted.
+    limit = (info.context or {}).get("max_items")
+    return value[:limit] if limit is not None and isinstance(value, list | tuple) else value
 
 
 def _bare_decision(value: object) -> object:
@@ -277,10 +279,11 @@ def describe(exc: ValidationError) -> str:
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
-def validate_report(data: object, track: Track | str) -> AgentReport:
-    """Check `data` against the track's model; the result is a plain `AgentReport`."""
+def validate_report(data: object, track: Track | str, *, max_items: int | None) -> AgentReport:
+    """Check `data` against the track's model; the result is a plain `AgentReport`,
+    with at most `max_items` findings and vulnerabilities (None: all kept)."""
     try:
-        checked = report_model(track).model_validate(data)
+        checked = report_model(track).model_validate(data, context={"max_items": max_items})
     except ValidationError as exc:
         raise ReportError(
             f"does not match the {Track(track)} report schema: {describe(exc)}"
@@ -288,7 +291,7 @@ def validate_report(data: object, track: Track | str) -> AgentReport:
     return AgentReport.model_validate(checked.model_dump(mode="json"))
 
 
-def parse_report(raw: bytes, track: Track | str, *, max_bytes: int) -> AgentReport:
+def parse_report(raw: bytes, track: Track | str, *, max_bytes: int, max_items: int) -> AgentReport:
     """A report from raw bytes: bounded JSON, signable, then the track's model.
 
     The canonical-JSON check runs here, at acceptance, so a report that is
@@ -301,4 +304,4 @@ def parse_report(raw: bytes, track: Track | str, *, max_bytes: int) -> AgentRepo
         canonical_bytes(data)
     except (JsonLimitError, CanonicalError) as exc:
         raise ReportError(str(exc)) from exc
-    return validate_report(data, track)
+    return validate_report(data, track, max_items=max_items)

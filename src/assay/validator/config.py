@@ -15,6 +15,7 @@ from typing import Any
 from assay.mechanism.spec import TRACKS, Track
 from assay.runner.bundle import BundleError, bundle_package
 from assay.schema.inference import InferenceConfig, InferenceConfigError
+from assay.schema.mechanism_file import pinned
 
 SECRET_BYTES = 32
 
@@ -54,7 +55,7 @@ def bundled_agents() -> tuple[Path, ...]:
     for package in sorted(p.parent for p in root.glob("*/__init__.py")):
         out = data_dir() / "agents" / f"{package.name}.py"
         try:
-            code = bundle_package(package).code
+            code = bundle_package(package, max_bytes=pinned().sandbox.agent_code_bytes).code
         except BundleError as exc:
             raise ConfigError(f"bundling {package}: {exc}") from exc
         out.parent.mkdir(parents=True, exist_ok=True)
