@@ -107,7 +107,10 @@ class AttestedExchange(_Attested):
 
 
 class RepInference(_Attested):
-    """One rep's model usage as attested: its counts and exchanges; not its timing."""
+    """One rep's model usage as attested: its counts and exchanges; not its timing.
+
+    Spelled out rather than derived from the stored usage record: what an SSSA signs
+    is a format of its own, which a field added to the store must not change."""
 
     rep: int
     provider: str

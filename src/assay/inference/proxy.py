@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import msgspec
+
 from assay.inference.config import Upstream
 from assay.inference.interface import InferenceService, MeteredSession
 from assay.mechanism.spec import InferenceBudget
@@ -138,16 +140,11 @@ def _count(answer: Any, request_bytes: int) -> tuple[int, int, bool]:
 
 @dataclass
 class _Meter:
-    """The rep's spend, under one lock: budgets are checked and reserved atomically."""
+    """The rep's spend, under one lock: budgets are checked and reserved atomically.
+    The counts are the rep's usage record itself, replaced as they move."""
 
     budget: InferenceBudget
-    requests: int = 0
-    refused: int = 0
-    rejected: int = 0
-    errors: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    estimated: bool = False
+    spent: InferenceUsage
     in_flight: int = 0
     busy_since: float = 0.0
     busy_s: float = 0.0
@@ -159,25 +156,29 @@ class _Meter:
     def reserve(self) -> tuple[int, int] | None:
         """(sequence number, tokens left) for a request going upstream; None when over budget."""
         with self.lock:
-            spent = self.prompt_tokens + self.completion_tokens
-            if self.requests >= self.budget.requests or spent >= self.budget.tokens:
-                self.refused += 1
+            spent = self.spent
+            if spent.requests >= self.budget.requests or spent.tokens >= self.budget.tokens:
+                self.spent = msgspec.structs.replace(spent, refused=spent.refused + 1)
                 return None
-            self.requests += 1
+            self.spent = msgspec.structs.replace(spent, requests=spent.requests + 1)
             if self.in_flight == 0:
                 self.busy_since = time.monotonic()
             self.in_flight += 1
-            return self.requests - 1, self.budget.tokens - spent
+            return spent.requests, self.budget.tokens - spent.tokens
 
     def settle(self, exchange: Exchange) -> None:
         with self.lock:
             self.in_flight -= 1
             if self.in_flight == 0:
                 self.busy_s += time.monotonic() - self.busy_since
-            self.prompt_tokens += exchange.prompt_tokens
-            self.completion_tokens += exchange.completion_tokens
-            self.estimated |= exchange.estimated
-            self.errors += exchange.status != 200
+            spent = self.spent
+            self.spent = msgspec.structs.replace(
+                spent,
+                prompt_tokens=spent.prompt_tokens + exchange.prompt_tokens,
+                completion_tokens=spent.completion_tokens + exchange.completion_tokens,
+                estimated=spent.estimated or exchange.estimated,
+                errors=spent.errors + (exchange.status != 200),
+            )
             self.exchanges.append(exchange)
 
     def keep(self, digest: str, data: bytes) -> None:
@@ -193,7 +194,7 @@ class _Meter:
 
     def reject(self) -> None:
         with self.lock:
-            self.rejected += 1
+            self.spent = msgspec.structs.replace(self.spent, rejected=self.spent.rejected + 1)
 
     def upstream_s(self) -> float:
         with self.lock:
@@ -215,7 +216,7 @@ class ProxySession(MeteredSession):
         self.nonce = nonce
         self.model = model
         self.budget = budget
-        self.meter = _Meter(budget)
+        self.meter = _Meter(budget, InferenceUsage(provider=self.provider, model=model))
         # Enough for every budgeted request plus the 429s telling the agent it is out.
         self.connections_cap = 2 * budget.requests + 64
         self._slots = threading.BoundedSemaphore(HANDLERS_PER_REP)
@@ -271,16 +272,8 @@ class ProxySession(MeteredSession):
         meter = self.meter
         upstream_s = meter.upstream_s()  # with requests still in flight when the rep ended
         with meter.lock:
-            return InferenceUsage(
-                provider=self.provider,
-                model=self.model,
-                requests=meter.requests,
-                refused=meter.refused,
-                rejected=meter.rejected,
-                errors=meter.errors,
-                prompt_tokens=meter.prompt_tokens,
-                completion_tokens=meter.completion_tokens,
-                estimated=meter.estimated,
+            return msgspec.structs.replace(
+                meter.spent,
                 upstream_s=round(upstream_s, 3),
                 wall_extension_s=round(min(upstream_s, self.budget.wall_extension_s), 3),
                 exchanges=tuple(sorted(meter.exchanges, key=lambda e: e.seq)),

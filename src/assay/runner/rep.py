@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -163,7 +164,7 @@ def run_rep(
         limits=limits,
         max_items=spec.max_items_per_report,
     )
-    outcome = _outcome(task, nonce, identity, observation, judgement)
+    outcome = _judged(task, nonce, identity, observation, judgement)
     if session is None:
         return outcome
     return msgspec.structs.replace(outcome, inference=usage, transcript=session.transcript())
@@ -173,32 +174,20 @@ def unrun(
     task: RepTask, nonce: str, sandbox: SandboxIdentity, reason: FailureReason, detail: str
 ) -> RunOutcome:
     """A rep that failed without running: its reason, and nothing observed."""
-    return RunOutcome(
-        track=task.track,
-        task_id=task.task_id,
-        rep=task.rep,
-        agent_hash=task.agent.agent_hash,
-        nonce=nonce,
-        status=RunStatus.FAILED,
-        reason=reason,
-        detail=detail,
-        sandbox=sandbox,
-    )
+    return _outcome(task, nonce, sandbox, status=RunStatus.FAILED, reason=reason, detail=detail)
 
 
-def _outcome(
+def _judged(
     task: RepTask,
     nonce: str,
     sandbox: SandboxIdentity,
     observation: Observation,
     judgement: Judgement,
 ) -> RunOutcome:
-    return RunOutcome(
-        track=task.track,
-        task_id=task.task_id,
-        rep=task.rep,
-        agent_hash=task.agent.agent_hash,
-        nonce=nonce,
+    return _outcome(
+        task,
+        nonce,
+        sandbox,
         status=RunStatus.FAILED if judgement.reason else RunStatus.COMPLETED,
         reason=judgement.reason,
         detail=judgement.detail,
@@ -211,5 +200,16 @@ def _outcome(
         trace=observation.trace,
         stdout_bytes=observation.stdout.total_bytes,
         stderr_tail=observation.stderr.data[-_STDERR_TAIL:].decode("utf-8", "replace"),
+    )
+
+
+def _outcome(task: RepTask, nonce: str, sandbox: SandboxIdentity, **result: Any) -> RunOutcome:
+    return RunOutcome(
+        track=task.track,
+        task_id=task.task_id,
+        rep=task.rep,
+        agent_hash=task.agent.agent_hash,
+        nonce=nonce,
         sandbox=sandbox,
+        **result,
     )
