@@ -43,7 +43,8 @@ Agent = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def load_agent(path: Path) -> Agent:
-    code = bundle_package(path).code if path.is_dir() else path.read_bytes()
+    limit = SPEC.sandbox.agent_code_bytes
+    code = bundle_package(path, max_bytes=limit).code if path.is_dir() else path.read_bytes()
     module = ModuleType(f"agent_{path.stem}")
     exec(compile(code, str(path), "exec"), module.__dict__)
     main: Agent = module.agent_main

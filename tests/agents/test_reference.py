@@ -18,16 +18,18 @@ from assay.mechanism.spec import TRACKS, Track
 from assay.runner.bundle import bundle_package
 from assay.runner.context import local_context
 from assay.runner.probe import Probe
+from assay.schema.mechanism_file import pinned
 from assay.schema.report import validate_report
 
 ROOT = Path(__file__).resolve().parents[2]
+SPEC = pinned()
 TASKS = [t for track in TRACKS for t in NativeCorpus(ROOT / "corpus").tasks(track)]
 
 
 def _load() -> ModuleType:
     """The reference agent as it is submitted: its package bundled into one file, then loaded."""
     module = ModuleType("reference_agent")
-    code = bundle_package(ROOT / "agents/reference").code
+    code = bundle_package(ROOT / "agents/reference", max_bytes=SPEC.sandbox.agent_code_bytes).code
     exec(compile(code, "reference_agent.py", "exec"), module.__dict__)
     sys.modules[module.__name__] = module
     return module
@@ -60,7 +62,9 @@ def test_report_is_well_formed_and_deterministic(task: Task, tmp_path: Path) -> 
     first = _run(task.track.value, task.artifact_dir, tmp_path)
     second = _run(task.track.value, task.artifact_dir, tmp_path)
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
-    validate_report(first, task.track, max_items=64)  # raises when a required key is missing
+    validate_report(
+        first, task.track, max_items=SPEC.max_items_per_report
+    )  # raises when a required key is missing
     if task.track.behavioural:
         probe = Probe.from_nonce("00" * 16)  # local_context's fixed nonce
         assert (tmp_path / "ws" / probe.file_name).read_text() == probe.file_content
@@ -87,7 +91,7 @@ def test_hostile_directory_never_raises(track: str, tmp_path: Path) -> None:
     (art / "package.json").write_text('{"name": 5, "scripts": "nope"}')
     (art / "empty.js").write_text("")
     report = _run(track, art, tmp_path)
-    validate_report(report, track, max_items=64)
+    validate_report(report, track, max_items=SPEC.max_items_per_report)
     refs = json.dumps(report)
     assert "passwd_link" not in refs and "/etc/" not in refs
 
@@ -341,7 +345,7 @@ def _package(tmp_path: Path, name: str, files: dict[str, str]) -> dict[str, Any]
         (art / rel).write_text(text)
     (tmp_path / f"{name}-run").mkdir()
     report = _run("packages", art, tmp_path / f"{name}-run")
-    validate_report(report, Track.PACKAGES, max_items=64)
+    validate_report(report, Track.PACKAGES, max_items=SPEC.max_items_per_report)
     return report
 
 
