@@ -13,6 +13,7 @@ from fake_upstream import KEY, FakeUpstream, serve
 from assay.inference.config import InferenceConfig, Upstream
 from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
 from assay.runner import Agent, RepTask, RunOutcome, run_rep
+from assay.sandbox import default_backend
 from assay.sandbox.bwrap import BwrapBackend
 
 SECRET = b"test-validator-secret-0123456789"
@@ -85,7 +86,10 @@ def short_spec(extension_s: float = 20.0) -> MechanismSpec:
 
 @pytest.fixture(scope="session")
 def backend() -> BwrapBackend:
-    b = BwrapBackend()
+    # The process's one backend, as a round's: a backend's directory and cgroups are per
+    # process, and a release by any other backend here would pull them from under it.
+    b = default_backend()
+    assert isinstance(b, BwrapBackend)
     b.sweep_stale()
     return b
 

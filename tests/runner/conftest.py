@@ -12,6 +12,7 @@ import pytest
 from assay.detonate.observed import Observed
 from assay.mechanism.spec import MechanismSpec, Track, parse_spec, pinned_bytes
 from assay.runner import Agent, RepTask, RunOutcome, run_rep
+from assay.sandbox import default_backend
 from assay.sandbox.bwrap import BwrapBackend
 from assay.sandbox.bwrap.cgroups import CGROUP_ROOT
 from assay.sandbox.owners import owner_tag
@@ -65,7 +66,10 @@ def agent_source(body: str) -> bytes:
 
 @pytest.fixture(scope="session")
 def backend() -> BwrapBackend:
-    b = BwrapBackend()
+    # The process's one backend, as a round's: a backend's directory and cgroups are per
+    # process, and a release by any other backend here would pull them from under it.
+    b = default_backend()
+    assert isinstance(b, BwrapBackend)
     b.sweep_stale()
     return b
 
