@@ -114,6 +114,7 @@ def test_what_cannot_be_bundled_is_refused_by_name(
         bundle_package(_package(tmp_path, files), max_bytes=LIMIT)
 
 
+@pytest.mark.sandbox
 def test_rounds_and_the_demo_run_the_bundled_package(
     assay: Assay, skills_pair: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -150,6 +150,7 @@ def test_every_option_of_every_command_has_help() -> None:
     assert walk(root, "assay") == []
 
 
+@pytest.mark.sandbox
 def test_output_to_a_fifo_or_a_symlink_writes_through_it_and_keeps_it(
     assay: Assay, skills_pair: Path, tmp_path: Path
 ) -> None:

@@ -10,12 +10,16 @@ import pytest
 
 from assay.detonate import Detonation, detonate
 from assay.mechanism.spec import Track
+from assay.sandbox import default_backend
 from assay.sandbox.bwrap import BwrapBackend
 
 
 @pytest.fixture(scope="session")
 def backend() -> BwrapBackend:
-    b = BwrapBackend()
+    # The process's one backend, as a round's: a backend's directory and cgroups are per
+    # process, and a release by any other backend here would pull them from under it.
+    b = default_backend()
+    assert isinstance(b, BwrapBackend)
     b.sweep_stale()
     return b
 

@@ -16,6 +16,7 @@ from assay.mechanism.spec import MechanismSpec, Track, parse_spec
 from assay.records.agent import Agent
 from assay.records.outcome import RunOutcome
 from assay.runner.rep import RepTask, run_rep
+from assay.sandbox import default_backend
 from assay.sandbox.bwrap import BwrapBackend
 from assay.schema.inference import InferenceConfig
 from assay.schema.mechanism_file import pinned_bytes
@@ -90,7 +91,10 @@ def short_spec(extension_s: float = 20.0) -> MechanismSpec:
 
 @pytest.fixture(scope="session")
 def backend() -> BwrapBackend:
-    b = BwrapBackend()
+    # The process's one backend, as a round's: a backend's directory and cgroups are per
+    # process, and a release by any other backend here would pull them from under it.
+    b = default_backend()
+    assert isinstance(b, BwrapBackend)
     b.sweep_stale()
     return b
 

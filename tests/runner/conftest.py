@@ -14,6 +14,7 @@ from assay.records.agent import Agent
 from assay.records.observed import Observed
 from assay.records.outcome import RunOutcome
 from assay.runner.rep import RepTask, run_rep
+from assay.sandbox import default_backend
 from assay.sandbox.bwrap import BwrapBackend
 from assay.sandbox.bwrap.cgroups import CGROUP_ROOT
 from assay.sandbox.owners import owner_tag
@@ -68,7 +69,10 @@ def agent_source(body: str) -> bytes:
 
 @pytest.fixture(scope="session")
 def backend() -> BwrapBackend:
-    b = BwrapBackend()
+    # The process's one backend, as a round's: a backend's directory and cgroups are per
+    # process, and a release by any other backend here would pull them from under it.
+    b = default_backend()
+    assert isinstance(b, BwrapBackend)
     b.sweep_stale()
     return b
 

@@ -14,6 +14,8 @@ import shutil
 import tarfile
 from pathlib import Path
 
+import pytest
+
 from inprocess_cli import run_cli
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -53,6 +55,8 @@ def run_golden_round(work: Path) -> bytes:
     return result.stdout.encode()
 
 
+@pytest.mark.sandbox
+@pytest.mark.slow
 def test_round_json_is_byte_identical_to_the_golden_round(tmp_path: Path) -> None:
     produced = run_golden_round(tmp_path)
     assert produced == (GOLDEN / "round.json").read_bytes()
