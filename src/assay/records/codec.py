@@ -45,8 +45,9 @@ def decode(data: bytes | str, kind: type[T], *, strict: bool = True) -> T:
 
 
 def to_builtins(record: object) -> Any:
-    """The record as JSON builtins (dicts, lists, strings, numbers)."""
-    return msgspec.to_builtins(record, enc_hook=_enc_hook)
+    """The record as JSON builtins (dicts, lists, strings, numbers), exactly what its
+    JSON reads back as (`msgspec.to_builtins` would keep tuples as tuples)."""
+    return msgspec.json.decode(encode(record))
 
 
 def convert(data: object, kind: type[T]) -> T:
