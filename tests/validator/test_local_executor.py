@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.sandbox import default_backend
 from assay.sandbox.bwrap import BwrapBackend
 from assay.sandbox.interface import Observation, ResourceLimits, RunCancelled, SealedRequest
 from assay.validator.executors.local import _ThreadFlight
@@ -25,7 +26,7 @@ LIMITS = ResourceLimits(
 
 @pytest.mark.sandbox
 def test_a_stop_kills_a_rep_whose_sandbox_starts_after_it(tmp_path: Path) -> None:
-    backend = BwrapBackend()
+    backend = default_backend()  # the process's one backend, as a round uses it
     artifact = tmp_path / "artifact"
     artifact.mkdir()
     (artifact / "a.txt").write_text("a")
@@ -55,7 +56,7 @@ def test_a_stop_kills_a_rep_whose_sandbox_starts_after_it(tmp_path: Path) -> Non
 
 @pytest.mark.sandbox
 def test_a_cancelled_running_rep_is_nobodys_result() -> None:
-    backend = BwrapBackend()
+    backend = default_backend()  # the process's one backend, as a round uses it
     sleeper = SealedRequest(
         argv=(backend.python, "-I", "-S", "-c", "import time; time.sleep(30)"), limits=LIMITS
     )
