@@ -21,7 +21,7 @@ from assay.records.plan import PlannedTask, RoundPlan
 from assay.records.rep import parse_lines
 from assay.records.round import RoundResult
 from assay.schema.mechanism_file import pinned
-from assay.validator.scoring import expected_matches, scorecard
+from assay.validator.scoring import expected_matches, scorecard, speaking_reps
 
 SPEC = pinned()
 
@@ -108,6 +108,7 @@ def build_result(
     records = list(parse_lines(json.dumps(r) for r in raw))
     card = scorecard(records, salt="5eed" * 8, spec=SPEC)
     plan = _plan(raw, hashes)
+    speaking = speaking_reps(records)
     return RoundResult(
         round_id="r-0007",
         status="completed",
@@ -119,7 +120,8 @@ def build_result(
         round_weights=card.weights,
         diagnostics=diagnose(records, SPEC),
         records=tuple(records),
-        matches=expected_matches(records, plan.tasks, SPEC),
+        speaking=speaking,
+        matches=expected_matches(speaking, plan.tasks, SPEC),
     )
 
 

@@ -36,7 +36,6 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from assay.mechanism.consensus import representative
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
 from assay.records.outcome import RunOutcome
@@ -127,27 +126,6 @@ def read_records(path: Path) -> list[RepRecord]:
             return list(parse_lines(handle))
     except OSError as exc:
         raise RecordError(f"cannot read: {exc.strerror}") from None
-
-
-def speaking_reps(records: Iterable[RepRecord]) -> dict[tuple[str, str, str], RepRecord]:
-    """Per (agent, track, task), the rep whose report stands for the task.
-
-    The lowest-numbered rep agreeing with the consensus (the one an attestation
-    signs); where no verdict reached a consensus (repositories need none), the
-    lowest-numbered completed rep. Tasks where no rep completed have none.
-    """
-    groups: dict[tuple[str, str, str], list[RepRecord]] = {}
-    for record in records:
-        groups.setdefault((record.agent, record.track.value, record.task), []).append(record)
-    chosen: dict[tuple[str, str, str], RepRecord] = {}
-    for key, reps in groups.items():
-        rep = representative([(r.rep, r.verdict if r.completed else None) for r in reps])
-        if rep is None:
-            rep = min((r.rep for r in reps if r.completed), default=None)
-        speaking = next((r for r in reps if r.rep == rep), None)
-        if speaking is not None:
-            chosen[key] = speaking
-    return chosen
 
 
 def to_record(outcome: RunOutcome, truth: PlannedTask) -> RepRecord:

@@ -31,8 +31,10 @@ class RoundResult:
     weight_history: tuple[tuple[str, dict[str, float]], ...] = ()
     # "track/task" -> why its detonation was disturbed (`observed.interference`)
     incomplete_detonations: dict[str, list[str]] = field(default_factory=dict)
-    # (agent, track, task) -> which expected findings or planted vulnerabilities the rep
-    # speaking for the task matched (`assay.validator.scoring.expected_matches`).
+    # (agent, track, task) -> the rep whose report stands for the task (the lowest-numbered
+    # one agreeing with the consensus), and which expected findings or planted
+    # vulnerabilities it matched (`assay.validator.scoring`).
+    speaking: dict[tuple[str, str, str], RepRecord] = field(default_factory=dict)
     matches: dict[tuple[str, str, str], tuple[bool, ...]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from urllib.parse import quote
 from assay import __version__
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
-from assay.records.rep import RepRecord, speaking_reps
+from assay.records.rep import RepRecord
 from assay.records.round import RoundResult
 from assay.report.interface import ReportFormat
 from assay.report.text import printable
@@ -93,7 +93,7 @@ def _run(result: RoundResult, agent: str, reps: list[RepRecord]) -> dict[str, An
 
 def render_sarif(result: RoundResult) -> dict[str, Any]:
     by_agent: dict[str, list[RepRecord]] = defaultdict(list)
-    speaking = speaking_reps(result.records)
+    speaking = result.speaking
     for key in sorted(speaking):
         by_agent[key[0]].append(speaking[key])
     return {

@@ -26,7 +26,7 @@ from assay.sandbox import InfrastructureError
 from assay.schema.inference import InferenceConfigError
 from assay.store.sqlite import Store, StoreError
 from assay.validator.executors.interface import Executor, RepRunner
-from assay.validator.scoring import expected_matches, scorecard
+from assay.validator.scoring import expected_matches, scorecard, speaking_reps
 
 Observer = Callable[[PlannedTask], Observed | None]
 ProgressHook = Callable[[RunOutcome], None]
@@ -93,6 +93,7 @@ class RoundLedger:
         round that finishes is not read and scored a second time."""
         stored = self.store.round(self.round_id)
         records, card = scored or (list(self.records()), None)
+        speaking = speaking_reps(records)
         if card is None and stored.status == "completed":
             card = self.score(records)
         return RoundResult(
@@ -107,7 +108,8 @@ class RoundLedger:
             diagnostics=diagnose(records, self.spec),
             records=tuple(records),
             incomplete_detonations=self.incomplete_detonations(),
-            matches=expected_matches(records, self.plan.tasks, self.spec),
+            speaking=speaking,
+            matches=expected_matches(speaking, self.plan.tasks, self.spec),
         )
 
     def incomplete_detonations(self) -> dict[str, list[str]]:

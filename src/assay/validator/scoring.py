@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
+from assay.mechanism.consensus import representative
 from assay.mechanism.matching import Targets, matched_targets
 from assay.mechanism.metrics import Confusion
 from assay.mechanism.scoring import TaskScore, TaskTruth, TrackScore, score_track
@@ -18,7 +19,7 @@ from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import eligible as is_eligible
 from assay.mechanism.weights import emission_weights, rank
 from assay.records.plan import PlannedTask
-from assay.records.rep import RecordError, RepRecord, bulk, speaking_reps
+from assay.records.rep import RecordError, RepRecord, bulk
 from assay.records.scorecard import (
     AgentTrackScore,
     ConfusionView,
@@ -215,18 +216,40 @@ def scorecard(records: Iterable[RepRecord], *, salt: str, spec: MechanismSpec) -
         return finish(unranked_views(grouping, spec), salt=salt, spec=spec)
 
 
+Speaking = dict[tuple[str, str, str], RepRecord]
 Matches = dict[tuple[str, str, str], tuple[bool, ...]]
 
 
+def speaking_reps(records: Iterable[RepRecord]) -> dict[tuple[str, str, str], RepRecord]:
+    """Per (agent, track, task), the rep whose report stands for the task.
+
+    The lowest-numbered rep agreeing with the consensus (the one an attestation
+    signs); where no verdict reached a consensus (repositories need none), the
+    lowest-numbered completed rep. Tasks where no rep completed have none.
+    """
+    groups: dict[tuple[str, str, str], list[RepRecord]] = {}
+    for record in records:
+        groups.setdefault((record.agent, record.track.value, record.task), []).append(record)
+    chosen: dict[tuple[str, str, str], RepRecord] = {}
+    for key, reps in groups.items():
+        rep = representative([(r.rep, r.verdict if r.completed else None) for r in reps])
+        if rep is None:
+            rep = min((r.rep for r in reps if r.completed), default=None)
+        speaking = next((r for r in reps if r.rep == rep), None)
+        if speaking is not None:
+            chosen[key] = speaking
+    return chosen
+
+
 def expected_matches(
-    records: Iterable[RepRecord], tasks: Iterable[PlannedTask], spec: MechanismSpec
+    speaking: Speaking, tasks: Iterable[PlannedTask], spec: MechanismSpec
 ) -> Matches:
     """Per (agent, track, task), which of the label's expected findings (or planted
     vulnerabilities) the rep speaking for the task matched: the score's own matching,
     item by item, for the reports to show."""
     truth = {(t.track.value, t.task_id): t for t in tasks}
     out: Matches = {}
-    for (agent, track, task), rep in speaking_reps(records).items():
+    for (agent, track, task), rep in speaking.items():
         planned = truth.get((track, task))
         if planned is None or not (planned.expected_findings or planned.planted):
             continue
