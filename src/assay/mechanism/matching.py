@@ -326,10 +326,12 @@ class Targets:
     vulnerabilities: tuple[_VulnerabilityKey, ...] = ()
 
     @classmethod
-    def of(cls, expected: Findings = (), planted: Vulnerabilities = ()) -> Targets:
+    def of(
+        cls, expected: Sequence[FindingItem] = (), planted: Sequence[VulnerabilityItem] = ()
+    ) -> Targets:
         return cls(
-            tuple(_FindingKey.of(FindingItem.of(e)) for e in expected),
-            tuple(_VulnerabilityKey.of(VulnerabilityItem.of(p)) for p in planted),
+            tuple(_FindingKey.of(e) for e in expected),
+            tuple(_VulnerabilityKey.of(p) for p in planted),
         )
 
 
@@ -344,7 +346,11 @@ def score_findings(
     credited only there; see `scoring`). With nothing expected, an empty report
     is perfect and anything reported is noise.
     """
-    targets = expected if isinstance(expected, Targets) else Targets.of(expected=expected)
+    targets = (
+        expected
+        if isinstance(expected, Targets)
+        else Targets.of(expected=[FindingItem.of(e) for e in expected])
+    )
     found = _findings(reported, spec)
     if not targets.findings:
         return 0.0 if found else 1.0
@@ -372,7 +378,11 @@ def score_repository(
     >>> score_repository([], [], pinned()), score_repository(reported[:2], [], pinned())
     (1.0, 0.6)
     """
-    targets = planted if isinstance(planted, Targets) else Targets.of(planted=planted)
+    targets = (
+        planted
+        if isinstance(planted, Targets)
+        else Targets.of(planted=[VulnerabilityItem.of(p) for p in planted])
+    )
     found = _vulnerabilities(reported, spec)
     if not targets.vulnerabilities:
         return max(0.0, 1.0 - len(found) / spec.clean_repository_divisor)
@@ -385,7 +395,9 @@ def score_repository(
 
 
 def matched_targets(
-    reported: Findings | Vulnerabilities, truth: Targets, spec: MechanismSpec
+    reported: Sequence[FindingItem] | Sequence[VulnerabilityItem],
+    truth: Targets,
+    spec: MechanismSpec,
 ) -> tuple[bool, ...]:
     """Which expected findings (or, without any, planted vulnerabilities) a report matched.
 
