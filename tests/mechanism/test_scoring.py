@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.scoring import RepResult, TaskTruth, score_track
 from assay.mechanism.spec import Track
 from assay.mechanism.weights import eligible
@@ -12,7 +14,7 @@ from assay.schema.mechanism_file import pinned
 
 SPEC = pinned()
 
-FINDING = {"category": "credential_theft", "file": "run.py", "line": 3, "title": "reads SSH key"}
+FINDING = FindingItem(category="credential_theft", file="run.py", line=3, title="reads SSH key")
 
 
 def task(i: int, label: str, findings: bool = True) -> TaskTruth:
@@ -94,7 +96,7 @@ def test_task_order_does_not_change_the_score() -> None:
 
 
 def test_repository_task_is_the_mean_of_completed_reps() -> None:
-    planted = ({"file": "a.py", "line": 10, "cwe": "CWE-78", "title": "command injection"},)
+    planted = (VulnerabilityItem(file="a.py", line=10, cwe="CWE-78", title="command injection"),)
     truth = TaskTruth("r1", "malicious", planted=planted)
     hit = RepResult(True, vulnerabilities=planted)
     miss = RepResult(True, vulnerabilities=())
@@ -109,7 +111,7 @@ def test_repository_task_is_the_mean_of_completed_reps() -> None:
     assert not eligible(result.score, 0.20, result.floor)
 
 
-PLANTED = ({"file": "a.py", "line": 10, "cwe": "CWE-78", "title": "command injection"},)
+PLANTED = (VulnerabilityItem(file="a.py", line=10, cwe="CWE-78", title="command injection"),)
 
 
 def repositories(planted_tasks: int, clean_tasks: int) -> list[TaskTruth]:
@@ -144,10 +146,11 @@ def test_repository_score_is_the_mean_f2() -> None:
 def test_design_worked_example_on_one_task() -> None:
     """DESIGN §6: 4 planted, 5 reported, 3 matched -> 0.714; the track score is that mean."""
     planted = tuple(
-        {"file": "a.py", "line": 100 * i, "cwe": "CWE-89", "title": "sql injection"}
+        VulnerabilityItem(file="a.py", line=100 * i, cwe="CWE-89", title="sql injection")
         for i in range(1, 5)
     )
-    reported = (*planted[:3], *({**planted[0], "line": 5000 + i} for i in range(2)))
+    moved = (dataclasses.replace(planted[0], line=5000 + i) for i in range(2))
+    reported = (*planted[:3], *moved)
     tasks = [
         (TaskTruth("r", "malicious", planted=planted), [RepResult(True, vulnerabilities=reported)])
     ]
