@@ -30,6 +30,7 @@ from typing import Any
 
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
+from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.scoring import RepResult, TaskTruth, TrackScore, score_track
 from assay.mechanism.spec import TRACKS, Track
 from assay.runner.bundle import bundle_package
@@ -71,8 +72,10 @@ def run_track(agent: Agent, track: Track, tasks: tuple[Task, ...]) -> tuple[Trac
         rep = RepResult(
             completed=True,
             verdict=report["verdict"]["decision"],
-            findings=tuple(report.get("findings", [])),
-            vulnerabilities=tuple(report.get("evidence", {}).get("vulnerabilities", []) or []),
+            findings=tuple(map(FindingItem.of, report.get("findings", []))),
+            vulnerabilities=tuple(
+                map(VulnerabilityItem.of, report.get("evidence", {}).get("vulnerabilities") or [])
+            ),
         )
         scored.append((truth_of(task), [rep]))
     return score_track(track, scored, spec=SPEC), slowest
