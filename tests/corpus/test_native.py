@@ -56,3 +56,26 @@ def test_digest_changes_with_content_and_name(tmp_path: Path) -> None:
     second = artifact_digest(tmp_path)
     (tmp_path / "f").rename(tmp_path / "g")
     assert len({first, second, artifact_digest(tmp_path)}) == 3
+
+
+def test_a_planted_vulnerability_keeps_the_alternatives_its_curator_accepts(
+    make_task: MakeTask, tmp_path: Path
+) -> None:
+    planted = {"file": "main.py", "line": 1, "cwe": "CWE-78", "title": "command injection"}
+    make_task(
+        "repositories",
+        "r-1",
+        "malicious",
+        ground_truth={"vulnerabilities": [{**planted, "all_cwes": ["CWE-77", "CWE-88"]}]},
+    )
+    make_task("repositories", "r-2", "safe")
+    (task, _) = NativeCorpus(tmp_path / "corpus").tasks(Track.REPOSITORIES)
+    assert task.planted_items()[0].all_cwes == ("CWE-77", "CWE-88")
+    make_task(
+        "repositories",
+        "r-3",
+        "malicious",
+        ground_truth={"vulnerabilities": [{**planted, "all_cwes": "CWE-77"}]},
+    )
+    with pytest.raises(CorpusError, match=r"all_cwes must be a list"):
+        NativeCorpus(tmp_path / "corpus").tasks(Track.REPOSITORIES)

@@ -118,6 +118,16 @@ def test_cwe_compared_numerically_and_all_cwes_honoured() -> None:
     )
 
 
+def test_a_reported_all_cwes_is_no_wildcard() -> None:
+    """Only a planted vulnerability's `all_cwes` are alternatives; an agent names one."""
+    planted = [{"file": "a.js", "line": 5, "cwe": "CWE-89", "title": "x"}]
+    every = [f"CWE-{n}" for n in range(1, 1401)]
+    listed = {"file": "a.js", "line": 6, "cwe": "CWE-1", "all_cwes": every, "title": "y"}
+    assert score_repository([listed], planted, spec=SPEC) == 0
+    named = {**listed, "cwe": "CWE-89", "all_cwes": []}
+    assert score_repository([named], planted, spec=SPEC) == 1
+
+
 def test_wording_can_stand_in_for_the_weakness() -> None:
     planted = [
         {"file": "a.py", "line": 5, "cwe": "CWE-89", "title": "SQL injection in login query"}

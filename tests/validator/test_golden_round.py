@@ -5,7 +5,8 @@ The corpus and agents are frozen in `golden/inputs.tar.gz` (copies of bundled on
 they were), so growing the bundled corpus or improving an agent does not move the golden.
 
 A deliberate change of results (a new mechanism version, a new field) regenerates it:
-`python tests/validator/test_golden_round.py` rewrites the file; review the diff.
+`PYTHONPATH=tests python tests/validator/test_golden_round.py` rewrites the file; review
+the diff.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table
+from rich.text import Text
 
 from assay.cli import EXIT_INFRA
 from assay.records.agent import short_hash
@@ -27,11 +29,20 @@ class SafeConsole(Console):
     """A console that shows every control character it is given as a visible escape.
 
     Text reaches the terminal through `_render_buffer` as segments; rich's own cursor
-    and style codes are not text segments, so only what was printed is changed.
+    and style codes are not text segments, so only what was printed is changed. The
+    characters Python splits lines at (`\u2028`, `\x85`, ...) are escaped earlier, as
+    a string is turned into text: rich would lay them out as line breaks first.
     """
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(_LINE_BREAKS.sub(lambda m: visible(m[0]), text), **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(_shown(segment) for segment in buffer)
+
+
+# What `str.splitlines` breaks at besides a newline.
+_LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
 def _shown(segment: Segment) -> Segment:

@@ -81,6 +81,7 @@ class PlantedVulnerability:
     cwe: str
     title: str
     description: str = ""
+    all_cwes: tuple[str, ...] = ()  # other weaknesses the curator accepts for this one
 
 
 @dataclass(frozen=True)

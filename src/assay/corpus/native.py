@@ -137,11 +137,16 @@ class _LabelReader:
         cwe = obj.get("cwe")
         if not isinstance(cwe, str) or not _CWE.fullmatch(cwe):
             self.fail(f"{where}.cwe must look like 'CWE-89', got {cwe!r}")
+        alternatives = obj.get("all_cwes", [])
+        if not isinstance(alternatives, list) or not all(
+            isinstance(c, str) and _CWE.fullmatch(c) for c in alternatives
+        ):
+            self.fail(f"{where}.all_cwes must be a list like ['CWE-89'], got {alternatives!r}")
         if file is not None and line is not None:
             self.check_line_exists(file, line, where)
         if len(self.problems) > count or file is None or line is None or title is None:
             return None
-        return PlantedVulnerability(file, line, str(cwe), title, description)
+        return PlantedVulnerability(file, line, str(cwe), title, description, tuple(alternatives))
 
     def check_line_exists(self, file: str, line: int, where: str) -> None:
         target = regular_file(self.artifact_dir, file)

@@ -159,9 +159,12 @@ def cwe_number(value: object) -> int | None:
     return None
 
 
-def _cwes(item: VulnerabilityItem) -> frozenset[int]:
-    extra = item.all_cwes if isinstance(item.all_cwes, list | tuple) else ()
-    found = [cwe_number(c) for c in (item.cwe, *extra)]
+def _cwes(item: VulnerabilityItem, *, alternatives: bool) -> frozenset[int]:
+    """The weaknesses an item names. A planted one's `all_cwes` are the alternatives its
+    curator accepts; a reported one names its `cwe` alone, since an agent listing every
+    CWE in `all_cwes` would otherwise match any planted weakness on its line."""
+    listed = item.all_cwes if alternatives and isinstance(item.all_cwes, list | tuple) else ()
+    found = [cwe_number(c) for c in (item.cwe, *listed)]
     return frozenset(c for c in found if c is not None)
 
 
@@ -246,8 +249,12 @@ class _VulnerabilityKey:
     wording: frozenset[str]
 
     @classmethod
-    def of(cls, item: VulnerabilityItem) -> _VulnerabilityKey:
-        return cls(_Place.of(item), _cwes(item), tokens(_wording(item)))
+    def reported(cls, item: VulnerabilityItem) -> _VulnerabilityKey:
+        return cls(_Place.of(item), _cwes(item, alternatives=False), tokens(_wording(item)))
+
+    @classmethod
+    def planted(cls, item: VulnerabilityItem) -> _VulnerabilityKey:
+        return cls(_Place.of(item), _cwes(item, alternatives=True), tokens(_wording(item)))
 
     def agrees(self, planted: _VulnerabilityKey, spec: MechanismSpec) -> bool:
         if not _suffix_match(self.place.parts, planted.place.parts):
@@ -314,7 +321,7 @@ def _vulnerabilities(
 def vulnerability_agrees(
     reported: VulnerabilityItem, planted: VulnerabilityItem, spec: MechanismSpec
 ) -> bool:
-    return _VulnerabilityKey.of(reported).agrees(_VulnerabilityKey.of(planted), spec)
+    return _VulnerabilityKey.reported(reported).agrees(_VulnerabilityKey.planted(planted), spec)
 
 
 @dataclass(frozen=True)
@@ -331,7 +338,7 @@ class Targets:
     ) -> Targets:
         return cls(
             tuple(_FindingKey.of(e) for e in expected),
-            tuple(_VulnerabilityKey.of(p) for p in planted),
+            tuple(_VulnerabilityKey.planted(p) for p in planted),
         )
 
 
@@ -387,7 +394,7 @@ def score_repository(
     if not targets.vulnerabilities:
         return max(0.0, 1.0 - len(found) / spec.clean_repository_divisor)
     matched = maximum_matching(
-        [_VulnerabilityKey.of(r) for r in found],
+        [_VulnerabilityKey.reported(r) for r in found],
         targets.vulnerabilities,
         lambda r, p: r.agrees(p, spec),
     )
@@ -407,7 +414,7 @@ def matched_targets(
         keys: Sequence[Any] = [_FindingKey.of(r) for r in _findings(reported, spec)]
         owner = _matching(keys, truth.findings, lambda r, e: r.agrees(e, spec))
         return tuple(i in owner for i in range(len(truth.findings)))
-    keys = [_VulnerabilityKey.of(r) for r in _vulnerabilities(reported, spec)]
+    keys = [_VulnerabilityKey.reported(r) for r in _vulnerabilities(reported, spec)]
     owner = _matching(keys, truth.vulnerabilities, lambda r, p: r.agrees(p, spec))
     return tuple(i in owner for i in range(len(truth.vulnerabilities)))
 
