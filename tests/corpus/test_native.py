@@ -3,12 +3,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
+from assay.corpus import native
 from assay.corpus.interface import CorpusError, Label, artifact_digest
-from assay.corpus.native import NativeCorpus
+from assay.corpus.native import MAX_LABEL_ENTRIES, NativeCorpus
 from assay.mechanism.spec import Track
+from assay.schema.mechanism_file import pinned
 
 MakeTask = Callable[..., Path]
 
@@ -79,3 +82,32 @@ def test_a_planted_vulnerability_keeps_the_alternatives_its_curator_accepts(
     )
     with pytest.raises(CorpusError, match=r"all_cwes must be a list"):
         NativeCorpus(tmp_path / "corpus").tasks(Track.REPOSITORIES)
+
+
+def _planted(count: int, file: str = "main.py") -> dict[str, object]:
+    entry = {"file": file, "line": 1, "cwe": "CWE-78", "title": "command injection"}
+    return {"vulnerabilities": [entry] * count}
+
+
+def test_a_label_lists_at_most_as_many_entries_as_a_report_holds(
+    make_task: MakeTask, tmp_path: Path
+) -> None:
+    assert pinned().max_items_per_report == MAX_LABEL_ENTRIES
+    make_task("repositories", "r-ok", "malicious", ground_truth=_planted(MAX_LABEL_ENTRIES))
+    make_task("repositories", "r-safe", "safe")
+    assert len(NativeCorpus(tmp_path / "corpus").tasks(Track.REPOSITORIES)) == 2
+    make_task("repositories", "r-many", "malicious", ground_truth=_planted(1_000))
+    with pytest.raises(CorpusError, match=r"lists 1000 entries; at most 64"):
+        NativeCorpus(tmp_path / "corpus").tasks(Track.REPOSITORIES)
+
+
+def test_each_planted_file_is_read_once_however_many_entries_point_into_it(
+    make_task: MakeTask, tmp_path: Path
+) -> None:
+    make_task("repositories", "r-1", "malicious", ground_truth=_planted(MAX_LABEL_ENTRIES))
+    make_task("repositories", "r-2", "safe")
+    # A spy: the real reader runs, and each call is counted.
+    with mock.patch("assay.corpus.native.read_capped", wraps=native.read_capped) as read:
+        NativeCorpus(tmp_path / "corpus").tasks(Track.REPOSITORIES)
+    line_scans = [c for c in read.call_args_list if c.args[0].name == "main.py"]
+    assert len(line_scans) == 1

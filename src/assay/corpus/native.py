@@ -32,6 +32,10 @@ LABEL_FILE = "label.json"
 ARTIFACT_DIR = "artifact"
 MAX_LABEL_BYTES = 1 << 20
 _LINE_SCAN_BYTES = 64 << 20  # a planted line further into a file than this is refused
+# Entries a label may list (expected findings or planted vulnerabilities): as many as
+# an agent's report may hold (the mechanism's max_items_per_report), so every one can
+# be matched; past it the label is refused before any entry is read.
+MAX_LABEL_ENTRIES = 64
 
 _LABEL_KEYS = {
     "track",
@@ -58,6 +62,9 @@ class _LabelReader:
         self.path = path
         self.artifact_dir = artifact_dir
         self.problems: list[Problem] = []
+        # Per artifact file: its line count, or why it has none. Each file is read once
+        # however many entries point into it.
+        self._lines: dict[str, int | str] = {}
 
     def fail(self, message: str) -> None:
         self.problems.append(Problem(self.path, message))
@@ -95,6 +102,9 @@ class _LabelReader:
     ) -> tuple[T, ...]:
         if not isinstance(value, list):
             self.fail(f"{where} must be a list, got {type(value).__name__}")
+            return ()
+        if len(value) > MAX_LABEL_ENTRIES:
+            self.fail(f"{where} lists {len(value)} entries; at most {MAX_LABEL_ENTRIES}")
             return ()
         out: list[T] = []
         for i, item in enumerate(value):
@@ -149,17 +159,22 @@ class _LabelReader:
         return PlantedVulnerability(file, line, str(cwe), title, description, tuple(alternatives))
 
     def check_line_exists(self, file: str, line: int, where: str) -> None:
+        if file not in self._lines:
+            self._lines[file] = self._count_lines(file)
+        lines = self._lines[file]
+        if isinstance(lines, str):
+            self.fail(f"{where}.file {file!r}{lines}")
+        elif line > lines:
+            self.fail(f"{where}.line {line} is past the end of {file} ({lines} lines)")
+
+    def _count_lines(self, file: str) -> int | str:
         target = regular_file(self.artifact_dir, file)
         if target is None:
-            self.fail(f"{where}.file {file!r} is not a regular file of the artifact")
-            return
+            return " is not a regular file of the artifact"
         try:
-            lines = read_capped(target, _LINE_SCAN_BYTES).count(b"\n") + 1
+            return read_capped(target, _LINE_SCAN_BYTES).count(b"\n") + 1
         except TreeLimitError as exc:
-            self.fail(f"{where}.file {file!r}: {exc}")
-            return
-        if line > lines:
-            self.fail(f"{where}.line {line} is past the end of {file} ({lines} lines)")
+            return f": {exc}"
 
     def capabilities(self, value: object) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
