@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 T = TypeVar("T")
 
-DecodeError = (msgspec.DecodeError, msgspec.ValidationError)
+# Raised for JSON that is not JSON and for JSON of the wrong shape (its ValidationError).
+DecodeError = msgspec.DecodeError
 
 
 def _enc_hook(value: object) -> object:
@@ -40,7 +41,7 @@ def encode(record: object) -> bytes:
 
 
 def decode(data: bytes | str, kind: type[T], *, strict: bool = True) -> T:
-    """A record of type `kind` from JSON; raises one of `DecodeError` naming the field."""
+    """A record of type `kind` from JSON; raises `DecodeError` naming the field."""
     return msgspec.json.decode(data, type=kind, dec_hook=_dec_hook, strict=strict)
 
 
@@ -51,5 +52,5 @@ def to_builtins(record: object) -> Any:
 
 
 def convert(data: object, kind: type[T]) -> T:
-    """A record of type `kind` from JSON builtins; raises one of `DecodeError`."""
+    """A record of type `kind` from JSON builtins; raises `DecodeError` naming the field."""
     return msgspec.convert(data, type=kind, dec_hook=_dec_hook)
