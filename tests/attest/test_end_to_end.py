@@ -63,6 +63,11 @@ def test_signed_submissions_run_and_every_sssa_verifies(
     failed = assay("attest", "verify", str(tampered), "--json", check=False)
     assert failed.returncode == 1
     assert "field 'artifact' does not match its signed hash" in failed.stdout
+    # A file that is not there is the caller's mistake (2), not a failed verification (1).
+    absent = tmp_path / "absent.json"
+    missing = assay("attest", "verify", str(files[0]), str(absent), check=False)
+    assert missing.returncode == 2
+    assert f"{absent}: not a file" in missing.stderr
 
     # A store holding one report with no canonical form (written before reports were
     # checked at acceptance) costs only that agent x task its SSSA.

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from assay.cli import app
+from assay.cli import EXIT_BAR, EXIT_USAGE, app
 from assay.cli.output import console, emit_json, errors, short, user_errors
 from assay.validator.api import (
     DEFAULT_ENTRYPOINT,
@@ -116,11 +116,18 @@ def attest_verify(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
-    """Verify SSSAs offline; exits 1 naming what fails in each file that does not verify."""
+    """Verify SSSAs offline; exits 1 naming what fails in each file that does not verify,
+    2 when a file is not there to verify."""
     with user_errors():
         expected = read_public(key) if key else None
     results: dict[str, str] = {}
+    missing = [path for path in files if not path.is_file()]
     for path in files:
+        if path in missing:
+            results[str(path)] = "not a file"
+            if not as_json:
+                errors.print(f"error: {escape(str(path))}: not a file", soft_wrap=True)
+            continue
         try:
             verified = verify_file(path, validator_key=expected)
             results[str(path)] = "ok"
@@ -143,5 +150,7 @@ def attest_verify(
                 )
     if as_json:
         emit_json({"verified": all(v == "ok" for v in results.values()), "files": results})
+    if missing:
+        raise typer.Exit(EXIT_USAGE)
     if any(v != "ok" for v in results.values()):
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_BAR)
