@@ -171,3 +171,26 @@ def test_output_to_a_fifo_or_a_symlink_writes_through_it_and_keeps_it(
     assay(*base, "--format", "sarif", "--output", str(link), check=False)
     assert link.is_symlink() and json.loads(target.read_text())["version"] == "2.1.0"
     assert sorted(p.name for p in tmp_path.glob(".*partial")) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        ("def agent_main(context):\n    return {\n", "line 2: '{' was never closed"),
+        ("def main(context):\n    return {}\n", "defines no top-level 'agent_main'"),
+    ],
+    ids=["syntax-error", "no-entrypoint"],
+)
+def test_an_agent_that_cannot_run_is_not_signed(
+    assay: Assay, tmp_path: Path, source: str, problem: str
+) -> None:
+    assay("keys", "new", "--out", str(tmp_path / "keys"), "--name", "alice")
+    agent = tmp_path / "broken.py"
+    agent.write_text(source)
+    result = assay(
+        "agent", "pin", str(agent), "--track", "skills", "--key",
+        str(tmp_path / "keys" / "alice.key"), check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert problem in result.stderr and "not signed" in result.stderr
+    assert not list(tmp_path.glob("*.manifest.json"))

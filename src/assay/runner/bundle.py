@@ -78,6 +78,20 @@ def _exports(source: str, entrypoint: str) -> bool:
     return entrypoint in bound
 
 
+def entrypoint_problem(code: bytes, entrypoint: str) -> str | None:
+    """Why `code` cannot run as an agent, read without running it: not UTF-8 Python, or
+    no top-level `entrypoint`. None when it can."""
+    try:
+        found = _exports(code.decode("utf-8"), entrypoint)
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except ValueError as exc:  # a NUL byte in the source
+        return str(exc)
+    return None if found else f"defines no top-level {entrypoint!r}"
+
+
 def bundle_package(directory: Path, entrypoint: str = "agent_main", *, max_bytes: int) -> Bundle:
     """The single-file agent for the package at `directory` (which holds `__init__.py`)."""
     package = directory.resolve().name

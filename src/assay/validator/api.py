@@ -26,7 +26,7 @@ from assay.records.round import RoundResult
 from assay.report.interface import write_document
 from assay.report.registry import report_format
 from assay.report.text import markdown, printable
-from assay.runner.bundle import Bundle, BundleError, bundle_package
+from assay.runner.bundle import Bundle, BundleError, bundle_package, entrypoint_problem
 from assay.sandbox import InfrastructureError, default_backend
 from assay.sandbox.interface import CheckResult
 from assay.schema.inference import InferenceConfigError
@@ -105,6 +105,9 @@ def pin_agent(
     naming the sandbox it will run in."""
     if not agent.is_file():
         raise ManifestError(f"agent {agent} is not a file")
+    problem = entrypoint_problem(agent.read_bytes(), entrypoint)
+    if problem is not None:
+        raise ManifestError(f"agent {agent}: {problem}; not signed")
     try:
         sandbox_digest = default_backend().digest
     except (InfrastructureError, OSError) as exc:
