@@ -95,12 +95,16 @@ def test_eval_formats_and_exit_codes(assay: Assay, skills_pair: Path, tmp_path: 
     sarif = tmp_path / "out.sarif"
     result = assay(*base, "--format", "sarif", "--output", str(sarif), check=False)
     assert result.returncode == 1, "allow_all is never eligible"
+    assert "exit 1: not eligible: score 0.000, threshold 0.20" in result.stderr
     assert json.loads(sarif.read_text())["version"] == "2.1.0"
     junit = assay(*base, "--format", "junit", check=False)
     suite = ET.fromstring(junit.stdout.encode()).find("testsuite")
     assert suite is not None and suite.get("tests") == "2" and suite.get("failures") == "1"
     passing = assay(*base, "--fail-under", "0", "--format", "markdown", check=False)
     assert passing.returncode == 0 and passing.stdout.startswith("## assay eval")
+    strict = assay(*base, "--fail-under", "0.5", "--json", check=False)
+    assert strict.returncode == 1 and json.loads(strict.stdout)["score"] == 0.0
+    assert "exit 1: score 0.000 is below --fail-under 0.5" in strict.stderr
 
 
 @pytest.mark.sandbox

@@ -19,6 +19,7 @@ from assay.cli.output import (
     chosen_format,
     console,
     emit_text,
+    errors,
     exit_for,
     show_round,
     user_errors,
@@ -75,18 +76,27 @@ def eval_command(
             report_format("html").write(result, html)
         _show_eval(result, track, shown, output)
     exit_for(result)
-    if _below_bar(result, track, fail_under):
+    missed = _missed_bar(result, track, fail_under)
+    if missed is not None:
+        errors.print(f"exit 1: {missed}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAR)
 
 
-def _below_bar(result: RoundResult, track: Track, fail_under: float | None) -> bool:
+def _missed_bar(result: RoundResult, track: Track, fail_under: float | None) -> str | None:
+    """Why the run fails the caller's bar (the exit status says it; this says why)."""
     if result.card is None:
-        return False
+        return None
     (score,) = result.card.scores[track.value].values()
     reps = [r for t in score.task_results for r in t.reps]
     if all(r.status != "completed" for r in reps):
-        return True
-    return score.score < fail_under if fail_under is not None else not score.eligible
+        return "every rep failed"
+    if fail_under is not None:
+        if score.score < fail_under:
+            return f"score {score.score:.3f} is below --fail-under {fail_under:g}"
+        return None
+    if not score.eligible:
+        return f"not eligible: score {score.score:.3f}, threshold {score.threshold:.2f}"
+    return None
 
 
 def _show_eval(result: RoundResult, track: Track, fmt: OutputFormat, output: Path | None) -> None:
