@@ -3,6 +3,7 @@ round listing, and no traceback for a user."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -198,3 +199,20 @@ def test_an_agent_that_cannot_run_is_not_signed(
     assert result.returncode == 2, result.stderr
     assert problem in result.stderr and "not signed" in result.stderr
     assert not list(tmp_path.glob("*.manifest.json"))
+
+
+def test_tables_into_a_pipe_are_laid_out_wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table read from a pipe or a log keeps whole hashes and names; a screen, or the
+    width a user sets in COLUMNS, decides otherwise."""
+    from assay.cli.output import _piped_width
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert _piped_width(io.StringIO()) == 160
+    with open(os.devnull, "w") as devnull:
+        assert _piped_width(devnull) == 160
+    screen, terminal = os.openpty()
+    with os.fdopen(terminal, "w") as tty:
+        assert _piped_width(tty) is None
+    os.close(screen)
+    monkeypatch.setenv("COLUMNS", "100")
+    assert _piped_width(io.StringIO()) is None

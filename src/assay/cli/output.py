@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
 from rich.console import Console
@@ -51,8 +52,14 @@ def _shown(segment: Segment) -> Segment:
     return Segment(visible(segment.text), segment.style)
 
 
-console = SafeConsole()
-errors = SafeConsole(stderr=True)
+def _piped_width(stream: TextIO) -> int | None:
+    """Output into a pipe or a file is read whole, not on an 80-column screen: tables
+    there are laid out wide enough that hashes and names are not cut (`COLUMNS` wins)."""
+    return None if stream.isatty() or "COLUMNS" in os.environ else 160
+
+
+console = SafeConsole(width=_piped_width(sys.stdout))
+errors = SafeConsole(stderr=True, width=_piped_width(sys.stderr))
 
 
 class OutputFormat(StrEnum):
