@@ -334,10 +334,7 @@ class BwrapBackend(SandboxBackend):
 
     def _etc_dir(self) -> Path:
         with self._lock:
-            # Another backend of this process may have released the directory they share.
-            if self._etc is None or not os.path.ismount(self._etc):
-                return self._make_etc()
-            return self._etc
+            return self._etc or self._make_etc()
 
     def _make_etc(self) -> Path:
         etc = self._tree.ensure() / "etc"
