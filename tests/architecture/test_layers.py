@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("records",),
     ("corpus", "inference", "detonate"),
     ("runner",),
-    ("store", "attest", "report"),
+    ("store", "attest", "report", "chain"),
     ("validator",),
     ("cli",),
     ("__main__",),
@@ -34,6 +34,7 @@ ONLY = {
     "store": ("records", "schema", "mechanism"),
     "attest": ("records", "schema", "mechanism"),
     "report": ("records", "schema", "mechanism"),
+    "chain": ("records", "schema", "mechanism"),
     "cli": ("records", "validator.api"),
 }
 # Modules directly under src/assay that belong to no part: only the version.
