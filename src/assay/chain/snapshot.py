@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 import msgspec
-from bittensor_core import ss58_encode
 
+from assay.chain.identity import address
 from assay.chain.interface import Chain
 from assay.records.chain import (
     U16_MAX,
@@ -25,9 +25,6 @@ from assay.records.chain import (
     UidWeights,
     WeightReceipt,
 )
-
-# Bittensor's address format (the Substrate generic prefix).
-SS58_FORMAT = 42
 
 
 def read_snapshot(path: Path) -> MetagraphSnapshot:
@@ -146,4 +143,4 @@ def _unit(seed: str, label: str, uid: int) -> float:
 
 
 def _made_up_hotkey(seed: str, uid: int) -> str:
-    return str(ss58_encode(hashlib.sha256(f"{seed}:hotkey:{uid}".encode()).digest(), SS58_FORMAT))
+    return address(hashlib.sha256(f"{seed}:hotkey:{uid}".encode()).digest())

@@ -107,6 +107,15 @@ class UidWeights(msgspec.Struct, frozen=True, kw_only=True):
     hotkeys: dict[str, float] = {}  # the per-hotkey weights it was made from (after EMA)
 
 
+class HotkeyWeight(msgspec.Struct, frozen=True, kw_only=True):
+    """One hotkey's EMA-blended weight on one track, and the UID it held when blended."""
+
+    hotkey: str
+    track: str
+    uid: int
+    weight: float
+
+
 class WeightReceipt(msgspec.Struct, frozen=True, kw_only=True):
     """What the chain answered when a validator set a round's weights."""
 
