@@ -16,7 +16,7 @@ def hotkey_of(author_key: str) -> str | None:
     round's ed25519 key (64 hex digits) is the 32-byte public key of an account too, so it
     gets the address that key would have.
     """
-    if is_bittensor_address(author_key):
+    if is_address(author_key):
         return author_key
     try:
         raw = bytes.fromhex(author_key)
@@ -27,3 +27,8 @@ def hotkey_of(author_key: str) -> str | None:
 
 def address(public_key: bytes) -> str:
     return str(ss58_encode(public_key, SS58_FORMAT))
+
+
+def is_address(text: str) -> bool:
+    """A valid SS58 address in Bittensor's format."""
+    return bool(is_bittensor_address(text))

@@ -13,12 +13,16 @@ from pathlib import Path
 from assay.attest.keys import KeyFileError, KeyPair, load_private, new_keypair, read_public
 from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
 from assay.attest.sssa import Export, Skipped, SssaError, Verified, verify_file
+from assay.chain.conform import WeightLimitError
+from assay.chain.identity import hotkey_of
+from assay.chain.snapshot import synthetic_snapshot, write_snapshot
 from assay.corpus.interface import CorpusError
 from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
 from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
 from assay.mechanism.spec import Track
 from assay.records.agent import DEFAULT_ENTRYPOINT, AgentError
+from assay.records.chain import ChainError, MetagraphSnapshot, SnapshotError
 from assay.records.observed import EvidenceRecord
 from assay.records.outcome import RunOutcome
 from assay.records.rep import RecordError
@@ -38,9 +42,11 @@ from assay.store.sqlite import RoundSummary, StoreError
 from assay.validator.attesting import export_round
 from assay.validator.config import (
     EXAMPLE_ROUND_TOML,
+    ChainConfig,
     ConfigError,
     RoundConfig,
     RoundOverrides,
+    chain_config,
     default_db,
     parse_tracks,
     round_config,
@@ -50,6 +56,15 @@ from assay.validator.evaluation import DemoResult, demo, evaluate
 from assay.validator.parallel import score_file
 from assay.validator.planning import PlanError
 from assay.validator.rounds import ExecutionChoice, Notify, Round, list_rounds, stored_result
+from assay.validator.subnet import (
+    AlreadySet,
+    ChainWeights,
+    Preview,
+    open_chain,
+    preview_file,
+    save_snapshot,
+    set_round_weights,
+)
 
 # What a user's input can get wrong: a front end shows the message and exits 1.
 # (An `InfrastructureError` is the host's fault instead: the validator abstains.)
@@ -64,9 +79,42 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     ManifestError,
     PlanError,
     RecordError,
+    SnapshotError,
     SssaError,
     StoreError,
+    WeightLimitError,
 )
+
+
+def chain_weights(
+    round_id: str,
+    config: ChainConfig,
+    *,
+    db: Path | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+) -> ChainWeights:
+    """`assay chain weights`: a completed round's UID vector, set unless `dry_run`."""
+    return set_round_weights(round_id, open_chain(config), db=db, dry_run=dry_run, force=force)
+
+
+def synthetic_snapshot_file(
+    out: Path, *, netuid: int, uids: int, validators: int, register: tuple[str, ...], seed: str
+) -> MetagraphSnapshot:
+    """`assay chain snapshot --synthetic`: a made-up subnet for trying the preview; each
+    of `register` is a hotkey address or an author's ed25519 public key (hex)."""
+    hotkeys = tuple(hotkey_of(key) for key in register)
+    if None in hotkeys:
+        raise SnapshotError(f"not a hotkey address or public key: {register[hotkeys.index(None)]}")
+    snapshot = synthetic_snapshot(
+        netuid=netuid,
+        uids=uids,
+        validators=validators,
+        register=tuple(h for h in hotkeys if h),
+        seed=seed,
+    )
+    write_snapshot(snapshot, out)
+    return snapshot
 
 
 def detonate_artifact(directory: Path, track: Track) -> Detonation:
@@ -136,7 +184,11 @@ __all__ = [
     "EXAMPLE_ROUND_TOML",
     "MANIFEST_SUFFIX",
     "USER_ERRORS",
+    "AlreadySet",
     "Bundle",
+    "ChainConfig",
+    "ChainError",
+    "ChainWeights",
     "DemoResult",
     "Detonation",
     "EvidenceRecord",
@@ -147,6 +199,7 @@ __all__ = [
     "KeyPair",
     "Notify",
     "PhylaxImportError",
+    "Preview",
     "RecordError",
     "Round",
     "RoundConfig",
@@ -161,6 +214,8 @@ __all__ = [
     "ValidationReport",
     "Verified",
     "bundle_package",
+    "chain_config",
+    "chain_weights",
     "check_sandbox",
     "default_db",
     "demo",
@@ -174,13 +229,16 @@ __all__ = [
     "parse_tracks",
     "pin_agent",
     "pinned",
+    "preview_file",
     "printable",
     "read_public",
     "report_format",
     "report_json_schema",
     "round_config",
+    "save_snapshot",
     "score_file",
     "stored_result",
+    "synthetic_snapshot_file",
     "validate_corpus",
     "verify_file",
     "visible",

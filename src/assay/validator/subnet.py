@@ -13,6 +13,8 @@ took is not set again unless forced.
 
 from __future__ import annotations
 
+import json
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -22,23 +24,26 @@ from typing import Any
 import msgspec
 
 from assay.chain.conform import conform
-from assay.chain.identity import hotkey_of
+from assay.chain.identity import hotkey_of, is_address
 from assay.chain.interface import Chain
+from assay.chain.snapshot import SnapshotChain, read_snapshot, write_snapshot
 from assay.mechanism.spec import MechanismSpec
 from assay.mechanism.weights import ema
+from assay.mechanism.yuma import Disagreement, Yuma, disagreements, yuma
 from assay.records import codec
 from assay.records.chain import (
     ChainError,
     Dropped,
     HotkeyWeight,
     MetagraphSnapshot,
+    SnapshotError,
     UidWeights,
     WeightReceipt,
 )
 from assay.records.plan import RoundPlan
 from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import Store, StoreError
-from assay.validator.config import default_db
+from assay.validator.config import ChainConfig, ConfigError, default_db
 
 # One hotkey and track in an EMA key: hotkeys are SS58 (no spaces), tracks are names.
 _SEP = " "
@@ -203,3 +208,125 @@ def send(
         attempts=retry.attempts,
         block=snapshot.block,
     )
+
+
+def open_chain(config: ChainConfig) -> Chain:
+    """The snapshot file when the config names one, else the live chain through the SDK."""
+    if config.snapshot is not None:
+        hotkey = config.hotkey if is_address(config.hotkey) else None
+        return SnapshotChain(config.snapshot, hotkey)
+    if config.netuid is None:
+        raise ConfigError("no subnet: give --netuid (or netuid in [chain]) or --snapshot")
+    from bittensor import Wallet
+
+    from assay.chain.bittensor import BittensorChain
+
+    path = {"path": str(config.wallet_path)} if config.wallet_path else {}
+    wallet = Wallet(name=config.wallet, hotkey=config.hotkey, **path)
+    return BittensorChain(network=config.network, netuid=config.netuid, wallet=wallet)
+
+
+@dataclass(frozen=True)
+class Preview:
+    """Yuma on a snapshot with one validator's row replaced by the weights it would set."""
+
+    uid: int
+    netuid: int
+    block: int
+    permit: bool
+    row: dict[int, float]
+    result: Yuma
+    disagreements: tuple[Disagreement, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "as": self.uid,
+            "netuid": self.netuid,
+            "block": self.block,
+            "validator_permit": self.permit,
+            "row": self.row,
+            "vtrust": r.vtrust,
+            "incentive": r.incentive,
+            "consensus": r.consensus,
+            "ranks": r.ranks,
+            "trust": r.trust,
+            "disagreements": [vars(d) for d in self.disagreements],
+        }
+
+
+def preview(snapshot: MetagraphSnapshot, uid: int, row: Mapping[int, float]) -> Preview:
+    """`assay chain preview`: what the subnet's consensus makes of `row` set by `uid`."""
+    neuron = snapshot.neuron(uid)
+    if neuron is None:
+        raise SnapshotError(f"UID {uid} is not on the snapshot")
+    unknown = sorted(set(row) - {n.uid for n in snapshot.neurons})
+    if unknown:
+        raise SnapshotError(f"the weights name UIDs the snapshot does not hold: {unknown}")
+    stake = {n.uid: n.stake for n in snapshot.neurons if n.validator_permit}
+    weights = {n.uid: n.weights for n in snapshot.neurons} | {uid: dict(row)}
+    result = yuma(stake, weights)
+    return Preview(
+        uid=uid,
+        netuid=snapshot.netuid,
+        block=snapshot.block,
+        permit=neuron.validator_permit,
+        row=result.weights.get(uid, {}),
+        result=result,
+        disagreements=tuple(disagreements(result, uid)),
+    )
+
+
+def row_of(vector: UidWeights) -> dict[int, float]:
+    """The UID vector as the fractions the chain's epoch reads."""
+    total = sum(vector.weights)
+    return {u: w / total for u, w in zip(vector.uids, vector.weights, strict=True)} if total else {}
+
+
+def read_weights_file(path: Path) -> dict[int, float]:
+    """A JSON object from UID to weight (any scale)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"weights file {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"weights file {path}: not a JSON object from UID to weight")
+    out: dict[int, float] = {}
+    for key, value in data.items():
+        if not key.isdigit() or isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"weights file {path}: {key!r}: {value!r} is not UID: weight")
+        if not math.isfinite(value) or value < 0:
+            raise ConfigError(f"weights file {path}: UID {key} has weight {value}")
+        out[int(key)] = float(value)
+    return out
+
+
+def save_snapshot(config: ChainConfig, out: Path) -> MetagraphSnapshot:
+    """`assay chain snapshot`: the subnet now, written to `out`."""
+    snapshot = open_chain(config).snapshot()
+    write_snapshot(snapshot, out)
+    return snapshot
+
+
+def preview_file(
+    snapshot_path: Path,
+    uid: int,
+    *,
+    round_id: str | None = None,
+    weights_file: Path | None = None,
+    db: Path | None = None,
+) -> Preview:
+    """`assay chain preview`: the row is a round's UID vector (as `chain weights --dry-run`
+    makes it against this snapshot) or a weights file's, else the UID's row as it stands."""
+    if round_id is not None and weights_file is not None:
+        raise ConfigError("give --weights ROUND_ID or --weights-file FILE, not both")
+    snapshot = read_snapshot(snapshot_path)
+    neuron = snapshot.neuron(uid)
+    if round_id is not None:
+        chain = SnapshotChain(snapshot_path)
+        row = row_of(set_round_weights(round_id, chain, db=db, dry_run=True).vector)
+    elif weights_file is not None:
+        row = read_weights_file(weights_file)
+    else:
+        row = dict(neuron.weights) if neuron else {}
+    return preview(snapshot, uid, row)
