@@ -132,16 +132,42 @@ class Peer:
 
 
 @dataclass(frozen=True)
+class Link:
+    """A link the traced tree made: `path` now names `target` (a symlink's target as
+    written, made absolute against the link's directory; a hard link's existing file)."""
+
+    path: str
+    target: str
+    hard: bool
+
+
+@dataclass(frozen=True)
+class Executed:
+    """A successful exec: the file the kernel was asked to run, and the argv it got
+    (whose first word the caller chooses freely)."""
+
+    file: str
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TraceSummary:
     """The tracer's own record of what the sandboxed process tree did."""
 
     execs: tuple[tuple[str, ...], ...] = ()
+    # Paths are as the kernel resolved them: what a call opened, or else the path it
+    # named made absolute against its directory handle (`assay.sandbox.paths`).
     reads: tuple[str, ...] = ()  # read-only opens (tried or done) outside the runtime's own files
     writes: tuple[str, ...] = ()  # paths opened (or tried) for writing or creation
     unlinks: tuple[str, ...] = ()
     renames: tuple[tuple[str, str], ...] = ()
     connects: tuple[Peer, ...] = ()  # connect/sendto/sendmsg/sendmmsg destinations
     dns_queries: tuple[str, ...] = ()  # query names decoded from outgoing packets
+    links: tuple[Link, ...] = ()  # symlinks and hard links made
+    executed: tuple[Executed, ...] = ()  # each distinct successful exec, by file and argv
+    # Reads of what tells a sandbox from a host (seccomp status, boot time, uptime) and
+    # runs of one failing call repeated (timing the tracer), as text.
+    probes: tuple[str, ...] = ()
     truncated: bool = False  # some events were dropped: a list reached the summary's cap
 
     def saw_dns(self, host: str) -> bool:
