@@ -149,6 +149,9 @@ class SealedRequest:
     trace: TraceSet = TraceSet.FULL
     hostname: str = "sandbox"  # what the command sees as the host's name
     home: Home | None = None
+    # The command is the caller's harness, not the subject: its own file calls are left
+    # out of the trace (its descendants', the subject's, are all in).
+    harness_command: bool = False
 
 
 class CopyStatus(StrEnum):

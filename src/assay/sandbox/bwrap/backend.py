@@ -644,7 +644,13 @@ class BwrapBackend(SandboxBackend):
         if limit_hit is LimitHit.TRACE_CAP and not tracer.PROFILES[request.trace].read_over_cap:
             trace = TraceSummary(truncated=True)
         else:
-            trace = tracer.summarise(run.trace_prefix, run.launcher, request.argv, request.trace)
+            trace = tracer.summarise(
+                run.trace_prefix,
+                run.launcher,
+                request.argv,
+                request.trace,
+                harness_command=request.harness_command,
+            )
         home_events, home_lost = run.home_watch.collect() if run.home_watch else ((), False)
         if not trace.execs and limit_hit is not LimitHit.TRACE_CAP:
             stderr = captures[1].result().data.decode(errors="replace").strip()

@@ -36,6 +36,7 @@ descendants, and the command's own file counts from its exec on.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
@@ -388,12 +389,15 @@ class _Collector:
         self.dns_sockets: set[str] = set()
         self.sockaddrs: set[str] = set()  # as printed, each parsed once
         self.cwd: str | None = None  # of the process being read, as last printed
+        self.skip_files = False  # the process being read is the caller's harness
         self.failures: dict[tuple[str, str], int] = {}  # of the process being read
 
-    def start_process(self) -> None:
-        """The lines that follow are another process's."""
+    def start_process(self, skip_files: bool = False) -> None:
+        """The lines that follow are another process's (`skip_files`: whose file
+        calls are none of the summary's)."""
         self.cwd = None
         self.failures = {}
+        self.skip_files = skip_files
 
     def _full(self, kind: str) -> bool:
         if len(self.found[kind]) >= self.profile.summary_items or self.room <= 0:
@@ -443,7 +447,7 @@ class _Collector:
         elif name in _EXEC:
             if line.rstrip().endswith(") = 0") and not self._full("execs"):
                 self._exec(line)
-        elif name in _FILE_CALLS:
+        elif name in _FILE_CALLS and not self.skip_files:
             self._file(name, line)
 
     def _exec(self, line: str) -> None:
@@ -718,16 +722,29 @@ def summarise(
     launcher: Iterable[str],
     command: Iterable[str],
     trace_set: TraceSet = TraceSet.FULL,
+    harness_command: bool = False,
 ) -> TraceSummary:
-    """Events of the sandboxed command (from its exec on) and all its descendants."""
+    """Events of the sandboxed command (from its exec on) and all its descendants.
+
+    `harness_command`: the command is the caller's harness, so its own file calls
+    are left out (its exec and network calls, and all its descendants', stay in).
+    Only the first process to exec it is the command: a descendant that execs the
+    same argv is the subject, counted whole.
+    """
     profile = PROFILES[trace_set]
     files = _process_files(out_prefix)
     setup = _setup_pids(files, tuple(launcher), profile.string_bytes)
     start_marker = _exec_line_prefix(tuple(command), profile.string_bytes)
     collector = _Collector(profile)
+    command_seen = False
     for pid in sorted(files):  # pids grow with time (roughly)
-        if pid not in setup:
-            collector.start_process()
-            for batch in _from_command_exec(_batches(files[pid]), start_marker):
-                collector.feed_all(batch)
+        if pid in setup:
+            continue
+        batches = _from_command_exec(_batches(files[pid]), start_marker)
+        first = next(batches, [])
+        is_command = not command_seen and bool(first) and first[0].startswith(start_marker)
+        command_seen |= is_command
+        collector.start_process(skip_files=harness_command and is_command)
+        for batch in itertools.chain([first], batches):
+            collector.feed_all(batch)
     return collector.summary()
