@@ -35,6 +35,7 @@ from dataclasses import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
     from typing import Any
 
 try:
@@ -210,6 +211,10 @@ del _assay_egress
 """
 # Extra import paths (the pinned MCP SDK) as a .pth line: no PYTHONPATH to notice.
 _SITE_PTH = "{paths}\n"
+# The hook runs from a .pth line of the user site (an `import` line is executed whole),
+# not as `usercustomize`: that module is looked up on sys.path, where an artifact's own
+# PYTHONPATH comes first and could shadow it.
+_HOOK_PTH = "import sys; exec({code!r}, {{}})\n"
 # The same for Node children (through NODE_OPTIONS=--require): a throwaway socket
 # makes the real, traced attempt; the artifact's own socket goes to the sink.
 _EGRESS_HOOK_JS = """
@@ -259,7 +264,7 @@ class EgressSink:
         loads the Node one."""
         os.makedirs(directory, exist_ok=True)
         os.makedirs(user_site, exist_ok=True)
-        python_files = {"usercustomize.py": _EGRESS_HOOK.format(port=self.port)}
+        python_files = {"_local.pth": _HOOK_PTH.format(code=_EGRESS_HOOK.format(port=self.port))}
         if site_paths:
             python_files["vendor.pth"] = _SITE_PTH.format(paths="\n".join(site_paths))
         for name, text in python_files.items():
@@ -722,6 +727,39 @@ def _outcome(reply: dict[str, Any]) -> str:
     return "ok" if "result" in reply else "malformed"
 
 
+# --- the environment ---------------------------------------------------------------------
+
+# What a step's own environment (an MCP server's `env`) may extend, never replace: the
+# harness's value comes first, the artifact's is appended.
+ADDITIVE_ENV = {"PATH": ":", "NODE_OPTIONS": " ", "LD_PRELOAD": ":"}
+# Variables the observation depends on even when the harness leaves them unset: where
+# Python finds its user site (the egress hook), and libfaketime's settings (the clock
+# profiles). An artifact never sets these for the steps it is observed in.
+OBSERVATION_ENV = ("PYTHONNOUSERSITE", "PYTHONUSERBASE", "PYTHONHOME")
+OBSERVATION_ENV_PREFIXES = ("FAKETIME", "DONT_FAKE", "NO_FAKE")
+
+
+def env_refused(base: Collection[str], key: str) -> bool:
+    """Whether a step's own `key` would replace what the observation depends on."""
+    if key in ADDITIVE_ENV:
+        return False
+    return key in base or key in OBSERVATION_ENV or key.startswith(OBSERVATION_ENV_PREFIXES)
+
+
+def merge_env(base: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The harness's environment with a step's own added: additive variables extended
+    after the harness's value, anything the observation depends on left as it was."""
+    merged = dict(base)
+    for key, value in extra.items():
+        if env_refused(base, key):
+            continue
+        if key not in ADDITIVE_ENV or not base.get(key):
+            merged[key] = value
+        elif value:
+            merged[key] = base[key] + ADDITIVE_ENV[key] + value
+    return merged
+
+
 # --- the plan ----------------------------------------------------------------------------
 
 
@@ -732,7 +770,7 @@ def run_step(
     sink: EgressSink,
     deadline: float,
 ) -> wire.StepLog:
-    env = {**env, **step.env}
+    env = merge_env(env, step.env)
     timeout = min(step.timeout_s, max(0.1, deadline - time.monotonic()))
     done = wire.StepLog(step.name)
     try:
