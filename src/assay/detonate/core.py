@@ -329,6 +329,14 @@ def _interference(
         skipped = [c for c in mcp.calls if c.outcome == "skipped: deadline"]
         if skipped:
             found.append(f"{len(skipped)} MCP tool call(s) not made: deadline reached")
+        over = [c.tool for c in mcp.calls if c.outcome == "skipped: tool cap"]
+        if over:
+            found.append(f"{len(over)} declared MCP tool(s) not called: over the tool cap")
+        if mcp.variations_left_out:
+            found.append(
+                f"{mcp.variations_left_out} MCP argument variation(s) not tried: "
+                "over the per-tool cap"
+            )
         if mcp.session.flooded:
             found.append("MCP server flooded its output past the cap")
     return tuple(found)
@@ -606,7 +614,12 @@ def _call_summary(call: McpCall, profile: str) -> CallSummary:
     """One tool call: how it ended, and what the harness saw it do (canary values
     written or sent), so declared behaviour can be held against observed behaviour."""
     observed = {e.capability for e in harness_evidence(call, "", profile)}
-    return CallSummary(tool=call.tool, outcome=call.outcome, observed=tuple(sorted(observed)))
+    return CallSummary(
+        tool=call.tool,
+        outcome=call.outcome,
+        observed=tuple(sorted(observed)),
+        variation=quoted(call.variation, 100) if call.variation else "",
+    )
 
 
 def _tool_surface(tool: McpTool) -> ToolSurface:
