@@ -36,6 +36,7 @@ from assay.schema.report import report_json_schema
 from assay.schema.visible import visible
 from assay.store.sqlite import RoundSummary, StoreError
 from assay.validator.attesting import export_round
+from assay.validator.browse import AgentRound, RoundTrend, agent_history, round_trends, task_reps
 from assay.validator.config import (
     EXAMPLE_ROUND_TOML,
     ConfigError,
@@ -136,6 +137,7 @@ __all__ = [
     "EXAMPLE_ROUND_TOML",
     "MANIFEST_SUFFIX",
     "USER_ERRORS",
+    "AgentRound",
     "Bundle",
     "DemoResult",
     "Detonation",
@@ -153,6 +155,7 @@ __all__ = [
     "RoundOverrides",
     "RoundResult",
     "RoundSummary",
+    "RoundTrend",
     "RunOutcome",
     "SandboxReport",
     "Skipped",
@@ -160,6 +163,7 @@ __all__ = [
     "Track",
     "ValidationReport",
     "Verified",
+    "agent_history",
     "bundle_package",
     "check_sandbox",
     "default_db",
@@ -179,8 +183,10 @@ __all__ = [
     "report_format",
     "report_json_schema",
     "round_config",
+    "round_trends",
     "score_file",
     "stored_result",
+    "task_reps",
     "validate_corpus",
     "verify_file",
     "visible",
