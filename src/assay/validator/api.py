@@ -16,7 +16,11 @@ from assay.attest.sssa import Export, Skipped, SssaError, Verified, verify_file
 from assay.chain.conform import WeightLimitError
 from assay.chain.identity import hotkey_of
 from assay.chain.snapshot import synthetic_snapshot, write_snapshot
+from assay.corpus.benign import add_benign
+from assay.corpus.datadog import import_datadog
+from assay.corpus.importing import ImportFailed
 from assay.corpus.interface import CorpusError
+from assay.corpus.osv import import_osv
 from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
 from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
@@ -40,6 +44,7 @@ from assay.schema.report import report_json_schema
 from assay.schema.visible import visible
 from assay.store.sqlite import RoundSummary, StoreError
 from assay.validator.attesting import export_round
+from assay.validator.browse import AgentRound, RoundTrend, agent_history, round_trends, task_reps
 from assay.validator.config import (
     EXAMPLE_ROUND_TOML,
     ChainConfig,
@@ -184,6 +189,7 @@ __all__ = [
     "EXAMPLE_ROUND_TOML",
     "MANIFEST_SUFFIX",
     "USER_ERRORS",
+    "AgentRound",
     "AlreadySet",
     "Bundle",
     "ChainConfig",
@@ -194,6 +200,7 @@ __all__ = [
     "EvidenceRecord",
     "ExecutionChoice",
     "Export",
+    "ImportFailed",
     "ImportSummary",
     "InfrastructureError",
     "KeyPair",
@@ -206,6 +213,7 @@ __all__ = [
     "RoundOverrides",
     "RoundResult",
     "RoundSummary",
+    "RoundTrend",
     "RunOutcome",
     "SandboxReport",
     "Skipped",
@@ -213,6 +221,8 @@ __all__ = [
     "Track",
     "ValidationReport",
     "Verified",
+    "add_benign",
+    "agent_history",
     "bundle_package",
     "chain_config",
     "chain_weights",
@@ -222,6 +232,8 @@ __all__ = [
     "detonate_artifact",
     "evaluate",
     "export_attestations",
+    "import_datadog",
+    "import_osv",
     "import_phylax",
     "list_rounds",
     "markdown",
@@ -235,10 +247,12 @@ __all__ = [
     "report_format",
     "report_json_schema",
     "round_config",
+    "round_trends",
     "save_snapshot",
     "score_file",
     "stored_result",
     "synthetic_snapshot_file",
+    "task_reps",
     "validate_corpus",
     "verify_file",
     "visible",
