@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from rounds import agent_hash, completed_round, hotkey
+from chain_rounds import agent_hash, completed_round, hotkey
 
 from assay.chain.interface import Chain
 from assay.chain.snapshot import SnapshotChain, read_snapshot, write_snapshot
