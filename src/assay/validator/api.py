@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.attest.hotkey import load_hotkey
 from assay.attest.keys import KeyFileError, KeyPair, load_private, new_keypair, read_public
 from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
 from assay.attest.sssa import Export, Skipped, SssaError, Verified, verify_file
@@ -149,13 +150,20 @@ def pin_agent(
     agent: Path,
     *,
     track: Track,
-    key: Path,
+    key: Path | None = None,
+    hotkey: str | None = None,
+    wallet_path: Path | None = None,
     entrypoint: str = DEFAULT_ENTRYPOINT,
     model: str | None = None,
     out: Path | None = None,
 ) -> tuple[Path, AgentManifest]:
     """A signed manifest pinning `agent` for `track` (beside it unless `out` is given),
-    naming the sandbox it will run in."""
+    naming the sandbox it will run in; signed by an author's ed25519 `key` or a miner's
+    `hotkey` (`WALLET/HOTKEY`, read from the wallet folder)."""
+    if (key is None) == (hotkey is None):
+        raise ManifestError("sign with --key (an author key) or --hotkey (a miner's), one of them")
+    if hotkey is not None and "/" not in hotkey:
+        raise ManifestError(f"--hotkey is WALLET/HOTKEY, not {hotkey!r}")
     if not agent.is_file():
         raise ManifestError(f"agent {agent} is not a file")
     problem = entrypoint_problem(agent.read_bytes(), entrypoint)
@@ -169,7 +177,7 @@ def pin_agent(
     manifest = pin(
         agent,
         track=track,
-        key=load_private(key),
+        key=load_private(key) if key else load_hotkey(str(hotkey), wallet_path),
         entrypoint=entrypoint,
         sandbox_digest=sandbox_digest,
         manifest_path=path,

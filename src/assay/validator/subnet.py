@@ -41,6 +41,7 @@ from assay.records.chain import (
     WeightReceipt,
 )
 from assay.records.plan import RoundPlan
+from assay.schema.manifest import AgentManifest
 from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import Store, StoreError
 from assay.validator.config import ChainConfig, ConfigError, default_db
@@ -330,3 +331,18 @@ def preview_file(
     else:
         row = dict(neuron.weights) if neuron else {}
     return preview(snapshot, uid, row)
+
+
+def registered_on(snapshot: MetagraphSnapshot) -> Callable[[AgentManifest], str | None]:
+    """The intake's check on a subnet: why a manifest's author holds no UID, or None."""
+
+    def refusal(manifest: AgentManifest) -> str | None:
+        hotkey = hotkey_of(manifest.author_key)
+        if hotkey is not None and snapshot.uid_of(hotkey) is not None:
+            return None
+        return (
+            f"hotkey {hotkey or manifest.author_key} is not registered on subnet "
+            f"{snapshot.netuid} at block {snapshot.block}"
+        )
+
+    return refusal
