@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from assay.attest.keys import KeyFileError, SignatureError
+from assay.attest.keys import KeyFileError, SignatureError, signature_bytes
 
 
 class HotkeySigner(Protocol):
@@ -47,10 +47,7 @@ def sign(signer: HotkeySigner, domain: bytes, message: bytes) -> str:
 
 def verify(address: str, signature: str, domain: bytes, message: bytes) -> None:
     """Raise SignatureError unless `signature` (hex) is the hotkey's signature of the message."""
-    try:
-        raw = bytes.fromhex(signature)
-    except ValueError as exc:
-        raise SignatureError("signature is not hex") from exc
+    raw = signature_bytes(signature)
     try:
         public = _sdk().keyfiles.Keypair(ss58_address=address)
         valid = public.verify(domain + message, raw)

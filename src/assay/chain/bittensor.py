@@ -101,11 +101,9 @@ class BittensorChain(Chain):
         if not result.success:
             raise ChainError(f"the chain refused the weights: {result.message}")
         reveal_round = result.data.get("reveal_round")
-        return WeightReceipt(
-            round_id=round_id,
-            netuid=self.netuid,
-            uids=vector.uids,
-            weights=vector.weights,
+        return vector.receipt(
+            round_id,
+            self.netuid,
             success=True,
             message=result.message,
             block=block,

@@ -76,11 +76,9 @@ class SnapshotChain(Chain):
             for n in current.neurons
         )
         write_snapshot(msgspec.structs.replace(current, neurons=neurons), self.path)
-        return WeightReceipt(
-            round_id=round_id,
-            netuid=current.netuid,
-            uids=vector.uids,
-            weights=vector.weights,
+        return vector.receipt(
+            round_id,
+            current.netuid,
             success=True,
             message=f"written into UID {uid}'s row of {self.path.name}",
             block=current.block,

@@ -156,10 +156,10 @@ def weights_command(
 def _print_weights(result: ChainWeights) -> None:
     vector = result.vector
     total = sum(vector.weights) or 1
-    table = Table(
-        title=f"{result.round_id} on subnet {result.netuid} (block {result.block})",
-        title_justify="left",
+    console.print(
+        f"{result.round_id} on subnet {result.netuid} (block {result.block})", highlight=False
     )
+    table = Table()
     for column in ("uid", "u16", "share"):
         table.add_column(column, justify="right")
     for uid, value in zip(vector.uids, vector.weights, strict=True):
@@ -210,10 +210,11 @@ def preview_command(
 
 def _print_preview(preview: Preview) -> None:
     r = preview.result
-    table = Table(
-        title=f"Yuma on subnet {preview.netuid} (block {preview.block}), UID {preview.uid}'s row",
-        title_justify="left",
+    console.print(
+        f"Yuma on subnet {preview.netuid} (block {preview.block}) with UID {preview.uid}'s row",
+        highlight=False,
     )
+    table = Table()
     for column in ("miner", "weight", "consensus", "rank", "incentive"):
         table.add_column(column, justify="right")
     for miner in sorted(r.incentive, key=lambda m: (-r.incentive[m], m)):

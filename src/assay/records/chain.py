@@ -9,6 +9,8 @@ carries no meaning).
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from assay.records import codec
@@ -105,6 +107,20 @@ class UidWeights(msgspec.Struct, frozen=True, kw_only=True):
     weights: tuple[int, ...]
     dropped: tuple[Dropped, ...] = ()
     hotkeys: dict[str, float] = {}  # the per-hotkey weights it was made from (after EMA)
+
+    def receipt(
+        self, round_id: str, netuid: int, *, success: bool, message: str, **details: Any
+    ) -> WeightReceipt:
+        """The chain's answer to this vector; `details` are the receipt's other fields."""
+        return WeightReceipt(
+            round_id=round_id,
+            netuid=netuid,
+            uids=self.uids,
+            weights=self.weights,
+            success=success,
+            message=message,
+            **details,
+        )
 
 
 class HotkeyWeight(msgspec.Struct, frozen=True, kw_only=True):

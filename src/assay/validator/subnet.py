@@ -199,11 +199,9 @@ def send(
                 retry.sleep(retry.backoff_s * 2 ** (attempt - 1))
             continue
         return msgspec.structs.replace(receipt, attempts=attempt)
-    return WeightReceipt(
-        round_id=round_id,
-        netuid=snapshot.netuid,
-        uids=vector.uids,
-        weights=vector.weights,
+    return vector.receipt(
+        round_id,
+        snapshot.netuid,
         success=False,
         message=f"not set after {retry.attempts} attempts: {failure}",
         attempts=retry.attempts,
