@@ -27,11 +27,18 @@ from assay.records.chain import (
 )
 
 
+# A subnet of 65536 UIDs, each weighing a few hundred others, fits well inside this.
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+
+
 def read_snapshot(path: Path) -> MetagraphSnapshot:
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SNAPSHOT_BYTES + 1)
     except OSError as exc:
         raise SnapshotError(f"snapshot {path}: {exc.strerror}") from exc
+    if len(data) > MAX_SNAPSHOT_BYTES:
+        raise SnapshotError(f"snapshot {path} is larger than {MAX_SNAPSHOT_BYTES} bytes")
     try:
         return MetagraphSnapshot.from_json(data)
     except SnapshotError as exc:
