@@ -14,6 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 from bittensor_core import Keypair
+from prometheus_client import generate_latest
 
 from assay.attest.manifest import pin, write_manifest
 from assay.chain.interface import Chain
@@ -111,6 +112,8 @@ def test_three_miners_one_deregistered_and_a_chain_failing_twice(
     )
     final = server.serve(cycles=2, pause_s=0.0)
 
+    metrics = generate_latest(server.metrics.registry).decode()
+    assert "assay_rounds_completed 2.0" in metrics and "assay_chain_retries 2.0" in metrics
     status = read_status(status_path)
     assert status == final
     assert (status.phase, status.rounds_completed) == ("stopped", 2)

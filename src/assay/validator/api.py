@@ -62,6 +62,7 @@ from assay.validator.evaluation import DemoResult, demo, evaluate
 from assay.validator.parallel import score_file
 from assay.validator.planning import PlanError
 from assay.validator.rounds import ExecutionChoice, Notify, Round, list_rounds, stored_result
+from assay.validator.serve import ServeStatus, default_status_path, read_status, serve
 from assay.validator.subnet import (
     AlreadySet,
     ChainWeights,
@@ -102,6 +103,40 @@ def chain_weights(
 ) -> ChainWeights:
     """`assay chain weights`: a completed round's UID vector, set unless `dry_run`."""
     return set_round_weights(round_id, open_chain(config), db=db, dry_run=dry_run, force=force)
+
+
+def serve_validator(
+    config_file: Path | None,
+    chain: ChainConfig,
+    *,
+    drop: Path,
+    status: Path | None = None,
+    cycles: int | None = None,
+    interval_s: float = 60.0,
+    metrics_port: int | None = None,
+) -> ServeStatus:
+    """`assay validator serve`: rounds from the drop folder, weights set after each."""
+    config = round_config(config_file, bundled_agents_by_default=False)
+    return serve(
+        config,
+        open_chain(chain),
+        drop=drop,
+        status_path=status or default_status_path(),
+        cycles=cycles,
+        pause_s=interval_s,
+        metrics_port=metrics_port,
+    )
+
+
+def validator_status(status: Path | None = None) -> ServeStatus:
+    """`assay validator status`: what the serve loop last wrote."""
+    path = status or default_status_path()
+    try:
+        return read_status(path)
+    except OSError as exc:
+        raise ConfigError(f"no serve status at {path} ({exc.strerror}): is it serving?") from exc
+    except ValueError as exc:
+        raise ConfigError(f"serve status {path} is unreadable: {exc}") from exc
 
 
 def synthetic_snapshot_file(
@@ -224,6 +259,7 @@ __all__ = [
     "RoundTrend",
     "RunOutcome",
     "SandboxReport",
+    "ServeStatus",
     "Skipped",
     "SssaError",
     "Track",
@@ -258,10 +294,12 @@ __all__ = [
     "round_trends",
     "save_snapshot",
     "score_file",
+    "serve_validator",
     "stored_result",
     "synthetic_snapshot_file",
     "task_reps",
     "validate_corpus",
+    "validator_status",
     "verify_file",
     "visible",
     "write_document",

@@ -21,13 +21,13 @@ from pathlib import Path
 from types import FrameType
 
 import msgspec
-from prometheus_client import CollectorRegistry, Gauge
+from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
 from assay.chain.interface import Chain
 from assay.chain.snapshot import write_snapshot
 from assay.records.chain import ChainError, MetagraphSnapshot
 from assay.store.sqlite import Store, StoreError
-from assay.validator.config import RoundConfig
+from assay.validator.config import ConfigError, RoundConfig, data_dir
 from assay.validator.rounds import ExecutionChoice, Round
 from assay.validator.subnet import AlreadySet, Retry, set_round_weights
 
@@ -113,13 +113,13 @@ class Server:
     # the loop -----------------------------------------------------------------
 
     def serve(self, cycles: int | None = None, pause_s: float = 60.0) -> ServeStatus:
-        """Cycle until `cycles` rounds ran (forever when None) or SIGTERM."""
+        """Cycle `cycles` times (forever when None) until SIGTERM, pausing in between."""
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
             done = 0
             while not self.stop.is_set() and (cycles is None or done < cycles):
-                if self.cycle():
-                    done += 1
+                self.cycle()
+                done += 1
                 self.between_cycles(done)
                 if cycles is None or done < cycles:
                     self._show(phase="idle")
@@ -207,3 +207,28 @@ class Server:
 
 def _interrupt(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
+
+
+def serve(
+    config: RoundConfig,
+    chain: Chain,
+    *,
+    drop: Path,
+    status_path: Path,
+    cycles: int | None = None,
+    pause_s: float = 60.0,
+    metrics_port: int | None = None,
+) -> ServeStatus:
+    """`assay validator serve`; the Prometheus endpoint listens on localhost only."""
+    if not drop.is_dir():
+        raise ConfigError(f"drop folder {drop} is not a folder")
+    status_path.parent.mkdir(parents=True, exist_ok=True)
+    metrics = Metrics()
+    if metrics_port is not None:
+        start_http_server(metrics_port, addr="127.0.0.1", registry=metrics.registry)
+    server = Server(config, chain, drop=drop, status_path=status_path, metrics=metrics)
+    return server.serve(cycles, pause_s)
+
+
+def default_status_path() -> Path:
+    return data_dir() / "serve-status.json"
