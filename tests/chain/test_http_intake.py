@@ -7,18 +7,21 @@ Starlette's in-process test client; manifests are real (`pin`), checked for real
 from __future__ import annotations
 
 import json
+import socket
 import time
 from pathlib import Path
 
 import pytest
 from bittensor import http_auth
+from bittensor.wallets import regen_hotkey
 from bittensor_core import Keypair
 from starlette.testclient import TestClient
 
 from assay.attest.intake import read_submission
 from assay.attest.manifest import pin
 from assay.mechanism.spec import Track
-from assay.validator.http_intake import SUBMIT_PATH, intake_app
+from assay.validator.http_intake import SUBMIT_PATH, intake_app, start_intake
+from inprocess_cli import run_cli
 
 # Starlette's in-process client still runs on httpx and says so; it is the client here.
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with")
@@ -125,3 +128,35 @@ def test_one_new_version_per_hotkey_and_track_per_interval_and_the_newer_replace
     skills = drop / f"{MINER.ss58_address}.skills.py"
     assert skills.read_text() == newer
     assert len(list(drop.glob("*.manifest.json"))) == 2
+
+
+def test_agent_submit_reaches_a_served_intake(tmp_path: Path, drop: Path) -> None:
+    """Over a real socket: uvicorn on 127.0.0.1, the miner's side run as a user runs it."""
+    wallets = tmp_path / "wallets"
+    miner = regen_hotkey(name="miner", hotkey="h1", path=str(wallets), seed="0x" + "22" * 32)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = start_intake(intake_app(drop, validator_hotkey=VALIDATOR), port)
+    try:
+        for _ in range(200):
+            if server.started:
+                break
+            time.sleep(0.05)
+        agent = tmp_path / "mine.py"
+        agent.write_text(AGENT)
+        base = [
+            *("agent", "submit", str(agent), "--track", "skills", "--hotkey", "miner/h1"),
+            *("--url", f"http://127.0.0.1:{port}", "--wallet-path", str(wallets)),
+        ]
+        sent = run_cli([*base, "--validator", VALIDATOR])
+        assert sent.returncode == 0, sent.stderr
+        assert json.loads(sent.stdout)["status"] == 200
+        address = miner.hotkey.ss58_address
+        assert (drop / f"{address}.skills.py").read_text() == AGENT
+        # Addressed to no validator: this intake wants requests for its own hotkey.
+        unbound = run_cli(base)
+        assert unbound.returncode == 1
+        assert "receiver" in json.loads(unbound.stdout)["refused"]
+    finally:
+        server.should_exit = True

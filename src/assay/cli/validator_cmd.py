@@ -58,6 +58,12 @@ def serve_command(
         int | None,
         typer.Option("--metrics-port", min=0, max=65535, help="Prometheus endpoint on localhost"),
     ] = None,
+    intake_port: Annotated[
+        int | None,
+        typer.Option(
+            "--intake-port", min=0, max=65535, help="the miners' HTTP intake on localhost"
+        ),
+    ] = None,
 ) -> None:
     """Read the subnet, run a round of the drop folder's submissions, set its weights;
     again after --interval. SIGTERM stops it with every finished rep stored."""
@@ -71,6 +77,7 @@ def serve_command(
             cycles=cycles,
             interval_s=interval,
             metrics_port=metrics_port,
+            intake_port=intake_port,
         )
     _print_status(final)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from assay.attest.hotkey import load_hotkey
 from assay.attest.keys import KeyFileError, KeyPair, load_private, new_keypair, read_public
@@ -59,6 +60,7 @@ from assay.validator.config import (
 )
 from assay.validator.engine import Abstained
 from assay.validator.evaluation import DemoResult, demo, evaluate
+from assay.validator.http_intake import submit
 from assay.validator.parallel import score_file
 from assay.validator.planning import PlanError
 from assay.validator.rounds import ExecutionChoice, Notify, Round, list_rounds, stored_result
@@ -71,6 +73,7 @@ from assay.validator.subnet import (
     preview_file,
     save_snapshot,
     set_round_weights,
+    validator_address,
 )
 
 # What a user's input can get wrong: a front end shows the message and exits 1.
@@ -114,6 +117,7 @@ def serve_validator(
     cycles: int | None = None,
     interval_s: float = 60.0,
     metrics_port: int | None = None,
+    intake_port: int | None = None,
 ) -> ServeStatus:
     """`assay validator serve`: rounds from the drop folder, weights set after each."""
     config = round_config(config_file, bundled_agents_by_default=False)
@@ -125,7 +129,28 @@ def serve_validator(
         cycles=cycles,
         pause_s=interval_s,
         metrics_port=metrics_port,
+        intake_port=intake_port,
+        validator_hotkey=validator_address(chain) if intake_port is not None else None,
     )
+
+
+def submit_agent(
+    agent: Path,
+    *,
+    track: Track,
+    hotkey: str,
+    url: str,
+    validator: str | None = None,
+    wallet_path: Path | None = None,
+) -> tuple[int, dict[str, Any]]:
+    """`assay agent submit`: pin `agent` with the miner's hotkey (`WALLET/HOTKEY`) and post
+    it to a validator's intake; the intake's status and answer."""
+    _, manifest = pin_agent(agent, track=track, hotkey=hotkey, wallet_path=wallet_path)
+    signer = load_hotkey(hotkey, wallet_path)
+    try:
+        return submit(url, agent.read_bytes(), manifest, signer, validator_hotkey=validator)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot submit to {url}: {exc}") from exc
 
 
 def validator_status(status: Path | None = None) -> ServeStatus:
@@ -296,6 +321,7 @@ __all__ = [
     "score_file",
     "serve_validator",
     "stored_result",
+    "submit_agent",
     "synthetic_snapshot_file",
     "task_reps",
     "validate_corpus",

@@ -18,11 +18,16 @@ import hashlib
 import json
 import math
 import os
+import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from bittensor import http_auth
+import uvicorn
+from bittensor import WalletLike, http_auth
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -150,3 +155,37 @@ def _replace(path: Path, data: bytes) -> None:
     temporary = path.with_name(f".{path.name}.{hashlib.sha256(data).hexdigest()[:8]}.tmp")
     temporary.write_bytes(data)
     os.replace(temporary, path)
+
+
+def submit(
+    url: str,
+    code: bytes,
+    manifest: AgentManifest,
+    signer: WalletLike,
+    *,
+    validator_hotkey: str | None = None,
+    timeout_s: float = 60.0,
+) -> tuple[int, dict[str, Any]]:
+    """`assay agent submit`: the body signed with btauth/1 and posted; the intake's answer."""
+    body = json.dumps(
+        {"agent": code.decode(), "manifest": manifest.model_dump(mode="json", exclude_none=True)}
+    ).encode()
+    target = url.rstrip("/") + SUBMIT_PATH
+    headers = http_auth.sign(
+        signer, method="POST", path=SUBMIT_PATH, body=body, receiver_ss58=validator_hotkey
+    )
+    request = urllib.request.Request(
+        target, data=body, method="POST", headers=headers | {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read() or b"{}")
+
+
+def start_intake(app: Starlette, port: int) -> uvicorn.Server:
+    """The intake served on 127.0.0.1 from a daemon thread; `should_exit` stops it."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, name="intake", daemon=True).start()
+    return server

@@ -28,6 +28,7 @@ from assay.chain.snapshot import write_snapshot
 from assay.records.chain import ChainError, MetagraphSnapshot
 from assay.store.sqlite import Store, StoreError
 from assay.validator.config import ConfigError, RoundConfig, data_dir
+from assay.validator.http_intake import intake_app, start_intake
 from assay.validator.rounds import ExecutionChoice, Round
 from assay.validator.subnet import AlreadySet, Retry, set_round_weights
 
@@ -218,16 +219,27 @@ def serve(
     cycles: int | None = None,
     pause_s: float = 60.0,
     metrics_port: int | None = None,
+    intake_port: int | None = None,
+    validator_hotkey: str | None = None,
 ) -> ServeStatus:
-    """`assay validator serve`; the Prometheus endpoint listens on localhost only."""
+    """`assay validator serve`; the Prometheus endpoint and the miners' HTTP intake
+    (`http_intake.py`, addressed to `validator_hotkey`) listen on localhost only."""
     if not drop.is_dir():
         raise ConfigError(f"drop folder {drop} is not a folder")
     status_path.parent.mkdir(parents=True, exist_ok=True)
     metrics = Metrics()
     if metrics_port is not None:
         start_http_server(metrics_port, addr="127.0.0.1", registry=metrics.registry)
+    intake = None
+    if intake_port is not None:
+        app = intake_app(drop, validator_hotkey=validator_hotkey)
+        intake = start_intake(app, intake_port)
     server = Server(config, chain, drop=drop, status_path=status_path, metrics=metrics)
-    return server.serve(cycles, pause_s)
+    try:
+        return server.serve(cycles, pause_s)
+    finally:
+        if intake is not None:
+            intake.should_exit = True
 
 
 def default_status_path() -> Path:
