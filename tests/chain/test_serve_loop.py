@@ -9,6 +9,10 @@ around the snapshot file chain.
 from __future__ import annotations
 
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import msgspec
@@ -130,3 +134,57 @@ def test_three_miners_one_deregistered_and_a_chain_failing_twice(
     # UID's weight; UID 3, now the newcomer's, inherits nothing.
     row = read_snapshot(subnet).neurons[0].weights
     assert row.get(1, 0.0) > 0 and 3 not in row
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_sigterm_stops_cleanly_and_a_restart_finishes_the_round(
+    tmp_path: Path, skills_pair: Path
+) -> None:
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    for agent, miner in MINERS.values():
+        submit(drop, agent, miner)
+    subnet = tmp_path / "subnet.json"
+    neurons = [Neuron(uid=0, hotkey=VALIDATOR, stake=1000.0, validator_permit=True)]
+    neurons += [Neuron(uid=u, hotkey=k.ss58_address, stake=1.0) for u, (_, k) in MINERS.items()]
+    write_snapshot(MetagraphSnapshot(netuid=9, block=100, neurons=tuple(neurons)), subnet)
+    config = tmp_path / "round.toml"
+    config.write_text(
+        f'[round]\ncorpus = "{skills_pair}"\ntracks = ["skills"]\nseed = "5eed"\n'
+        'db = "rounds.db"\nsecret_file = "validator.secret"\njobs = 1\n\n'
+        f'[chain]\nsnapshot = "subnet.json"\nhotkey = "{VALIDATOR}"\n'
+    )
+    status = tmp_path / "status.json"
+    command = [
+        *(sys.executable, "-m", "assay", "validator", "serve", "--config", str(config)),
+        *("--drop", str(drop), "--status", str(status), "--interval", "0", "--cycles", "1"),
+    ]
+    serving = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and serving.poll() is None:
+            if status.exists() and read_status(status).reps_done >= 1:
+                break
+            time.sleep(0.2)
+        assert serving.poll() is None, serving.communicate()
+        serving.send_signal(signal.SIGTERM)
+        _, err = serving.communicate(timeout=120)
+    finally:
+        if serving.poll() is None:
+            serving.kill()
+    assert serving.returncode == 0, err
+    stopped = read_status(status)
+    assert stopped.phase == "stopped" and stopped.rounds_completed == 0
+    with Store(tmp_path / "rounds.db") as store:
+        assert store.latest_unfinished() == "round-0001"
+        stored_before = len(store.done_reps("round-0001"))
+    assert stored_before >= 1
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    finished = read_status(status)
+    assert (finished.round_id, finished.rounds_completed) == ("round-0001", 1)
+    assert finished.last_weights_round == "round-0001"
+    with Store(tmp_path / "rounds.db") as store:
+        assert [s.status for s in store.summaries()] == ["completed"]
