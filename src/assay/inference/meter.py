@@ -11,6 +11,7 @@ recorded.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
@@ -101,6 +102,17 @@ class Meter:
                 self.busy_since = time.monotonic()
             self.flights[reservation.seq] = reservation
             return reservation
+
+    def trim(self, reservation: Reservation, prompt: int) -> Reservation:
+        """The reservation with its prompt bound lowered to `prompt` (the body measured
+        again once its reply cap is final: a smaller cap has no more digits)."""
+        trimmed = dataclasses.replace(reservation, prompt=min(prompt, reservation.prompt))
+        with self.lock:
+            if self.flights.get(reservation.seq) is reservation:
+                self.flights[reservation.seq] = trimmed
+                self.reserved -= reservation.tokens - trimmed.tokens
+                self.lock.notify_all()
+        return trimmed
 
     def _wait_for_room(self, prompt: int, asked: int) -> int | None:
         """The reply cap granted (called with the lock held)."""

@@ -220,7 +220,8 @@ class ProxySession(MeteredSession):
         reservation = self.meter.reserve(prompt, asked)
         if reservation is None:
             return None
-        return reservation, request.upstream(self.model, reservation.completion)
+        body = request.upstream(self.model, reservation.completion)
+        return self.meter.trim(reservation, prompt_bound(body)), body
 
     def forward(self, body: bytes, request: ChatRequest, reply: Reply) -> Answer:
         """Send the body upstream and wait for its answer (streamed to `reply` as it comes)."""
@@ -374,7 +375,7 @@ class _Handler(BaseHTTPRequestHandler):
             length = -1
         if not 0 <= length <= MAX_REQUEST_BYTES:
             raise _TooLarge(f"send a Content-Length up to {MAX_REQUEST_BYTES}")
-        head = self.rfile.read(min(length, _HEAD_BYTES))
+        head = self.rfile.read1(min(length, _HEAD_BYTES)) if length else b""
         refuse_early(head)
         return parse_request(head + self.rfile.read(length - len(head)))
 
