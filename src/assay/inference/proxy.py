@@ -402,5 +402,8 @@ class MeteredProxy(InferenceService):
     upstream: Upstream
 
     def session(self, *, nonce: str, model: str | None, budget: InferenceBudget) -> ProxySession:
-        served = model or self.upstream.config.model
-        return ProxySession(self.upstream, nonce=nonce, model=served, budget=budget)
+        config = self.upstream.config
+        served = model or config.model
+        return ProxySession(
+            self.upstream, nonce=nonce, model=served, budget=config.rep_budget(budget)
+        )

@@ -166,7 +166,11 @@ def _plan(
         a.agent_hash: config.inference.model_for(admission.requested_model(a.agent_hash))
         for a in admission.agents
     }
-    return msgspec.structs.replace(plan, inference=config.inference, models=models)
+    reps = sum(
+        plan.reps[task.track] * sum(not plan.refusal(a, task.track) for a in plan.agents)
+        for task in plan.tasks
+    )
+    return msgspec.structs.replace(plan, inference=config.inference.planned(reps), models=models)
 
 
 def _completed(store: Store, round_id: str) -> bool:
