@@ -121,6 +121,8 @@ def _wait_for(condition: Callable[[], bool], backstop_s: float = 10.0) -> None:
         ({"max_tokens": 4096.0}, "`$.max_tokens`"),
         ({"max_tokens": True}, "`$.max_tokens`"),
         ({"max_completion_tokens": "4096"}, "`$.max_completion_tokens`"),
+        ({"seed": 10**30}, "`$.seed`"),
+        ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "image_url"),
         ({"messages": [{"role": "user", "content": "hi", "n_predict": 9}]}, "`n_predict`"),
     ],
 )

@@ -89,7 +89,7 @@ class ChatRequest(_Struct):
     max_tokens: Count | None = None
     max_completion_tokens: Count | None = None
     stop: str | Annotated[list[str], msgspec.Meta(max_length=4)] | None = None
-    seed: int | None = None
+    seed: Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)] | None = None
     presence_penalty: Penalty | None = None
     frequency_penalty: Penalty | None = None
     response_format: dict[str, Any] | None = None
