@@ -37,6 +37,7 @@ from assay.validator.api import (
     ExecutionChoice,
     Round,
     RoundOverrides,
+    RoundSummary,
     default_db,
     list_rounds,
     parse_tracks,
@@ -166,7 +167,7 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     for s in summaries:
         table.add_row(
             s.round_id,
-            s.status,
+            _status(s),
             ", ".join(s.tracks),
             str(s.agents),
             str(s.reps_stored),
@@ -176,6 +177,12 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     console.print(table)
     if not summaries:
         console.print("no rounds yet: `assay round run` starts one")
+
+
+def _status(summary: RoundSummary) -> str:
+    if not summary.abstained_tracks:
+        return summary.status
+    return f"{summary.status} (abstained on {', '.join(summary.abstained_tracks)})"
 
 
 @round_app.command("config")

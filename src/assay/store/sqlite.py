@@ -2,8 +2,11 @@
 
 Every rep outcome is committed in its own transaction (WAL), so a validator
 killed at any moment loses at most the reps in flight, and `round resume`
-runs exactly the reps that have no row. Scores are always recomputed from the
-rows (`assay score --db`), never kept as the only copy.
+runs exactly the reps that have no row. A track the validator abstained on
+(an infrastructure fault confined to it) has a row in `track_abstentions`: the
+round's other tracks are scored and weighed without it, and a resume runs it
+again. Scores are always recomputed from the rows (`assay score --db`), never
+kept as the only copy.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from assay.records.outcome import RunOutcome
 from assay.records.plan import RoundPlan
 from assay.records.scorecard import Scorecard
 
-SCHEMA_VERSION = 1
+# 2: `track_abstentions` (an older assay would read such a round as whole).
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -65,6 +69,12 @@ CREATE TABLE IF NOT EXISTS reps (
     outcome_json TEXT NOT NULL,
     PRIMARY KEY (round_id, agent_hash, track, task_id, rep)
 );
+CREATE TABLE IF NOT EXISTS track_abstentions (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    track TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (round_id, track)
+);
 CREATE TABLE IF NOT EXISTS inference_bodies (
     sha256 TEXT PRIMARY KEY,
     body TEXT NOT NULL
@@ -98,6 +108,7 @@ class RoundSummary:
     agents: int
     reps_stored: int
     weights: dict[str, float] | None
+    abstained_tracks: tuple[str, ...] = ()  # tracks the validator abstained on
 
 
 class Store:
@@ -147,6 +158,8 @@ class Store:
             row = db.execute("SELECT version FROM schema_version").fetchone()
             if row is None:
                 db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+            elif row[0] < SCHEMA_VERSION:  # every later table is created just above
+                db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
             elif row[0] > SCHEMA_VERSION:
                 raise StoreError(
                     f"store {self.path} has schema version {row[0]}, newer than this assay "
@@ -186,11 +199,13 @@ class Store:
         rows = self._db.execute(
             "SELECT r.round_id, r.status, r.reason, r.plan_json, r.weights_json, "
             "(SELECT COUNT(*) FROM agents a WHERE a.round_id = r.round_id), "
-            "(SELECT COUNT(*) FROM reps p WHERE p.round_id = r.round_id) "
+            "(SELECT COUNT(*) FROM reps p WHERE p.round_id = r.round_id), "
+            "(SELECT GROUP_CONCAT(t.track, ',') FROM track_abstentions t "
+            "WHERE t.round_id = r.round_id) "
             "FROM rounds r ORDER BY r.seq"
         ).fetchall()
         out = []
-        for round_id, status, reason, plan_json, weights_json, agents, reps in rows:
+        for round_id, status, reason, plan_json, weights_json, agents, reps, abstained in rows:
             plan = json.loads(plan_json)
             out.append(
                 RoundSummary(
@@ -202,6 +217,7 @@ class Store:
                     agents=int(agents),
                     reps_stored=int(reps),
                     weights=json.loads(weights_json) if weights_json else None,
+                    abstained_tracks=tuple(sorted(abstained.split(","))) if abstained else (),
                 )
             )
         return out
@@ -215,8 +231,11 @@ class Store:
         return tuple((str(r), dict(json.loads(w))) for r, w in rows)
 
     def latest_unfinished(self) -> str | None:
+        """The latest round still running, or completed without a track it abstained on."""
         row = self._db.execute(
-            "SELECT round_id FROM rounds WHERE status = 'running' ORDER BY seq DESC LIMIT 1"
+            "SELECT round_id FROM rounds r WHERE status = 'running' OR EXISTS "
+            "(SELECT 1 FROM track_abstentions t WHERE t.round_id = r.round_id) "
+            "ORDER BY seq DESC LIMIT 1"
         ).fetchone()
         return None if row is None else str(row[0])
 
@@ -248,11 +267,29 @@ class Store:
             )
 
     def reopen(self, round_id: str) -> None:
+        """Running again: the tracks it abstained on are tried again with the rest."""
         with self._transaction() as db:
             db.execute(
                 "UPDATE rounds SET status = 'running', reason = NULL WHERE round_id = ?",
                 (round_id,),
             )
+            db.execute("DELETE FROM track_abstentions WHERE round_id = ?", (round_id,))
+
+    def abstain_track(self, round_id: str, track: str, reason: str) -> None:
+        """The validator abstains on one track of the round; the first reason stands."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO track_abstentions VALUES (?, ?, ?)",
+                (round_id, track, reason),
+            )
+
+    def abstained_tracks(self, round_id: str) -> dict[str, str]:
+        """Track -> why the validator abstained on it, in track order."""
+        rows = self._db.execute(
+            "SELECT track, reason FROM track_abstentions WHERE round_id = ? ORDER BY track",
+            (round_id,),
+        ).fetchall()
+        return {str(track): str(reason) for track, reason in rows}
 
     # agents, observations, reps ----------------------------------------------
 
