@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -175,3 +176,20 @@ def test_a_rep_whose_sandbox_faults_abstains_its_track_only(
     assert resumed.status == "completed" and resumed.abstained_tracks == {}
     payload = json.loads(report_format("json").render(resumed))
     assert scores_and_weights(payload) == scores_and_weights(reference_round.payload)
+
+
+def test_a_store_from_before_track_abstentions_reads_and_migrates(tmp_path: Path) -> None:
+    db = tmp_path / "v1.db"
+    Store(db).close()
+    with sqlite3.connect(db) as con:  # the store as schema 1 left it
+        con.execute("DROP TABLE track_abstentions")
+        con.execute("UPDATE schema_version SET version = 1")
+    with Store(db, read_only=True) as store:
+        assert store.abstained_tracks("round-0001") == {} and store.summaries() == []
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT version FROM schema_version").fetchone() == (1,)
+    Store(db).close()  # opened to write: migrated
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT version FROM schema_version").fetchone() == (2,)
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+    assert "track_abstentions" in tables

@@ -440,6 +440,7 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             continue
         try:
             _check_schema(db, path)
+            _stand_in_for_abstentions(db)
         except sqlite3.Error as exc:
             db.close()
             failure = exc
@@ -449,6 +450,18 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             raise
         return db
     raise StoreError(f"store {path}: {failure}")
+
+
+def _stand_in_for_abstentions(db: sqlite3.Connection) -> None:
+    """A store written before schema 2, read without migrating it, has no abstained
+    tracks: an empty temporary table (the connection's own, never the file's) stands in
+    for the one it lacks, so every query reads the same."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "track_abstentions" not in tables:
+        db.execute(
+            "CREATE TEMP TABLE track_abstentions "
+            "(round_id TEXT NOT NULL, track TEXT NOT NULL, reason TEXT NOT NULL)"
+        )
 
 
 def _check_schema(db: sqlite3.Connection, path: Path) -> None:
