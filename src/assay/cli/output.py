@@ -277,6 +277,12 @@ def show_round(
     status = "[green]completed[/]" if result.status == "completed" else f"[red]{result.status}[/]"
     # Reasons and names come from agents, artifacts and exceptions: never markup.
     console.print(f"round {result.round_id}: {status} {escape(result.reason or '')}")
+    for track, why in result.abstained_tracks.items():
+        console.print(
+            f"  [red]abstained on {escape(track)}[/]: {escape(why)} "
+            "(not scored; `assay round resume` runs it again)",
+            highlight=False,
+        )
     for agent, name in sorted(result.agents.items(), key=lambda kv: kv[1]):
         console.print(f"  {short(agent)}  {escape(name)}", highlight=False)
     for agent, refusals in sorted(result.plan.refused.items()):
@@ -291,6 +297,14 @@ def show_round(
 
 def exit_for(result: RoundResult) -> None:
     """A round that did not complete (the validator abstained) exits as an infrastructure
-    fault."""
+    fault. One that completed without a track it abstained on exits 0 (its weights stand,
+    that track's share split as an idle track's), saying so on stderr."""
+    if result.abstained_tracks and result.status == "completed":
+        errors.print(
+            f"round {result.round_id} completed without "
+            f"{', '.join(result.abstained_tracks)} (an infrastructure fault; "
+            "`assay round resume` runs it again)",
+            markup=False,
+        )
     if result.status != "completed":
         raise typer.Exit(EXIT_INFRA)

@@ -29,6 +29,9 @@ class RoundResult:
     kind: str = "round"  # "eval" when one agent was scored locally on one track
     # Written weights of the store's completed rounds, oldest first (for the report's chart).
     weight_history: tuple[tuple[str, dict[str, float]], ...] = ()
+    # track -> why the validator abstained on it (an infrastructure fault confined to that
+    # track): not scored, its emission share split as an idle track's, run again on resume.
+    abstained_tracks: dict[str, str] = field(default_factory=dict)
     # "track/task" -> why its detonation was disturbed (`observed.interference`)
     incomplete_detonations: dict[str, list[str]] = field(default_factory=dict)
     # (agent, track, task) -> the rep whose report stands for the task (the lowest-numbered
@@ -58,6 +61,7 @@ class RoundResult:
             "round_id": self.round_id,
             "status": self.status,
             "reason": self.reason,
+            "abstained_tracks": self.abstained_tracks,
             "round_seed": self.plan.round_seed,
             "validator_id": self.plan.validator_id,
             "mechanism_version": self.plan.mechanism_version,

@@ -2,8 +2,11 @@
 
 Every rep outcome is committed in its own transaction (WAL), so a validator
 killed at any moment loses at most the reps in flight, and `round resume`
-runs exactly the reps that have no row. Scores are always recomputed from the
-rows (`assay score --db`), never kept as the only copy.
+runs exactly the reps that have no row. A track the validator abstained on
+(an infrastructure fault confined to it) has a row in `track_abstentions`: the
+round's other tracks are scored and weighed without it, and a resume runs it
+again. Scores are always recomputed from the rows (`assay score --db`), never
+kept as the only copy.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from assay.records.outcome import RunOutcome
 from assay.records.plan import RoundPlan
 from assay.records.scorecard import Scorecard
 
-SCHEMA_VERSION = 1
+# 2: `track_abstentions` (an older assay would read such a round as whole).
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -82,6 +86,12 @@ CREATE TABLE IF NOT EXISTS chain_receipts (
     success INTEGER NOT NULL,
     receipt_json TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS track_abstentions (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    track TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (round_id, track)
+);
 CREATE TABLE IF NOT EXISTS inference_bodies (
     sha256 TEXT PRIMARY KEY,
     body TEXT NOT NULL
@@ -115,6 +125,7 @@ class RoundSummary:
     agents: int
     reps_stored: int
     weights: dict[str, float] | None
+    abstained_tracks: tuple[str, ...] = ()  # tracks the validator abstained on
 
 
 class Store:
@@ -171,6 +182,8 @@ class Store:
             if row is None:
                 db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
             _check_schema(db, self.path)
+            if row is not None and row[0] < SCHEMA_VERSION:  # later tables are made above
+                db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
 
     # rounds -----------------------------------------------------------------
 
@@ -205,11 +218,13 @@ class Store:
         rows = self._db.execute(
             "SELECT r.round_id, r.status, r.reason, r.plan_json, r.weights_json, "
             "(SELECT COUNT(*) FROM agents a WHERE a.round_id = r.round_id), "
-            "(SELECT COUNT(*) FROM reps p WHERE p.round_id = r.round_id) "
+            "(SELECT COUNT(*) FROM reps p WHERE p.round_id = r.round_id), "
+            "(SELECT GROUP_CONCAT(t.track, ',') FROM track_abstentions t "
+            "WHERE t.round_id = r.round_id) "
             "FROM rounds r ORDER BY r.seq"
         ).fetchall()
         out = []
-        for round_id, status, reason, plan_json, weights_json, agents, reps in rows:
+        for round_id, status, reason, plan_json, weights_json, agents, reps, abstained in rows:
             plan = json.loads(plan_json)
             out.append(
                 RoundSummary(
@@ -221,6 +236,7 @@ class Store:
                     agents=int(agents),
                     reps_stored=int(reps),
                     weights=json.loads(weights_json) if weights_json else None,
+                    abstained_tracks=tuple(sorted(abstained.split(","))) if abstained else (),
                 )
             )
         return out
@@ -256,8 +272,11 @@ class Store:
         return [(str(r[0]), str(r[1])) for r in rows]
 
     def latest_unfinished(self) -> str | None:
+        """The latest round still running, or completed without a track it abstained on."""
         row = self._db.execute(
-            "SELECT round_id FROM rounds WHERE status = 'running' ORDER BY seq DESC LIMIT 1"
+            "SELECT round_id FROM rounds r WHERE status = 'running' OR EXISTS "
+            "(SELECT 1 FROM track_abstentions t WHERE t.round_id = r.round_id) "
+            "ORDER BY seq DESC LIMIT 1"
         ).fetchone()
         return None if row is None else str(row[0])
 
@@ -340,11 +359,29 @@ class Store:
             )
 
     def reopen(self, round_id: str) -> None:
+        """Running again: the tracks it abstained on are tried again with the rest."""
         with self._transaction() as db:
             db.execute(
                 "UPDATE rounds SET status = 'running', reason = NULL WHERE round_id = ?",
                 (round_id,),
             )
+            db.execute("DELETE FROM track_abstentions WHERE round_id = ?", (round_id,))
+
+    def abstain_track(self, round_id: str, track: str, reason: str) -> None:
+        """The validator abstains on one track of the round; the first reason stands."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO track_abstentions VALUES (?, ?, ?)",
+                (round_id, track, reason),
+            )
+
+    def abstained_tracks(self, round_id: str) -> dict[str, str]:
+        """Track -> why the validator abstained on it, in track order."""
+        rows = self._db.execute(
+            "SELECT track, reason FROM track_abstentions WHERE round_id = ? ORDER BY track",
+            (round_id,),
+        ).fetchall()
+        return {str(track): str(reason) for track, reason in rows}
 
     # agents, observations, reps ----------------------------------------------
 
@@ -471,6 +508,7 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             continue
         try:
             _check_schema(db, path)
+            _stand_in_for_abstentions(db)
         except sqlite3.Error as exc:
             db.close()
             failure = exc
@@ -480,6 +518,18 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             raise
         return db
     raise StoreError(f"store {path}: {failure}")
+
+
+def _stand_in_for_abstentions(db: sqlite3.Connection) -> None:
+    """A store written before schema 2, read without migrating it, has no abstained
+    tracks: an empty temporary table (the connection's own, never the file's) stands in
+    for the one it lacks, so every query reads the same."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "track_abstentions" not in tables:
+        db.execute(
+            "CREATE TEMP TABLE track_abstentions "
+            "(round_id TEXT NOT NULL, track TEXT NOT NULL, reason TEXT NOT NULL)"
+        )
 
 
 def _check_schema(db: sqlite3.Connection, path: Path) -> None:
