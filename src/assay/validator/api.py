@@ -23,6 +23,7 @@ from assay.records.observed import EvidenceRecord
 from assay.records.outcome import RunOutcome
 from assay.records.rep import RecordError
 from assay.records.round import RoundResult
+from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
 from assay.report.interface import write_document
 from assay.report.registry import report_format
 from assay.report.text import markdown, printable
@@ -146,6 +147,7 @@ __all__ = [
     "InfrastructureError",
     "KeyPair",
     "Notify",
+    "PairLines",
     "PhylaxImportError",
     "RecordError",
     "Round",
@@ -171,15 +173,18 @@ __all__ = [
     "list_rounds",
     "markdown",
     "new_keypair",
+    "pair_lines",
     "parse_tracks",
     "pin_agent",
     "pinned",
     "printable",
     "read_public",
+    "rep_line",
     "report_format",
     "report_json_schema",
     "round_config",
     "score_file",
+    "speaking_line",
     "stored_result",
     "validate_corpus",
     "verify_file",
