@@ -30,10 +30,10 @@ from assay.report.text import markdown, printable
 from assay.runner.bundle import Bundle, BundleError, bundle_package, entrypoint_problem
 from assay.sandbox import InfrastructureError, default_backend
 from assay.sandbox.interface import CheckResult
+from assay.schema.exported import report_json_schema
 from assay.schema.inference import InferenceConfigError
 from assay.schema.manifest import AgentManifest
 from assay.schema.mechanism_file import pinned
-from assay.schema.report import report_json_schema
 from assay.schema.visible import visible
 from assay.store.sqlite import RoundSummary, StoreError
 from assay.validator.attesting import export_round
