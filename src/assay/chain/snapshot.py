@@ -26,7 +26,6 @@ from assay.records.chain import (
     WeightReceipt,
 )
 
-
 # A subnet of 65536 UIDs, each weighing a few hundred others, fits well inside this.
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 

@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from assay.records.diagnostics import Diagnostics, InferenceTotals
+from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.plan import RoundPlan
 from assay.records.rep import RepRecord
 from assay.records.scorecard import Scorecard
@@ -35,10 +36,17 @@ class RoundResult:
     # "track/task" -> why its detonation was disturbed (`observed.interference`)
     incomplete_detonations: dict[str, list[str]] = field(default_factory=dict)
     # (agent, track, task) -> the rep whose report stands for the task (the lowest-numbered
-    # one agreeing with the consensus), and which expected findings or planted
-    # vulnerabilities it matched (`assay.validator.scoring`).
-    speaking: dict[tuple[str, str, str], RepRecord] = field(default_factory=dict)
-    matches: dict[tuple[str, str, str], tuple[bool, ...]] = field(default_factory=dict)
+    # one agreeing with the consensus), and its report matched against the label, pair
+    # by pair with each criterion's reason (`assay.validator.scoring.task_matching`).
+    speaking: dict[MatchingKey, RepRecord] = field(default_factory=dict)
+    matching: dict[MatchingKey, TaskMatching] = field(default_factory=dict)
+
+    def matching_json(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """`matching` as JSON: track -> agent -> task -> `TaskMatching.to_json()`."""
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for (agent, track, task), m in sorted(self.matching.items()):
+            out.setdefault(track, {}).setdefault(agent, {})[task] = m.to_json()
+        return out
 
     def cost_text(self, totals: InferenceTotals) -> str | None:
         """What an agent's inference cost, by the round's `[inference.price]` (None unpriced)."""
@@ -74,6 +82,7 @@ class RoundResult:
             "weights": self.weights,
             # Beside the scores, not in them: CPU seconds differ from run to run.
             "failures": failed,
+            "matching": self.matching_json(),
             "incomplete_detonations": self.incomplete_detonations,
             "inference": {
                 "upstream": self.plan.inference.model_dump(mode="json")

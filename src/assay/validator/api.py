@@ -32,16 +32,17 @@ from assay.records.observed import EvidenceRecord
 from assay.records.outcome import RunOutcome
 from assay.records.rep import RecordError
 from assay.records.round import RoundResult
+from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
 from assay.report.interface import write_document
 from assay.report.registry import report_format
 from assay.report.text import markdown, printable
 from assay.runner.bundle import Bundle, BundleError, bundle_package, entrypoint_problem
 from assay.sandbox import InfrastructureError, default_backend
 from assay.sandbox.interface import CheckResult
+from assay.schema.exported import report_json_schema
 from assay.schema.inference import InferenceConfigError
 from assay.schema.manifest import AgentManifest
 from assay.schema.mechanism_file import pinned
-from assay.schema.report import report_json_schema
 from assay.schema.visible import visible
 from assay.store.sqlite import RoundSummary, StoreError
 from assay.validator.attesting import export_round
@@ -213,6 +214,7 @@ __all__ = [
     "InfrastructureError",
     "KeyPair",
     "Notify",
+    "PairLines",
     "PhylaxImportError",
     "Preview",
     "RecordError",
@@ -246,18 +248,21 @@ __all__ = [
     "list_rounds",
     "markdown",
     "new_keypair",
+    "pair_lines",
     "parse_tracks",
     "pin_agent",
     "pinned",
     "preview_file",
     "printable",
     "read_public",
+    "rep_line",
     "report_format",
     "report_json_schema",
     "round_config",
     "round_trends",
     "save_snapshot",
     "score_file",
+    "speaking_line",
     "stored_result",
     "synthetic_snapshot_file",
     "task_reps",
