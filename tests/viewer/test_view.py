@@ -1,0 +1,141 @@
+"""`assay view` served for real on 127.0.0.1 over the reference round's store, its pages
+fetched with httpx; and the store read from a read-only mount."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from round_fixtures import StoredRound
+
+pytestmark = pytest.mark.sandbox  # the reference round runs its agents sealed
+
+
+@contextmanager
+def viewer(db: Path, *wrapper: str) -> Iterator[httpx.Client]:
+    """`python -m assay view` on any free port (run through `wrapper`), and a client for it."""
+    process = subprocess.Popen(
+        [*wrapper, sys.executable, "-m", "assay", "view", "--db", str(db), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "XDG_DATA_HOME": str(db.parent / "data")},
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        found = re.match(r"assay view: (http://127\.0\.0\.1:\d+/) ", line)
+        assert found, (
+            f"no address announced: {line!r} {process.stderr.read() if process.stderr else ''}"
+        )
+        with httpx.Client(base_url=found[1], timeout=60) as client:
+            yield client
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=60)
+
+
+def links(page: str, prefix: str) -> list[str]:
+    return sorted(set(re.findall(rf'href="({re.escape(prefix)}[^"#]*)"', page)))
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_viewer_serves_rounds_reports_agents_and_tasks(reference_round: StoredRound) -> None:
+    payload, round_id = reference_round.payload, reference_round.round_id
+    before = digest(reference_round.db)
+    with viewer(reference_round.db) as client:
+        rounds = client.get("/")
+        assert rounds.status_code == 200 and round_id in rounds.text
+        assert 'class="status completed"' in rounds.text
+        assert "default-src 'none'" in rounds.headers["content-security-policy"]
+
+        report = client.get(f"/rounds/{round_id}").text
+        assert 'id="track-skills"' in report and 'id="track-repositories"' in report
+        agent_pages = links(report, f"/rounds/{round_id}/agents/")
+        assert len(agent_pages) == len(payload["agents"])
+
+        keyword = next(p for p in agent_pages if "keyword" in client.get(p).text)
+        tasks = links(client.get(keyword).text, keyword + "/")
+        assert {t.split("/")[-2] for t in tasks} == {"skills", "repositories"}
+        drill = client.get(next(t for t in tasks if t.endswith("/skills/skill-0001"))).text
+        # The label's expected findings, marked, beside what the speaking rep reported,
+        # and every rep with its verdict and its trace.
+        assert "Expected by the label" in drill and "Reported by rep 0" in drill
+        assert "✓ matched" in drill and "credential_theft" in drill
+        agent_hash = keyword.rsplit("/", 1)[1]
+        scored = payload["scores"]["skills"][agent_hash]["task_results"]
+        reps = next(t["reps"] for t in scored if t["task"] == "skill-0001")
+        assert drill.count('class="card rep"') == len(reps)
+        assert "BLOCK" in drill and "trace summary:" in drill and "/task/input/shim.py" in drill
+
+        history = client.get(f"/agents/{agent_hash}").text
+        score = payload["scores"]["skills"][agent_hash]["score"]
+        assert round_id in history and f"{score:.3f}" in history
+
+        assert client.get("/rounds/round-9999").status_code == 404
+        assert client.get(f"/rounds/{round_id}/agents/{'0' * 64}").status_code == 404
+        assert client.get(f"{keyword}/skills/no-such-task").status_code == 404
+    assert digest(reference_round.db) == before, "the viewer wrote to the store"
+
+
+def _can_mount() -> bool:
+    probe = ["unshare", "--mount", "--propagation", "private", "true"]
+    try:
+        return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+    except FileNotFoundError:
+        return False
+
+
+def read_only_mount(directory: Path) -> tuple[str, ...]:
+    """A command prefix running its command where `directory` is a read-only bind mount
+    (in a mount namespace of its own: the host's mounts are untouched)."""
+    script = 'mount --bind -o ro "$0" "$0" && exec "$@"'
+    return ("unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(directory))
+
+
+@pytest.mark.skipif(not _can_mount(), reason="needs a private mount namespace (root)")
+def test_a_store_on_a_read_only_mount_is_listed_and_served(
+    reference_round: StoredRound, tmp_path: Path
+) -> None:
+    mounted = tmp_path / "mounted"
+    mounted.mkdir()
+    db = mounted / "rounds.db"
+    db.write_bytes(reference_round.db.read_bytes())
+    wal = reference_round.db.with_name(reference_round.db.name + "-wal")
+    if wal.exists():
+        db.with_name(db.name + "-wal").write_bytes(wal.read_bytes())
+    prefix = read_only_mount(mounted)
+    proof = subprocess.run(
+        [*prefix, "touch", str(mounted / "x")], capture_output=True, text=True, check=False
+    )
+    assert proof.returncode != 0 and "Read-only file system" in proof.stderr
+
+    listed = subprocess.run(
+        [*prefix, sys.executable, "-m", "assay", "round", "list", "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert reference_round.round_id in listed.stdout
+
+    with viewer(db, *prefix) as client:
+        assert reference_round.round_id in client.get("/").text
+        page = client.get(f"/rounds/{reference_round.round_id}")
+        assert page.status_code == 200 and 'id="track-skills"' in page.text
+    assert sorted(p.name for p in mounted.iterdir()) == sorted(
+        ["rounds.db", *(["rounds.db-wal"] if wal.exists() else [])]
+    )
