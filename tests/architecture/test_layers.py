@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("records",),
     ("corpus", "inference", "detonate"),
     ("runner",),
-    ("store", "attest", "report"),
+    ("store", "attest", "report", "chain"),
     ("validator",),
     ("viewer",),
     ("cli",),
@@ -35,6 +35,7 @@ ONLY = {
     "store": ("records", "schema", "mechanism"),
     "attest": ("records", "schema", "mechanism"),
     "report": ("records", "schema", "mechanism"),
+    "chain": ("records", "schema", "mechanism"),
     # The viewer is a second front end: it reads through the validator's entry points
     # and renders with the report's own renderer and charts.
     "viewer": ("records", "validator.api", "report"),

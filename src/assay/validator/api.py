@@ -13,7 +13,11 @@ from pathlib import Path
 from assay.attest.keys import KeyFileError, KeyPair, load_private, new_keypair, read_public
 from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
 from assay.attest.sssa import Export, Skipped, SssaError, Verified, verify_file
+from assay.corpus.benign import add_benign
+from assay.corpus.datadog import import_datadog
+from assay.corpus.importing import ImportFailed
 from assay.corpus.interface import CorpusError
+from assay.corpus.osv import import_osv
 from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
 from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
@@ -144,6 +148,7 @@ __all__ = [
     "EvidenceRecord",
     "ExecutionChoice",
     "Export",
+    "ImportFailed",
     "ImportSummary",
     "InfrastructureError",
     "KeyPair",
@@ -164,6 +169,7 @@ __all__ = [
     "ValidationReport",
     "Verified",
     "agent_history",
+    "add_benign",
     "bundle_package",
     "check_sandbox",
     "default_db",
@@ -171,6 +177,8 @@ __all__ = [
     "detonate_artifact",
     "evaluate",
     "export_attestations",
+    "import_datadog",
+    "import_osv",
     "import_phylax",
     "list_rounds",
     "markdown",
