@@ -4,9 +4,12 @@ fetched with httpx; and the store read from a read-only mount."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
+import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -106,17 +109,36 @@ def read_only_mount(directory: Path) -> tuple[str, ...]:
     return ("unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(directory))
 
 
+def _stores(reference: Path, folder: Path, with_wal: bool) -> Path:
+    """A copy of the reference store in `folder`: checkpointed into its one file, or with
+    a commit only its WAL holds (as a validator killed mid-round leaves it), which marks
+    the first round's reason."""
+    source = folder.parent / "source.db"
+    shutil.copyfile(reference, source)
+    wal = reference.with_name(reference.name + "-wal")
+    if wal.exists():
+        shutil.copyfile(wal, source.with_name("source.db-wal"))
+    writer = sqlite3.connect(source, isolation_level=None)
+    writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    if with_wal:
+        writer.execute("UPDATE rounds SET reason = 'only in the WAL' WHERE seq = 1")
+    db = folder / "rounds.db"
+    for suffix in ("", "-wal") if with_wal else ("",):
+        shutil.copyfile(source.with_name("source.db" + suffix), folder / f"rounds.db{suffix}")
+    writer.close()
+    return db
+
+
 @pytest.mark.skipif(not _can_mount(), reason="needs a private mount namespace (root)")
+@pytest.mark.parametrize("with_wal", [False, True], ids=["checkpointed", "wal"])
 def test_a_store_on_a_read_only_mount_is_listed_and_served(
-    reference_round: StoredRound, tmp_path: Path
+    reference_round: StoredRound, tmp_path: Path, with_wal: bool
 ) -> None:
     mounted = tmp_path / "mounted"
     mounted.mkdir()
-    db = mounted / "rounds.db"
-    db.write_bytes(reference_round.db.read_bytes())
-    wal = reference_round.db.with_name(reference_round.db.name + "-wal")
-    if wal.exists():
-        db.with_name(db.name + "-wal").write_bytes(wal.read_bytes())
+    db = _stores(reference_round.db, mounted, with_wal)
+    files = sorted(p.name for p in mounted.iterdir())
     prefix = read_only_mount(mounted)
     proof = subprocess.run(
         [*prefix, "touch", str(mounted / "x")], capture_output=True, text=True, check=False
@@ -130,12 +152,12 @@ def test_a_store_on_a_read_only_mount_is_listed_and_served(
         check=False,
     )
     assert listed.returncode == 0, listed.stderr
-    assert reference_round.round_id in listed.stdout
+    rounds = json.loads(listed.stdout)
+    assert [r["round_id"] for r in rounds] == [reference_round.round_id]
+    assert rounds[0]["reason"] == ("only in the WAL" if with_wal else None)
 
     with viewer(db, *prefix) as client:
         assert reference_round.round_id in client.get("/").text
         page = client.get(f"/rounds/{reference_round.round_id}")
         assert page.status_code == 200 and 'id="track-skills"' in page.text
-    assert sorted(p.name for p in mounted.iterdir()) == sorted(
-        ["rounds.db", *(["rounds.db-wal"] if wal.exists() else [])]
-    )
+    assert sorted(p.name for p in mounted.iterdir()) == files
