@@ -1,10 +1,7 @@
-"""The HTML report laid out by a real headless Chromium at a desktop's 1400 px and a
-phone's 420 px: nothing sticks out sideways, the ranking keeps the agent and ELIGIBLE
-in view with one-line rows, and chart labels are drawn at a readable size.
-
-Chromium is driven through its chromedriver (Selenium); the viewport is set with the
-DevTools protocol's device metrics, so 420 px is the page's real width. A screenshot
-of each width is saved and its path printed (run with `-s` to see it).
+"""The HTML report laid out by a real headless Chromium (tests/browser.py) at a desktop's
+1400 px and a phone's 420 px: nothing sticks out sideways, the ranking keeps the agent
+and ELIGIBLE in view with one-line rows, and chart labels are drawn at a readable size.
+A screenshot of each width is saved and its path printed (run with `-s` to see it).
 """
 
 from __future__ import annotations
@@ -18,16 +15,12 @@ import pytest
 
 from assay.records.round import RoundResult
 from assay.report.html import write_html
-
-CHROMIUM = Path("/usr/bin/chromium")
-DRIVER = Path("/usr/bin/chromedriver")
+from browser import AVAILABLE, chromium, resize, show
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.xdist_group("chromium"),  # one headless Chromium at a time
-    pytest.mark.skipif(
-        not (CHROMIUM.exists() and DRIVER.exists()), reason="chromium or its driver is missing"
-    ),
+    pytest.mark.skipif(not AVAILABLE, reason="chromium or its driver is missing"),
 ]
 
 # What the page measures of itself, once laid out at the emulated width.
@@ -75,31 +68,8 @@ return {
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-        "--proxy-server=127.0.0.1:9",  # nothing reachable: the report must need no network
-        f"--user-data-dir={profile}",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
-    try:
+    with chromium(tmp_path_factory.mktemp("chromium-profile")) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture(scope="module")
@@ -110,21 +80,14 @@ def report(tmp_path_factory: pytest.TempPathFactory, round_result: RoundResult) 
 
 
 def laid_out(browser: Any, page: Path, width: int) -> dict[str, Any]:
-    browser.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600},
-    )
-    browser.get(page.as_uri())
+    show(browser, page.as_uri(), width)
     measured: dict[str, Any] = browser.execute_script(MEASURE)
     return measured
 
 
 def screenshot(browser: Any, width: int, height: int, path: Path) -> Path:
     """The page's top `height` px at `width`, saved as a PNG."""
-    browser.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
-    )
+    resize(browser, width, height)
     browser.save_screenshot(str(path))
     return path
 

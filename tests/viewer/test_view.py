@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import browser
 from round_fixtures import StoredRound
 
 pytestmark = pytest.mark.sandbox  # the reference round runs its agents sealed
@@ -92,6 +93,22 @@ def test_the_viewer_serves_rounds_reports_agents_and_tasks(reference_round: Stor
         assert client.get(f"/rounds/{round_id}/agents/{'0' * 64}").status_code == 404
         assert client.get(f"{keyword}/skills/no-such-task").status_code == 404
     assert digest(reference_round.db) == before, "the viewer wrote to the store"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("chromium")  # one headless Chromium at a time
+@pytest.mark.skipif(not browser.AVAILABLE, reason="chromium or its driver is missing")
+def test_the_viewer_pages_fit_a_phone(reference_round: StoredRound, tmp_path: Path) -> None:
+    """At 420 px no viewer page scrolls sideways (the report's own page: tests/report)."""
+    with viewer(reference_round.db) as client, browser.chromium(tmp_path / "profile") as driver:
+        base = str(client.base_url).rstrip("/")
+        agent = links(client.get(f"/rounds/{reference_round.round_id}").text, "/rounds/")[0]
+        task = links(client.get(agent).text, agent + "/")[0]
+        agent_hash = agent.rsplit("/", 1)[1]
+        for path in ("/", agent, task, f"/agents/{agent_hash}"):
+            browser.show(driver, base + path, 420)
+            inner, scrolled = driver.execute_script(browser.PAGE_WIDTH)
+            assert (inner, scrolled) == (420, 420), path
 
 
 def _can_mount() -> bool:
