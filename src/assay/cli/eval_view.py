@@ -96,7 +96,7 @@ def print_eval(result: RoundResult, track: Track) -> None:
         table.add_row(escape(t.task), t.label, f"{mark} {outcome}", reps)
     console.print(table)
     print_failures(result.diagnostics.failed(), "failed reps")
-    print_inference(result.diagnostics.inference())
+    print_inference(result)
     if score.confusion is not None:
         c = score.confusion
         silent = f"  (no verdict on {c.no_verdict}, counted as wrong)" if c.no_verdict else ""

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from assay.records.diagnostics import Diagnostics
+from assay.records.diagnostics import Diagnostics, InferenceTotals
 from assay.records.plan import RoundPlan
 from assay.records.rep import RepRecord
 from assay.records.scorecard import Scorecard
@@ -37,6 +37,20 @@ class RoundResult:
     speaking: dict[tuple[str, str, str], RepRecord] = field(default_factory=dict)
     matches: dict[tuple[str, str, str], tuple[bool, ...]] = field(default_factory=dict)
 
+    def cost_text(self, totals: InferenceTotals) -> str | None:
+        """What an agent's inference cost, by the round's `[inference.price]` (None unpriced)."""
+        price = self.plan.inference.price if self.plan.inference else None
+        return price.text(totals.prompt_tokens, totals.completion_tokens) if price else None
+
+    def _usage_json(self) -> list[dict[str, Any]]:
+        usage = []
+        for totals in self.diagnostics.inference():
+            entry = msgspec.to_builtins(totals)
+            if (cost := self.cost_text(totals)) is not None:
+                entry["cost"] = cost
+            usage.append(entry)
+        return usage
+
     def to_json(self) -> dict[str, Any]:
         card = self.card.to_json_dict() if self.card else {}
         failed = [msgspec.to_builtins(d) for d in self.diagnostics.failed()]
@@ -62,6 +76,6 @@ class RoundResult:
                 if self.plan.inference
                 else None,
                 "models": self.plan.models,
-                "usage": [msgspec.to_builtins(t) for t in self.diagnostics.inference()],
+                "usage": self._usage_json(),
             },
         }

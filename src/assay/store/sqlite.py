@@ -22,6 +22,7 @@ import msgspec
 
 from assay.records import codec
 from assay.records.agent import Agent
+from assay.records.chain import HotkeyWeight, WeightReceipt
 from assay.records.observed import Observed
 from assay.records.outcome import RunOutcome
 from assay.records.plan import RoundPlan
@@ -66,6 +67,22 @@ CREATE TABLE IF NOT EXISTS reps (
     wall_s REAL NOT NULL,
     outcome_json TEXT NOT NULL,
     PRIMARY KEY (round_id, agent_hash, track, task_id, rep)
+);
+CREATE TABLE IF NOT EXISTS hotkey_weights (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    netuid INTEGER NOT NULL,
+    hotkey TEXT NOT NULL,
+    track TEXT NOT NULL,
+    uid INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    PRIMARY KEY (round_id, netuid, hotkey, track)
+);
+CREATE TABLE IF NOT EXISTS chain_receipts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    netuid INTEGER NOT NULL,
+    success INTEGER NOT NULL,
+    receipt_json TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS inference_bodies (
     sha256 TEXT PRIMARY KEY,
@@ -266,6 +283,57 @@ class Store:
                 "weights_json = ? WHERE round_id = ?",
                 (json.dumps(result, sort_keys=True), json.dumps(weights, sort_keys=True), round_id),
             )
+
+    def round_weights(self, round_id: str) -> dict[str, float]:
+        """The round's own weights per agent, before any EMA (empty until it completes)."""
+        row = self._db.execute(
+            "SELECT result_json FROM rounds WHERE round_id = ?", (round_id,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return {}
+        return dict(json.loads(row[0]).get("round_weights", {}))
+
+    # the subnet ---------------------------------------------------------------
+
+    def put_chain_weights(
+        self, round_id: str, netuid: int, rows: Sequence[HotkeyWeight], receipt: WeightReceipt
+    ) -> None:
+        """A set's receipt, and on success the per-hotkey EMA it was made from, at once."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO chain_receipts (round_id, netuid, success, receipt_json) "
+                "VALUES (?, ?, ?, ?)",
+                (round_id, netuid, int(receipt.success), codec.encode(receipt).decode()),
+            )
+            if not receipt.success:
+                return
+            db.execute(
+                "DELETE FROM hotkey_weights WHERE round_id = ? AND netuid = ?", (round_id, netuid)
+            )
+            db.executemany(
+                "INSERT INTO hotkey_weights VALUES (?, ?, ?, ?, ?, ?)",
+                [(round_id, netuid, r.hotkey, r.track, r.uid, r.weight) for r in rows],
+            )
+
+    def receipts(self, round_id: str, netuid: int) -> list[WeightReceipt]:
+        """Every answer the chain gave for a round's weights, oldest first."""
+        rows = self._db.execute(
+            "SELECT receipt_json FROM chain_receipts WHERE round_id = ? AND netuid = ? ORDER BY id",
+            (round_id, netuid),
+        ).fetchall()
+        return [codec.decode(r[0], WeightReceipt) for r in rows]
+
+    def previous_hotkey_weights(self, netuid: int, before_seq: int) -> list[HotkeyWeight]:
+        """The per-hotkey EMA of the last round set on `netuid` before a round."""
+        rows = self._db.execute(
+            "SELECT h.hotkey, h.track, h.uid, h.weight FROM hotkey_weights h "
+            "JOIN rounds r ON r.round_id = h.round_id WHERE h.netuid = ? AND r.seq = "
+            "(SELECT MAX(r2.seq) FROM hotkey_weights h2 JOIN rounds r2 "
+            "ON r2.round_id = h2.round_id WHERE h2.netuid = ? AND r2.seq < ?) "
+            "ORDER BY h.hotkey, h.track",
+            (netuid, netuid, before_seq),
+        ).fetchall()
+        return [HotkeyWeight(hotkey=h, track=t, uid=int(u), weight=float(w)) for h, t, u, w in rows]
 
     def abstain(self, round_id: str, reason: str) -> None:
         with self._transaction() as db:

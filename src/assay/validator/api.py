@@ -10,9 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.attest.hotkey import load_hotkey
 from assay.attest.keys import KeyFileError, KeyPair, load_private, new_keypair, read_public
 from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
 from assay.attest.sssa import Export, Skipped, SssaError, Verified, verify_file
+from assay.chain.conform import WeightLimitError
+from assay.chain.identity import hotkey_of
+from assay.chain.snapshot import synthetic_snapshot, write_snapshot
 from assay.corpus.benign import add_benign
 from assay.corpus.datadog import import_datadog
 from assay.corpus.importing import ImportFailed
@@ -23,6 +27,7 @@ from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
 from assay.mechanism.spec import Track
 from assay.records.agent import DEFAULT_ENTRYPOINT, AgentError
+from assay.records.chain import ChainError, MetagraphSnapshot, SnapshotError
 from assay.records.observed import EvidenceRecord
 from assay.records.outcome import RunOutcome
 from assay.records.rep import RecordError
@@ -43,9 +48,11 @@ from assay.validator.attesting import export_round
 from assay.validator.browse import AgentRound, RoundTrend, agent_history, round_trends, task_reps
 from assay.validator.config import (
     EXAMPLE_ROUND_TOML,
+    ChainConfig,
     ConfigError,
     RoundConfig,
     RoundOverrides,
+    chain_config,
     default_db,
     parse_tracks,
     round_config,
@@ -55,6 +62,15 @@ from assay.validator.evaluation import DemoResult, demo, evaluate
 from assay.validator.parallel import score_file
 from assay.validator.planning import PlanError
 from assay.validator.rounds import ExecutionChoice, Notify, Round, list_rounds, stored_result
+from assay.validator.subnet import (
+    AlreadySet,
+    ChainWeights,
+    Preview,
+    open_chain,
+    preview_file,
+    save_snapshot,
+    set_round_weights,
+)
 
 # What a user's input can get wrong: a front end shows the message and exits 1.
 # (An `InfrastructureError` is the host's fault instead: the validator abstains.)
@@ -69,9 +85,42 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     ManifestError,
     PlanError,
     RecordError,
+    SnapshotError,
     SssaError,
     StoreError,
+    WeightLimitError,
 )
+
+
+def chain_weights(
+    round_id: str,
+    config: ChainConfig,
+    *,
+    db: Path | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+) -> ChainWeights:
+    """`assay chain weights`: a completed round's UID vector, set unless `dry_run`."""
+    return set_round_weights(round_id, open_chain(config), db=db, dry_run=dry_run, force=force)
+
+
+def synthetic_snapshot_file(
+    out: Path, *, netuid: int, uids: int, validators: int, register: tuple[str, ...], seed: str
+) -> MetagraphSnapshot:
+    """`assay chain snapshot --synthetic`: a made-up subnet for trying the preview; each
+    of `register` is a hotkey address or an author's ed25519 public key (hex)."""
+    hotkeys = tuple(hotkey_of(key) for key in register)
+    if None in hotkeys:
+        raise SnapshotError(f"not a hotkey address or public key: {register[hotkeys.index(None)]}")
+    snapshot = synthetic_snapshot(
+        netuid=netuid,
+        uids=uids,
+        validators=validators,
+        register=tuple(h for h in hotkeys if h),
+        seed=seed,
+    )
+    write_snapshot(snapshot, out)
+    return snapshot
 
 
 def detonate_artifact(directory: Path, track: Track) -> Detonation:
@@ -101,13 +150,20 @@ def pin_agent(
     agent: Path,
     *,
     track: Track,
-    key: Path,
+    key: Path | None = None,
+    hotkey: str | None = None,
+    wallet_path: Path | None = None,
     entrypoint: str = DEFAULT_ENTRYPOINT,
     model: str | None = None,
     out: Path | None = None,
 ) -> tuple[Path, AgentManifest]:
     """A signed manifest pinning `agent` for `track` (beside it unless `out` is given),
-    naming the sandbox it will run in."""
+    naming the sandbox it will run in; signed by an author's ed25519 `key` or a miner's
+    `hotkey` (`WALLET/HOTKEY`, read from the wallet folder)."""
+    if (key is None) == (hotkey is None):
+        raise ManifestError("sign with --key (an author key) or --hotkey (a miner's), one of them")
+    if hotkey is not None and "/" not in hotkey:
+        raise ManifestError(f"--hotkey is WALLET/HOTKEY, not {hotkey!r}")
     if not agent.is_file():
         raise ManifestError(f"agent {agent} is not a file")
     problem = entrypoint_problem(agent.read_bytes(), entrypoint)
@@ -121,7 +177,7 @@ def pin_agent(
     manifest = pin(
         agent,
         track=track,
-        key=load_private(key),
+        key=load_private(key) if key else load_hotkey(str(hotkey), wallet_path),
         entrypoint=entrypoint,
         sandbox_digest=sandbox_digest,
         manifest_path=path,
@@ -142,7 +198,11 @@ __all__ = [
     "MANIFEST_SUFFIX",
     "USER_ERRORS",
     "AgentRound",
+    "AlreadySet",
     "Bundle",
+    "ChainConfig",
+    "ChainError",
+    "ChainWeights",
     "DemoResult",
     "Detonation",
     "EvidenceRecord",
@@ -154,6 +214,7 @@ __all__ = [
     "KeyPair",
     "Notify",
     "PhylaxImportError",
+    "Preview",
     "RecordError",
     "Round",
     "RoundConfig",
@@ -171,6 +232,8 @@ __all__ = [
     "add_benign",
     "agent_history",
     "bundle_package",
+    "chain_config",
+    "chain_weights",
     "check_sandbox",
     "default_db",
     "demo",
@@ -186,14 +249,17 @@ __all__ = [
     "parse_tracks",
     "pin_agent",
     "pinned",
+    "preview_file",
     "printable",
     "read_public",
     "report_format",
     "report_json_schema",
     "round_config",
     "round_trends",
+    "save_snapshot",
     "score_file",
     "stored_result",
+    "synthetic_snapshot_file",
     "task_reps",
     "validate_corpus",
     "verify_file",
