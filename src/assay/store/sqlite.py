@@ -12,9 +12,11 @@ kept as the only copy.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,8 +141,9 @@ class Store:
         self.path = path
         if (read_only or not create) and not path.is_file():
             raise StoreError(f"no round store at {path} (run a round first, or pass --db)")
+        self._scratch = ExitStack()
         if read_only:
-            self._db = _open_read_only(path)
+            self._db = _open_read_only(path, self._scratch)
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -154,6 +157,7 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+        self._scratch.close()
 
     def __enter__(self) -> Store:
         return self
@@ -491,33 +495,44 @@ class Store:
             yield RunOutcome.from_json(text)
 
 
-def _open_read_only(path: Path) -> sqlite3.Connection:
-    """`mode=ro` first: it sees a live writer's WAL. Where the directory cannot hold
-    the WAL's index (a read-only mount, a store left without its `-shm`), SQLite
-    cannot open it that way, and nothing can write there either, so the file is read
-    as `immutable`: no locks and no WAL, exactly as it lies."""
-    uri = path.resolve().as_uri()
-    failure: sqlite3.Error | None = None
-    for query in ("mode=ro", "mode=ro&immutable=1"):
-        try:
-            db = sqlite3.connect(
-                f"{uri}?{query}", uri=True, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            failure = exc
-            continue
-        try:
-            _check_schema(db, path)
-            _stand_in_for_abstentions(db)
-        except sqlite3.Error as exc:
-            db.close()
-            failure = exc
-            continue
-        except StoreError:
-            db.close()
-            raise
-        return db
-    raise StoreError(f"store {path}: {failure}")
+def _open_read_only(path: Path, scratch: ExitStack) -> sqlite3.Connection:
+    """`mode=ro` first: it sees a live writer's WAL. Where the directory cannot hold the
+    WAL's index (a read-only mount), SQLite cannot open the store that way and nothing
+    can write there either: the file is read as `immutable`, exactly as it lies. Commits
+    still in a WAL left beside it would be invisible so, so then a private copy of the
+    file and its WAL is read instead (in `scratch`, removed when the store closes)."""
+    try:
+        return _connect_read_only(path, path, "mode=ro")
+    except sqlite3.Error:
+        pass
+    wal = path.with_name(path.name + "-wal")
+    target, query = path, "mode=ro&immutable=1"
+    if wal.is_file() and wal.stat().st_size:
+        folder = Path(scratch.enter_context(tempfile.TemporaryDirectory(prefix="assay-store-")))
+        target, query = folder / path.name, "mode=ro"
+        shutil.copyfile(path, target)
+        shutil.copyfile(wal, folder / wal.name)
+    try:
+        return _connect_read_only(target, path, query)
+    except sqlite3.Error as exc:
+        raise StoreError(f"store {path}: {exc}") from exc
+
+
+def _connect_read_only(target: Path, path: Path, query: str) -> sqlite3.Connection:
+    """A read-only connection to `target` (the store at `path`, or its copy), checked."""
+    db = sqlite3.connect(
+        f"{target.resolve().as_uri()}?{query}",
+        uri=True,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    try:
+        _check_schema(db, path)
+        _stand_in_for_abstentions(db)
+    except (sqlite3.Error, StoreError):
+        db.close()
+        raise
+    return db
 
 
 def _stand_in_for_abstentions(db: sqlite3.Connection) -> None:
