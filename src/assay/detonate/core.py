@@ -15,6 +15,7 @@ from assay.detonate.canaries import (
     FAKETIME_RC,
     HOME,
     PLAIN_HOME_FILES,
+    SHELL_PROFILES,
     USER,
     CanarySet,
     Disguise,
@@ -27,6 +28,7 @@ from assay.detonate.mapping import (
     harness_evidence,
     home_relative,
     map_harness,
+    map_home,
     map_trace,
     map_uploads,
     secret_read_capability,
@@ -60,7 +62,6 @@ from assay.detonate.wire import (
     McpCall,
     McpClient,
     McpTool,
-    PlannedFile,
     PlannedStep,
     WireError,
 )
@@ -76,6 +77,8 @@ from assay.records.observed import (
 from assay.sandbox.interface import (
     SANDBOX_ARTIFACT_DIR,
     SANDBOX_WORKSPACE_DIR,
+    Home,
+    HomeFile,
     InfrastructureError,
     InputFile,
     Observation,
@@ -237,7 +240,8 @@ class _Setup:
         log, unreadable = read_log(observation.result.data)
         who = self.attribution(profile)
         evidence = map_trace(observation.trace, who) + map_harness(log, profile.name)
-        evidence += map_uploads(observation.trace.execs, log, who)
+        evidence += map_home(observation.home_events, profile.name)
+        evidence += map_uploads(observation.trace.executed, log, who)
         status = observation.limit_hit.value if observation.limit_hit else "ok"
         if unreadable and status == "ok":
             status = "harness_failed"
@@ -274,6 +278,8 @@ class _Setup:
             artifact_dir=str(self.artifact_dir),
             trace=TraceSet.FULL,
             hostname=self.disguise.hostname(profile.name),
+            home=planted_home(self.canaries, profile, self.disguise),
+            harness_command=True,
         )
 
     def attribution(self, profile: Profile) -> Attribution:
@@ -309,6 +315,11 @@ def _interference(
     if log.truncated:
         found.append("harness log cut down to fit its cap")
     found += [clip(e, 200) for e in log.errors][:4]
+    # Reading what tells a sandbox from a host (or timing the tracer) is how an artifact
+    # decides to stay dormant: what it then did not do is not seen.
+    found += [f"sandbox fingerprinted: {clip(p, 160)}" for p in observation.trace.probes][:4]
+    if observation.home_watch_lost:
+        found.append("the watch on the home lost events: its queue overflowed")
     if run.skipped_steps:
         found.append(f"{len(run.skipped_steps)} step(s) not run: profile deadline reached")
     found += [f"step {s.name!r} timed out" for s in run.steps if s.timed_out][:4]
@@ -339,16 +350,6 @@ def _harness_plan(
     deadline_s: float,
     libfaketime: str | None,
 ) -> HarnessPlan:
-    home_files = {
-        **PLAIN_HOME_FILES,
-        # libfaketime reads its offset from here when FAKETIME is unset: no clock marker
-        # in the environment.
-        **({FAKETIME_RC: f"{profile.clock_offset}\n"} if profile.clock_offset else {}),
-    }
-    files = [PlannedFile(path, data, 0o600) for path, data in canaries.files.items()]
-    files += [
-        PlannedFile(f"{HOME}/{rel}", text.encode(), 0o644) for rel, text in home_files.items()
-    ]
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": HOME,
@@ -364,14 +365,14 @@ def _harness_plan(
     }
     return HarnessPlan(
         stage=_stage_dir(token),
-        files=tuple(files),
+        planted=tuple(canaries.files),  # the scan skips them: they hold the canaries
         dirs=(HOME, PROJECT_DIR, *plan.workdirs),
         placeholders=plan.placeholders,
         copies=plan.copies,
         links=plan.links,
         user_site=user_site(),
         site_paths=plan.site_paths,
-        scan_roots=("/tmp", SANDBOX_WORKSPACE_DIR),
+        scan_roots=("/tmp", SANDBOX_WORKSPACE_DIR, HOME),
         scan_skip=(_stage_dir(token),),
         needles={name: tuple(forms) for name, forms in canaries.needles.items()},
         env=env,
@@ -379,6 +380,27 @@ def _harness_plan(
         deadline_s=deadline_s,
         log_cap=LOG_CAP,
     )
+
+
+def planted_home(canaries: CanarySet, profile: Profile, disguise: Disguise) -> Home:
+    """The fake home the validator plants for one profile's run: the canary secrets
+    and a developer's ordinary files, dated back, the secrets and shell profiles
+    watched by inode, and the home itself for shell profiles written fresh."""
+    plain = {
+        **PLAIN_HOME_FILES,
+        # libfaketime reads its offset from here when FAKETIME is unset: no clock marker
+        # in the environment.
+        **({FAKETIME_RC: f"{profile.clock_offset}\n"} if profile.clock_offset else {}),
+    }
+    files = [
+        HomeFile(path.removeprefix(HOME + "/"), data, 0o600, watched=True)
+        for path, data in canaries.files.items()
+    ]
+    files += [
+        HomeFile(rel, text.encode(), 0o644, watched=rel in SHELL_PROFILES)
+        for rel, text in plain.items()
+    ]
+    return Home(USER, tuple(files), age_s=disguise.home_age_s, new_entries=("",))
 
 
 @functools.cache
@@ -511,6 +533,11 @@ def _event_summary(
         kinds["unlinks"].update(
             home_relative(p) for p in trace.unlinks if not p.startswith(ignored)
         )
+        watched = observation.home_events  # seen by inode, whatever path was used
+        kinds["reads"].update(home_relative(e.path) for e in watched if e.event == "read")
+        kinds["writes"].update(
+            home_relative(e.path) for e in watched if e.event in ("write", "created")
+        )
         kinds["connects"].update(
             f"{c.family}:{c.address}:{c.port}"
             for c in trace.connects
@@ -521,7 +548,6 @@ def _event_summary(
             kinds["canary_hits"].update(
                 f"{hit.canary} in {home_relative(hit.path)}" for hit in step.canary_hits
             )
-    kinds["reads"] -= {"/tmp", SANDBOX_WORKSPACE_DIR}  # the harness's own canary scan
     return {kind: _sample(kind, kinds[kind]) for kind in EVENT_KINDS}
 
 
