@@ -240,7 +240,7 @@ class _Setup:
         log, unreadable = read_log(observation.result.data)
         who = self.attribution(profile)
         evidence = map_trace(observation.trace, who) + map_harness(log, profile.name)
-        evidence += map_home(observation.home_events, profile.name)
+        evidence += map_home(observation.home_events, profile.name, evidence)
         evidence += map_uploads(observation.trace.executed, log, who)
         status = observation.limit_hit.value if observation.limit_hit else "ok"
         if unreadable and status == "ok":
@@ -279,6 +279,7 @@ class _Setup:
             trace=TraceSet.FULL,
             hostname=self.disguise.hostname(profile.name),
             home=planted_home(self.canaries, profile, self.disguise),
+            boot_time_shift_s=offset_seconds(profile.clock_offset),
             harness_command=True,
         )
 
@@ -380,6 +381,15 @@ def _harness_plan(
         deadline_s=deadline_s,
         log_cap=LOG_CAP,
     )
+
+
+def offset_seconds(offset: str | None) -> int:
+    """A libfaketime relative offset ("+35d", "-2h", "+90") in seconds; 0 for none."""
+    if not offset:
+        return 0
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "y": 365 * 86400}
+    scale = units.get(offset[-1], 1)
+    return int(float(offset.rstrip("smhdy")) * scale)
 
 
 def planted_home(canaries: CanarySet, profile: Profile, disguise: Disguise) -> Home:

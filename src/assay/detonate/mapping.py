@@ -257,9 +257,13 @@ def _writes(trace: TraceSummary, who: Attribution, links: _Links) -> Iterator[Ev
         yield Evidence(capability, who.profile, event, path=shown, detail=detail)
 
 
-def map_home(events: Iterable[HomeEvent], profile: str) -> list[Evidence]:
+def map_home(
+    events: Iterable[HomeEvent], profile: str, known: Iterable[Evidence] = ()
+) -> list[Evidence]:
     """What the kernel's watch on the planted home saw, whatever path was used: a
-    secret read or changed, a shell profile written or made."""
+    secret read or changed, a shell profile written or made. What `known` evidence
+    already shows (the same capability at the same path) is not repeated."""
+    seen = {(e.capability, e.path) for e in known}
     found: list[Evidence] = []
     for event in events:
         item = canary_at(event.path)
@@ -275,6 +279,8 @@ def map_home(events: Iterable[HomeEvent], profile: str) -> list[Evidence]:
                 continue  # the trace names the rest, with its process's view
         else:
             continue  # attributes or another name: how, not what, it was reached
+        if (capability, shown) in seen:
+            continue
         found.append(
             Evidence(capability, profile, event.event, path=shown, detail=detail, source="watch")
         )
