@@ -366,7 +366,8 @@ def _harness_plan(
     }
     return HarnessPlan(
         stage=_stage_dir(token),
-        planted=tuple(canaries.files),  # the scan skips them: they hold the canaries
+        # Never opened by the harness: the watch on them is the artifact's alone.
+        planted=planted_paths(planted_home(canaries, profile, disguise)),
         dirs=(HOME, PROJECT_DIR, *plan.workdirs),
         placeholders=plan.placeholders,
         copies=plan.copies,
@@ -411,6 +412,10 @@ def planted_home(canaries: CanarySet, profile: Profile, disguise: Disguise) -> H
         for rel, text in plain.items()
     ]
     return Home(USER, tuple(files), age_s=disguise.home_age_s, new_entries=("",))
+
+
+def planted_paths(home: Home) -> tuple[str, ...]:
+    return tuple(f"{home.path}/{item.path}" for item in home.files)
 
 
 @functools.cache
