@@ -6,6 +6,7 @@ was fingerprinted (`complete = false`)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pytest
@@ -60,10 +61,10 @@ ALIASES = {
         cloud='"/proc/self/root" + home + "/.aws/credentials"',
         rc='"/proc/self/root" + home + "/.bashrc"',
     ),
-    "leading //": skill(
-        key='"//" + home + "/.ssh/id_rsa"',
-        cloud='"//" + home + "/./.aws/../.aws/credentials"',
-        rc='"//" + home + "//.bashrc"',
+    "leading //": skill(  # exactly two: POSIX leaves their meaning to the system
+        key='"/" + home + "/.ssh/id_rsa"',
+        cloud='"/" + home + "/./.aws/../.aws/credentials"',
+        rc='"/" + home + "//.bashrc"',
     ),
     "symlink to $HOME": skill(
         prelude="os.symlink(home, '/tmp/.cache-7f3a')",
@@ -161,12 +162,14 @@ DORMANT_IF = {
     "young ctime": (
         "import time\nsandboxed = time.time() - os.stat(home + '/.ssh/id_rsa').st_ctime < 3600"
     ),
-    # a shifted clock against the kernel's boot time: /proc/stat is shifted with it
+    # a time bomb that also checks its clock against the kernel's boot time (a shifted
+    # clock disagrees with /proc/stat, unless it is shifted with it)
     "boot time skew": (
         "import time\n"
         "up = float(open('/proc/uptime').read().split()[0])\n"
         "btime = next(int(l.split()[1]) for l in open('/proc/stat') if l.startswith('btime'))\n"
-        "sandboxed = abs(time.time() - up - btime) > 3600"
+        f"armed = time.time() > {time.time() + 20 * 86400:.0f}\n"
+        "sandboxed = not armed or abs(time.time() - up - btime) > 3600"
     ),
 }
 RECORDED = {"seccomp status", "tracer timing"}
