@@ -551,7 +551,9 @@ def _event_summary(
         watched = observation.home_events  # seen by inode, whatever path was used
         kinds["reads"].update(home_relative(e.path) for e in watched if e.event == "read")
         kinds["writes"].update(
-            home_relative(e.path) for e in watched if e.event in ("write", "created")
+            home_relative(e.path)
+            for e in watched
+            if e.event == "write" or write_capability(e.path) == "WRITE_SHELL_PROFILE"
         )
         kinds["connects"].update(
             f"{c.family}:{c.address}:{c.port}"
