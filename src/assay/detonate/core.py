@@ -22,6 +22,7 @@ from assay.detonate.canaries import (
     make_canaries,
     make_disguise,
 )
+from assay.detonate.harness import env_refused
 from assay.detonate.mapping import (
     Attribution,
     exec_capabilities,
@@ -184,6 +185,9 @@ def _detonate(
     )
     profiles = [p for p in setup.plan.profiles() if only is None or p.name in only]
     notes = list(setup.plan.notes)
+    notes += _env_notes(
+        setup.plan.core + setup.plan.variations, profiles, setup.canaries, setup.libfaketime
+    )
     interference = list(setup.plan.interference)
     if setup.libfaketime is None and any(p.clock_offset for p in profiles):
         skipped = [p.name for p in profiles if p.clock_offset]
@@ -337,6 +341,14 @@ def _interference(
         skipped = [c for c in mcp.calls if c.outcome == "skipped: deadline"]
         if skipped:
             found.append(f"{len(skipped)} MCP tool call(s) not made: deadline reached")
+        over = [c.tool for c in mcp.calls if c.outcome == "skipped: tool cap"]
+        if over:
+            found.append(f"{len(over)} declared MCP tool(s) not called: over the tool cap")
+        if mcp.variations_left_out:
+            found.append(
+                f"{mcp.variations_left_out} MCP argument variation(s) not tried: "
+                "over the per-tool cap"
+            )
         if mcp.session.flooded:
             found.append("MCP server flooded its output past the cap")
     return tuple(found)
@@ -351,19 +363,6 @@ def _harness_plan(
     deadline_s: float,
     libfaketime: str | None,
 ) -> HarnessPlan:
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": HOME,
-        "USER": USER,
-        "LOGNAME": USER,
-        "SHELL": "/bin/bash",
-        "LANG": "C.UTF-8",
-        "TERM": "xterm-256color",
-        "PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ writes mistaken for the artifact's
-        **canaries.env,
-        **dict(profile.env),
-        **(profile.clock_env(libfaketime) if libfaketime else {}),
-    }
     return HarnessPlan(
         stage=_stage_dir(token),
         # Never opened by the harness: the watch on them is the artifact's alone.
@@ -377,7 +376,7 @@ def _harness_plan(
         scan_roots=("/tmp", SANDBOX_WORKSPACE_DIR, HOME),
         scan_skip=(_stage_dir(token),),
         needles={name: tuple(forms) for name, forms in canaries.needles.items()},
-        env=env,
+        env=_profile_env(profile, canaries, libfaketime),
         steps=tuple(_planned_step(step, disguise) for step in plan.steps_for(profile)),
         deadline_s=deadline_s,
         log_cap=LOG_CAP,
@@ -416,6 +415,41 @@ def planted_home(canaries: CanarySet, profile: Profile, disguise: Disguise) -> H
 
 def planted_paths(home: Home) -> tuple[str, ...]:
     return tuple(f"{home.path}/{item.path}" for item in home.files)
+
+
+def _profile_env(profile: Profile, canaries: CanarySet, libfaketime: str | None) -> dict[str, str]:
+    """Every step's environment under `profile` (the harness adds its Node hook)."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": HOME,
+        "USER": USER,
+        "LOGNAME": USER,
+        "SHELL": "/bin/bash",
+        "LANG": "C.UTF-8",
+        "TERM": "xterm-256color",
+        "PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ writes mistaken for the artifact's
+        **canaries.env,
+        **dict(profile.env),
+        **(profile.clock_env(libfaketime) if libfaketime else {}),
+    }
+
+
+def _env_notes(
+    steps: Iterable[Step], profiles: Iterable[Profile], canaries: CanarySet, libfaketime: str | None
+) -> list[str]:
+    """What steps' own environments (a server's `env`) tried to set that the observation
+    depends on: not applied (the harness keeps its own), and said."""
+    base = {key for p in profiles for key in _profile_env(p, canaries, libfaketime or "preload")}
+    notes = []
+    for step in dict.fromkeys(steps):
+        refused = sorted(k for k, _ in step.env if env_refused(base, k))
+        if refused:
+            shown = ", ".join(clip(k, 40) for k in refused[:8])
+            notes.append(
+                f"step {step.name!r} asked to set {shown}: the observation's own, "
+                "kept as the harness set them"
+            )
+    return notes
 
 
 @functools.cache
@@ -623,7 +657,12 @@ def _call_summary(call: McpCall, profile: str) -> CallSummary:
     """One tool call: how it ended, and what the harness saw it do (canary values
     written or sent), so declared behaviour can be held against observed behaviour."""
     observed = {e.capability for e in harness_evidence(call, "", profile)}
-    return CallSummary(tool=call.tool, outcome=call.outcome, observed=tuple(sorted(observed)))
+    return CallSummary(
+        tool=call.tool,
+        outcome=call.outcome,
+        observed=tuple(sorted(observed)),
+        variation=quoted(call.variation, 100) if call.variation else "",
+    )
 
 
 def _tool_surface(tool: McpTool) -> ToolSurface:

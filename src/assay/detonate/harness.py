@@ -34,6 +34,7 @@ from dataclasses import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
     from typing import Any
 
 try:
@@ -203,6 +204,10 @@ del _assay_egress
 """
 # Extra import paths (the pinned MCP SDK) as a .pth line: no PYTHONPATH to notice.
 _SITE_PTH = "{paths}\n"
+# The hook runs from a .pth line of the user site (an `import` line is executed whole),
+# not as `usercustomize`: that module is looked up on sys.path, where an artifact's own
+# PYTHONPATH comes first and could shadow it.
+_HOOK_PTH = "import sys; exec({code!r}, {{}})\n"
 # The same for Node children (through NODE_OPTIONS=--require): a throwaway socket
 # makes the real, traced attempt; the artifact's own socket goes to the sink.
 _EGRESS_HOOK_JS = """
@@ -251,7 +256,7 @@ class EgressSink:
         that loads the Node one."""
         os.makedirs(directory, exist_ok=True)
         os.makedirs(user_site, exist_ok=True)
-        python_files = {"usercustomize.py": _EGRESS_HOOK.format(port=self.port)}
+        python_files = {"_local.pth": _HOOK_PTH.format(code=_EGRESS_HOOK.format(port=self.port))}
         if site_paths:
             python_files["vendor.pth"] = _SITE_PTH.format(paths="\n".join(site_paths))
         for name, text in python_files.items():
@@ -535,14 +540,17 @@ class McpSession:
 
 def canary_arguments(schema: object, canary: str) -> dict[str, Any]:
     """Plausible arguments for a tool's input schema, strings carrying the canary."""
+    return {name: _value_for(name, spec, canary) for name, spec in _properties(schema)}
+
+
+def _properties(schema: object) -> list[tuple[str, dict[str, Any]]]:
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(properties, dict):
-        return {}
-    return {str(name): _value_for(str(name), spec, canary) for name, spec in properties.items()}
+        return []
+    return [(str(k), v if isinstance(v, dict) else {}) for k, v in properties.items()]
 
 
-def _value_for(name: str, spec: object, canary: str) -> Any:
-    spec = spec if isinstance(spec, dict) else {}
+def _value_for(name: str, spec: dict[str, Any], canary: str) -> Any:
     enum = spec.get("enum")
     if isinstance(enum, list) and enum:
         return enum[0]
@@ -563,6 +571,47 @@ def _value_for(name: str, spec: object, canary: str) -> Any:
     return canary
 
 
+# A payload may wait for an argument the first call does not carry: every other enum value,
+# the boundary numbers, the other truth value. Base arguments are 1 and True.
+_BOUNDARY_NUMBERS = (0, -1, 2, 1_000_000)
+VARIATIONS_PER_TOOL = 8  # besides the base call and its repeats
+REPEATS = 2  # the base call again, after the variations: payloads that wait for call N
+
+
+def argument_variations(schema: object, canary: str) -> list[tuple[str, dict[str, Any]]]:
+    """The base arguments, then one argument changed at a time, each with a label
+    saying which (`mode="b"`); the base call's repeats are the caller's."""
+    base = canary_arguments(schema, canary)
+    declared: list[tuple[str, Any]] = []  # enum values: what the tool itself declares
+    chosen: list[tuple[str, Any]] = []  # boundary numbers, the other truth value
+    for name, spec in _properties(schema):
+        enum = spec.get("enum")
+        if isinstance(enum, list) and enum:
+            declared += [(name, v) for v in enum[1:]]
+        elif spec.get("type") in ("number", "integer"):
+            chosen += [(name, v) for v in _BOUNDARY_NUMBERS]
+        elif spec.get("type") == "boolean":
+            chosen.append((name, False))
+    changed = [(f"{n[:40]}={json.dumps(v)[:40]}", {**base, n: v}) for n, v in declared + chosen]
+    return [("", base), *changed]
+
+
+def call_rounds(
+    tools: list[wire.McpTool], canary: str
+) -> tuple[list[list[tuple[wire.McpTool, str, dict[str, Any]]]], int]:
+    """Every tool's calls in rounds (each tool once with base arguments, then the
+    variations, then the repeats), and how many variations the per-tool cap left out."""
+    first, varied, repeated = [], [], []
+    left_out = 0
+    for tool in tools:
+        (_, base), *rest = argument_variations(tool.input_schema, canary)
+        left_out += max(0, len(rest) - VARIATIONS_PER_TOOL)
+        first.append((tool, "", base))
+        varied += [(tool, label, args) for label, args in rest[:VARIATIONS_PER_TOOL]]
+        repeated += [(tool, f"repeat {n + 2}", base) for n in range(REPEATS)]
+    return [r for r in (first, varied, repeated) if r], left_out
+
+
 def run_mcp(
     step: wire.PlannedStep,
     client: wire.McpClient,
@@ -572,72 +621,112 @@ def run_mcp(
     deadline: float,
 ) -> wire.McpLog:
     session = McpSession(list(step.argv), step.cwd, env)
-    initialize, list_failure = "", ""
-    tools: list[wire.McpTool] = []
-    changed: list[wire.McpTool] = []
-    calls: list[wire.McpCall] = []
+    driver = _Driver(session, client, scanner, sink, deadline)
     try:
-        init = session.request(
+        driver.run()
+    finally:
+        end = session.close()
+    return wire.McpLog(
+        initialize=driver.initialize,
+        session=end,
+        tools=tuple(driver.tools),
+        calls=tuple(driver.calls),
+        list_failure=driver.list_failure,
+        changed_tools=tuple(driver.changed),
+        variations_left_out=driver.left_out,
+    )
+
+
+class _Driver:
+    """Drives one MCP session as a client that uses every tool: initialise, list, call
+    each tool in rounds, and list again after each round. A server whose tools change
+    (announced or not: a rug pull after N calls) has the new tools recorded and called."""
+
+    def __init__(
+        self,
+        session: McpSession,
+        client: wire.McpClient,
+        scanner: Scanner,
+        sink: EgressSink,
+        deadline: float,
+    ) -> None:
+        self.session, self.client = session, client
+        self.scanner, self.sink, self.deadline = scanner, sink, deadline
+        self.initialize = ""
+        self.list_failure = ""
+        self.tools: list[wire.McpTool] = []
+        self.changed: list[wire.McpTool] = []
+        self.calls: list[wire.McpCall] = []
+        self.left_out = 0
+        self.seen: set[str] = set()
+
+    def run(self) -> None:
+        init = self.session.request(
             "initialize",
             {
                 "protocolVersion": "2024-11-05",
                 "capabilities": {},
-                "clientInfo": {"name": client.client_name, "version": client.client_version},
+                "clientInfo": {
+                    "name": self.client.client_name,
+                    "version": self.client.client_version,
+                },
             },
-            client.init_timeout_s,
+            self.client.init_timeout_s,
         )
-        initialize = _outcome(init)
-        if "failure" not in init:
-            session.notify("notifications/initialized", {})
-            listed, list_failure = _list_tools(session, client.request_timeout_s)
-            tools = listed[: client.max_tools]
-            calls += _call_all(session, tools, client, scanner, sink, deadline)
-            # A server that changes its tools mid-session (a rug pull) announces it; the
-            # new list is what a real client would use next, so it is listed and called too.
-            seen = {(t.name, t.description) for t in tools}
-            changes = 0
-            while session.tools_changed > changes and changes < 3 and time.monotonic() < deadline:
-                changes = session.tools_changed
-                relisted, failure = _list_tools(session, client.request_timeout_s)
-                list_failure = failure or list_failure
-                fresh = [
-                    t for t in relisted[: client.max_tools] if (t.name, t.description) not in seen
-                ]
-                seen.update((t.name, t.description) for t in fresh)
-                changed += fresh
-                calls += _call_all(session, fresh, client, scanner, sink, deadline)
-    finally:
-        end = session.close()
-    return wire.McpLog(
-        initialize=initialize,
-        session=end,
-        tools=tuple(tools),
-        calls=tuple(calls),
-        list_failure=list_failure,
-        changed_tools=tuple(changed),
-    )
+        self.initialize = _outcome(init)
+        if "failure" in init:
+            return
+        self.session.notify("notifications/initialized", {})
+        listed, self.list_failure = _list_tools(self.session, self.client.request_timeout_s)
+        self.tools = listed[: self.client.max_tools]
+        self.seen = {_tool_key(t) for t in listed}
+        pending = listed
+        for _ in range(3):  # the declared tools, then up to two lists they changed to
+            if not pending:
+                return
+            pending = self._exercise(pending)
+
+    def _exercise(self, tools: list[wire.McpTool]) -> list[wire.McpTool]:
+        """Call `tools` round by round, listing again after each round; returns the
+        tools that appeared meanwhile (exercised next, after these)."""
+        callable_, over = tools[: self.client.max_tools], tools[self.client.max_tools :]
+        self.calls += [wire.McpCall(t.name, "skipped: tool cap") for t in over]
+        rounds, left_out = call_rounds(callable_, self.client.canary)
+        self.left_out += left_out
+        fresh: list[wire.McpTool] = []
+        for batch in rounds:
+            for tool, label, arguments in batch:
+                if self.session.closed:  # it crashed or hung up: nothing more to call
+                    return []
+                self.calls.append(self._call(tool, label, arguments))
+            fresh += self._changed_tools()
+        return fresh
+
+    def _call(self, tool: wire.McpTool, label: str, arguments: dict[str, Any]) -> wire.McpCall:
+        if time.monotonic() > self.deadline:
+            return wire.McpCall(tool.name, "skipped: deadline", variation=label)
+        reply = self.session.request(
+            "tools/call", {"name": tool.name, "arguments": arguments}, self.client.call_timeout_s
+        )
+        return wire.McpCall(
+            tool.name, _outcome(reply), self.scanner.scan(), self.sink.drain(), variation=label
+        )
+
+    def _changed_tools(self) -> list[wire.McpTool]:
+        """Tools the server lists now that it did not list before (new, or the same name
+        with another description or schema), announced or not."""
+        if time.monotonic() > self.deadline or self.session.closed:
+            return []
+        listed, failure = _list_tools(self.session, self.client.request_timeout_s)
+        self.list_failure = self.list_failure or failure
+        fresh = [t for t in listed if _tool_key(t) not in self.seen]
+        self.seen.update(_tool_key(t) for t in fresh)
+        self.changed += fresh
+        return fresh
 
 
-def _call_all(
-    session: McpSession,
-    tools: list[wire.McpTool],
-    client: wire.McpClient,
-    scanner: Scanner,
-    sink: EgressSink,
-    deadline: float,
-) -> list[wire.McpCall]:
-    calls: list[wire.McpCall] = []
-    for tool in tools:
-        if time.monotonic() > deadline:
-            calls.append(wire.McpCall(tool.name, "skipped: deadline"))
-            continue
-        reply = session.request(
-            "tools/call",
-            {"name": tool.name, "arguments": canary_arguments(tool.input_schema, client.canary)},
-            client.call_timeout_s,
-        )
-        calls.append(wire.McpCall(tool.name, _outcome(reply), scanner.scan(), sink.drain()))
-    return calls
+def _tool_key(tool: wire.McpTool) -> str:
+    return json.dumps([tool.name, tool.description, tool.input_schema], sort_keys=True)
 
 
 def _list_tools(session: McpSession, timeout_s: float) -> tuple[list[wire.McpTool], str]:
@@ -712,6 +801,39 @@ def _outcome(reply: dict[str, Any]) -> str:
     return "ok" if "result" in reply else "malformed"
 
 
+# --- the environment ---------------------------------------------------------------------
+
+# What a step's own environment (an MCP server's `env`) may extend, never replace: the
+# harness's value comes first, the artifact's is appended.
+ADDITIVE_ENV = {"PATH": ":", "NODE_OPTIONS": " ", "LD_PRELOAD": ":"}
+# Variables the observation depends on even when the harness leaves them unset: where
+# Python finds its user site (the egress hook), and libfaketime's settings (the clock
+# profiles). An artifact never sets these for the steps it is observed in.
+OBSERVATION_ENV = ("PYTHONNOUSERSITE", "PYTHONUSERBASE", "PYTHONHOME")
+OBSERVATION_ENV_PREFIXES = ("FAKETIME", "DONT_FAKE", "NO_FAKE")
+
+
+def env_refused(base: Collection[str], key: str) -> bool:
+    """Whether a step's own `key` would replace what the observation depends on."""
+    if key in ADDITIVE_ENV:
+        return False
+    return key in base or key in OBSERVATION_ENV or key.startswith(OBSERVATION_ENV_PREFIXES)
+
+
+def merge_env(base: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The harness's environment with a step's own added: additive variables extended
+    after the harness's value, anything the observation depends on left as it was."""
+    merged = dict(base)
+    for key, value in extra.items():
+        if env_refused(base, key):
+            continue
+        if key not in ADDITIVE_ENV or not base.get(key):
+            merged[key] = value
+        elif value:
+            merged[key] = base[key] + ADDITIVE_ENV[key] + value
+    return merged
+
+
 # --- the plan ----------------------------------------------------------------------------
 
 
@@ -722,7 +844,7 @@ def run_step(
     sink: EgressSink,
     deadline: float,
 ) -> wire.StepLog:
-    env = {**env, **step.env}
+    env = merge_env(env, step.env)
     timeout = min(step.timeout_s, max(0.1, deadline - time.monotonic()))
     done = wire.StepLog(step.name)
     try:

@@ -342,6 +342,7 @@ _SERVER_GUESSES = (
     "main.go",
 )
 _NODE_RUNNERS = {"tsx", "ts-node", "node", "nodejs"}
+_UNHOOKING_FLAGS = {"-s", "-S", "-E", "-I", "-sE", "-Es"}
 _GO_REQUIRE = re.compile(r"^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]+/\S+)\s+v[\w.+-]+", re.M)
 
 
@@ -427,7 +428,8 @@ def _server(artifact_dir: Path, manifest: dict[str, object], root: str) -> _Serv
             )
         args = words[1:]
         if interpreter == PYTHON and "-m" in args:  # python -m package, run from its copy
-            return _Server((PYTHON, *args))
+            # Flags that switch off the user site or the environment would drop the hooks.
+            return _Server((PYTHON, *(a for a in args if a not in _UNHOOKING_FLAGS)))
         found = [(n, _source_for(artifact_dir, a)) for n, a in enumerate(args)]
         n, script = next(((n, f) for n, f in found if f), (0, None))
         if script is None:

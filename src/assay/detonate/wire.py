@@ -196,6 +196,7 @@ class McpCall(_Wire):
     outcome: str  # ok | error | tool_error | malformed | timeout | closed | flood | skipped: ...
     canary_hits: tuple[CanaryHit, ...] = ()
     egress: tuple[Egress, ...] = ()
+    variation: str = ""  # which argument differs from the base call ("" for the base call)
 
 
 @dataclass(frozen=True)
@@ -219,7 +220,8 @@ class McpLog(_Wire):
     tools: tuple[McpTool, ...] = ()
     calls: tuple[McpCall, ...] = ()
     list_failure: str = ""  # why tools/list could not be read
-    changed_tools: tuple[McpTool, ...] = ()  # new tools after tools/list_changed
+    changed_tools: tuple[McpTool, ...] = ()  # tools listed anew mid-session (a rug pull)
+    variations_left_out: int = 0  # argument variations past the per-tool cap
 
     def cut(self, keep: int) -> McpLog:
         return replace(
