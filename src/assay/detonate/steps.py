@@ -40,7 +40,26 @@ MAX_SCRIPTS = 6
 MAX_DOCUMENTED = 4
 MAX_TRIGGER_FLAGS = 12
 COMMON_FLAGS = ("--fast", "--all", "--force", "--yes", "--verbose", "--debug", "--install")
-_SCRIPT_SUFFIXES = {".py": "python", ".sh": "sh", ".bash": "bash", ".js": "node", ".cjs": "node"}
+PERL = "/usr/bin/perl"
+_SCRIPT_SUFFIXES = {
+    ".py": "python",
+    ".sh": "sh",
+    ".bash": "bash",
+    ".js": "node",
+    ".cjs": "node",
+    ".mjs": "node",
+    ".pl": "perl",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+}
+_INTERPRETERS = {"python": PYTHON, "node": NODE, "bash": BASH, "sh": SH, "perl": PERL}
+# Script languages the sandbox has no interpreter for: such a file is named as not run,
+# never passed over in silence.
+_UNRUNNABLE_SUFFIXES = frozenset(
+    (".rb", ".php", ".lua", ".ps1", ".zsh", ".fish", ".r", ".jl", ".tcl", ".swift", ".exs")
+)
+_NAMED_NOT_RUN = 8  # files named in one interference entry
 _SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "2>", "&"}
 _PLACEHOLDER_TEXT = {
     ".md": "# Notes\n\n## Section\n- item\n",
@@ -200,40 +219,90 @@ def _sandbox_path(relative: PurePosixPath | Path) -> str:
     return f"{SANDBOX_ARTIFACT_DIR}/{PurePosixPath(relative)}"
 
 
-def _interpreter(artifact_dir: Path, path: Path) -> str | None:
+def _runner_for(artifact_dir: Path, path: Path) -> tuple[tuple[str, ...], bool]:
+    """How a file of the artifact is run (its interpreter's argv), or () and whether it
+    is a script all the same (a language or shebang the sandbox cannot run)."""
     kind = _SCRIPT_SUFFIXES.get(path.suffix)
     if kind is None:
         first = _read(artifact_dir, path, _HEAD).split("\n", 1)[0]
         if not first.startswith("#!"):
-            return None
-        kind = next((k for k in ("python", "node", "bash", "sh") if k in first), None)
-    return {"python": PYTHON, "node": NODE, "bash": BASH, "sh": SH}.get(kind or "")
+            return (), path.suffix.lower() in _UNRUNNABLE_SUFFIXES
+        kind = next((k for k in ("python", "node", "bash", "sh", "perl") if k in first), None)
+        if kind is None:
+            return (), True
+    if kind == "typescript":
+        runner = _typescript_runner()
+        return runner, not runner
+    return (_INTERPRETERS[kind],), False
 
 
-def _scripts(artifact_dir: Path) -> tuple[list[tuple[PurePosixPath, str]], str]:
+def _typescript_runner() -> tuple[str, ...]:
+    """Node with its own type stripping, else the pinned tsx loader; () with neither."""
+    if node_strips_types():
+        return (NODE, "--experimental-strip-types")
+    if Path(_TSX_LOADER).is_file():
+        return (NODE, "--import", f"file://{_TSX_LOADER}")
+    return ()
+
+
+def _scripts(
+    artifact_dir: Path, commands: list[list[str]]
+) -> tuple[list[tuple[PurePosixPath, tuple[str, ...]]], list[str]]:
+    """The scripts to run, documented ones first, and what was left unrun and why."""
     files, stopped = _files(artifact_dir)
-    found: list[tuple[PurePosixPath, str]] = []
+    problems = [stopped] if stopped else []
+    runnable: list[tuple[PurePosixPath, tuple[str, ...]]] = []
+    unrunnable: list[str] = []
     for relative in files:
         if "node_modules" in relative.parts:
             continue
-        interpreter = _interpreter(artifact_dir, artifact_dir / relative)
-        if interpreter is not None:
-            found.append((relative, interpreter))
-    return found[:MAX_SCRIPTS], stopped
+        runner, is_script = _runner_for(artifact_dir, artifact_dir / relative)
+        if runner:
+            runnable.append((relative, runner))
+        elif is_script:
+            unrunnable.append(str(relative))
+    if unrunnable:
+        problems.append(
+            f"{len(unrunnable)} script(s) in a language the sandbox cannot run, not run: "
+            + _named(unrunnable)
+        )
+    documented = [r for r in runnable if _documented_args(commands, r[0])]
+    ordered = documented + [r for r in runnable if r not in documented]
+    if len(ordered) > MAX_SCRIPTS:
+        left = [str(relative) for relative, _ in ordered[MAX_SCRIPTS:]]
+        problems.append(
+            f"{len(left)} script(s) not run, over the {MAX_SCRIPTS}-script cap: " + _named(left)
+        )
+    return ordered[:MAX_SCRIPTS], problems
+
+
+def _named(names: list[str]) -> str:
+    shown = ", ".join(n[:80] for n in names[:_NAMED_NOT_RUN])
+    return shown + (" …" if len(names) > _NAMED_NOT_RUN else "")
 
 
 def _doc_text(artifact_dir: Path) -> str:
     return "\n".join(_read(artifact_dir, artifact_dir / name) for name in ("SKILL.md", "README.md"))
 
 
-def _documented_args(doc: str, script: PurePosixPath) -> list[tuple[tuple[str, ...], bool]]:
-    """Argument lists SKILL.md shows for `script`, and whether input is piped into it."""
-    found: list[tuple[tuple[str, ...], bool]] = []
+def _doc_commands(doc: str) -> list[list[str]]:
+    """The words of every command line the documentation shows."""
+    out = []
     for line in _command_lines(doc):
         try:
-            words = shlex.split(line, comments=True)
+            out.append(shlex.split(line, comments=True))
         except ValueError:
             continue
+    return out
+
+
+def _documented_args(
+    commands: list[list[str]], script: PurePosixPath
+) -> list[tuple[tuple[str, ...], bool]]:
+    """Argument lists the documentation shows for `script`, and whether input is piped
+    into it."""
+    found: list[tuple[tuple[str, ...], bool]] = []
+    for words in commands:
         for n, word in enumerate(words):
             if word == str(script) or word.endswith("/" + str(script)) or word == script.name:
                 args = tuple(_until_operator(words[n + 1 :]))
@@ -241,7 +310,7 @@ def _documented_args(doc: str, script: PurePosixPath) -> list[tuple[tuple[str, .
                 if (args, piped) not in found:
                     found.append((args, piped))
                 break
-    return found[:MAX_DOCUMENTED]
+    return found
 
 
 def _command_lines(doc: str) -> Iterator[str]:
@@ -283,17 +352,22 @@ def _placeholders(args: tuple[str, ...]) -> dict[str, str]:
 
 
 def _skill_plan(artifact_dir: Path) -> DetonationPlan:
-    doc = _doc_text(artifact_dir)
+    commands = _doc_commands(_doc_text(artifact_dir))
     core: list[Step] = []
     variations: list[Step] = []
     placeholders: dict[str, str] = {}
-    scripts, stopped = _scripts(artifact_dir)
-    for relative, interpreter in scripts:
-        base = (interpreter, _sandbox_path(relative))
+    scripts, problems = _scripts(artifact_dir, commands)
+    for relative, runner in scripts:
+        base = (*runner, _sandbox_path(relative))
         label = str(relative)
         core.append(Step(f"{label} (plain)", base))
-        documented = _documented_args(doc, relative)
-        for args, piped in documented:
+        documented = _documented_args(commands, relative)
+        if len(documented) > MAX_DOCUMENTED:
+            problems.append(
+                f"{label}: {len(documented) - MAX_DOCUMENTED} documented invocation(s) not run, "
+                f"over the {MAX_DOCUMENTED}-per-script cap"
+            )
+        for args, piped in documented[:MAX_DOCUMENTED]:
             placeholders.update(_placeholders(args))
             stdin = _PLACEHOLDER_TEXT[".md"] if piped else ""
             core.append(Step(f"{label} {shlex.join(args)} (documented)", base + args, stdin=stdin))
@@ -313,12 +387,15 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
         if s.argv not in {c.argv for c in unique_core}
     )
     notes = () if core else ("no runnable script found",)
+    typescript = any(runner[1:2] == ("--import",) for _, runner in scripts)
     return DetonationPlan(
         unique_core,
         unique_variations,
         placeholders=placeholders,
+        runner_programs=(f"{MCP_RUNTIME}/",) if typescript else (),
+        runner_writes=("/tmp/tsx-",) if typescript else (),
         notes=notes,
-        interference=(stopped,) if stopped else (),
+        interference=tuple(problems),
     )
 
 
@@ -464,14 +541,14 @@ def _script_server(script: str, root: str, rest: tuple[str, ...]) -> _Server:
     if script.endswith((".sh", ".bash")):
         return _Server((BASH, path, *rest))
     if script.endswith((".ts", ".mts", ".cts")):
-        if node_strips_types():
-            return _Server((NODE, "--experimental-strip-types", path, *rest))
-        if not Path(_TSX_LOADER).is_file():
+        runner = _typescript_runner()
+        if not runner:
             return _Server(not_run=f"TypeScript server not run: {_TSX_LOADER} is not installed")
+        tsx = runner[1:2] == ("--import",)
         return _Server(
-            (NODE, "--import", f"file://{_TSX_LOADER}", path, *rest),
-            runner=f"{MCP_RUNTIME}/",
-            runner_writes=("/tmp/tsx-",),  # its transpile cache
+            (*runner, path, *rest),
+            runner=f"{MCP_RUNTIME}/" if tsx else "",
+            runner_writes=("/tmp/tsx-",) if tsx else (),  # its transpile cache
         )
     return _Server((NODE, path, *rest))
 
