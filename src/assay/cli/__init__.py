@@ -67,6 +67,7 @@ def _register() -> None:
         sandbox_cmd,  # noqa: F401
         schema_cmd,  # noqa: F401
         score_cmd,  # noqa: F401
+        view_cmd,  # noqa: F401
     )
 
 

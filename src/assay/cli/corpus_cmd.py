@@ -1,7 +1,8 @@
-"""`assay corpus`: check a native corpus and import a Phylax one."""
+"""`assay corpus`: check a native corpus, import public datasets, add benign packages."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -12,8 +13,13 @@ from rich.table import Table
 from assay.cli import app
 from assay.cli.output import console, errors
 from assay.validator.api import (
+    ImportFailed,
+    ImportSummary,
     PhylaxImportError,
     ValidationReport,
+    add_benign,
+    import_datadog,
+    import_osv,
     import_phylax,
     validate_corpus,
 )
@@ -54,18 +60,86 @@ def import_phylax_cmd(
     dest: Annotated[Path, typer.Argument(help="New (or empty) native corpus directory")],
 ) -> None:
     """Convert a Phylax corpus into the native layout, then validate the result."""
+    _imported(lambda: import_phylax(src, dest))
+    report = validate_corpus(dest)
+    _print_report(report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _imported(run: Callable[[], ImportSummary]) -> None:
+    """Run one import and say what it wrote, or list why it wrote nothing (exit 1)."""
     try:
-        summary = import_phylax(src, dest)
-    except PhylaxImportError as exc:
+        summary = run()
+    except (PhylaxImportError, ImportFailed) as exc:
         for problem in exc.problems:
             errors.print(
                 f"[red]refused[/red] {escape(str(problem))}", highlight=False, soft_wrap=True
             )
         errors.print("[red]import failed; nothing was written[/red]")
         raise typer.Exit(1) from exc
-    imported = ", ".join(f"{t.value}: {n}" for t, n in summary.tasks.items())
+    imported = ", ".join(f"{t.value}: {n}" for t, n in summary.tasks.items()) or "no tasks"
     console.print(f"imported into {escape(str(summary.dest))} ({imported})")
-    report = validate_corpus(dest)
-    _print_report(report)
-    if not report.ok:
-        raise typer.Exit(1)
+
+
+_ONE_CLASS = (
+    "the tasks are all of one class: add their counterparts (`assay corpus add-benign`), "
+    "then check the whole with `assay corpus validate`"
+)
+Exclude = Annotated[
+    list[str] | None, typer.Option("--exclude", help="package name to leave out (repeatable)")
+]
+Commit = Annotated[
+    str, typer.Option("--commit", help="the dataset's commit, when SRC is not a git checkout")
+]
+
+
+@corpus_app.command("import-datadog")
+def import_datadog_cmd(
+    src: Annotated[Path, typer.Argument(help="malicious-software-packages-dataset checkout")],
+    dest: Annotated[Path, typer.Argument(help="native corpus directory (created or added to)")],
+    exclude: Exclude = None,
+    commit: Commit = "",
+) -> None:
+    """Import the dataset's npm and PyPI samples as malicious package tasks, kept sealed."""
+    _imported(lambda: import_datadog(src, dest, exclude=frozenset(exclude or ()), commit=commit))
+    console.print(_ONE_CLASS)
+
+
+@corpus_app.command("import-osv")
+def import_osv_cmd(
+    src: Annotated[Path, typer.Argument(help="folder of OSV MAL-*.json records")],
+    dest: Annotated[Path, typer.Argument(help="native corpus directory (created or added to)")],
+    artifacts: Annotated[
+        Path, typer.Option("--artifacts", help="folder of the sdists and tarballs to label")
+    ],
+    commit: Commit = "",
+) -> None:
+    """Label the supplied artifacts a MAL record names as malicious; each is stored sealed."""
+    _imported(lambda: import_osv(src, artifacts, dest, commit=commit))
+    console.print(_ONE_CLASS)
+
+
+@corpus_app.command("add-benign")
+def add_benign_cmd(
+    dest: Annotated[Path, typer.Argument(help="native corpus directory (created or added to)")],
+    pypi: Annotated[
+        list[str] | None, typer.Option("--pypi", help="NAME==VERSION sdist (repeatable)")
+    ] = None,
+    npm: Annotated[
+        list[str] | None, typer.Option("--npm", help="NAME@VERSION tarball (repeatable)")
+    ] = None,
+    find_links: Annotated[
+        Path | None,
+        typer.Option("--find-links", help="read sdists from this folder, not the index"),
+    ] = None,
+) -> None:
+    """Fetch pinned popular packages with pip and npm as safe package tasks."""
+    if not pypi and not npm:
+        errors.print("[red]name at least one --pypi or --npm package[/red]")
+        raise typer.Exit(2)
+    _imported(
+        lambda: add_benign(
+            dest, pypi=tuple(pypi or ()), npm=tuple(npm or ()), find_links=find_links
+        )
+    )

@@ -25,6 +25,14 @@ from assay.schema.boundedfs import Entry, TreeLimitError, TreeLimits, walk
 ARTIFACT_TREE = TreeLimits(max_depth=64, max_entries=50_000)
 
 
+@dataclass(frozen=True)
+class PackedArchive:
+    """A label's `archive`: the file under `artifact/`, and its password when sealed."""
+
+    file: str
+    password: str | None = None
+
+
 class Label(StrEnum):
     MALICIOUS = "malicious"
     SAFE = "safe"
@@ -95,6 +103,9 @@ class Task:
     expected_capabilities: tuple[str, ...] = ()
     source: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     notes: str = ""
+    # The archive under artifact_dir the artifact is kept packed in (a registry's sdist
+    # or a dataset's sealed sample); None when artifact_dir is the tree itself.
+    archive: PackedArchive | None = None
 
     @property
     def malicious(self) -> bool:

@@ -18,6 +18,7 @@ from assay.corpus.interface import (
     CorpusSource,
     ExpectedFinding,
     Label,
+    PackedArchive,
     PlantedVulnerability,
     Problem,
     Task,
@@ -45,6 +46,7 @@ _LABEL_KEYS = {
     "expected_capabilities",
     "source",
     "notes",
+    "archive",
 }
 _FINDING_KEYS = {"category", "severity", "plane", "title", "file", "line"}
 _VULN_KEYS = {"file", "line", "cwe", "all_cwes", "title", "description", "severity", "remediation"}
@@ -176,6 +178,23 @@ class _LabelReader:
         except TreeLimitError as exc:
             return f": {exc}"
 
+    def archive(self, value: object) -> PackedArchive | None:
+        """The label's `archive`: a regular file of the artifact, with an optional password."""
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            self.fail(f"archive must be an object, got {value!r}")
+            return None
+        self.unknown_keys(value, {"file", "password"}, "archive")
+        count = len(self.problems)
+        name = self.artifact_file(value, "archive", required=True)
+        password = self.text(value, "password", "archive", required=False)
+        if name is not None and regular_file(self.artifact_dir, name) is None:
+            self.fail(f"archive.file {name!r} is not a regular file of the artifact")
+        if len(self.problems) > count or name is None:
+            return None
+        return PackedArchive(name, password)
+
     def capabilities(self, value: object) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             self.fail(f"expected_capabilities must be a list of strings, got {value!r}")
@@ -221,6 +240,7 @@ def read_task(task_dir: Path, track: Track) -> tuple[Task | None, list[Problem]]
         reader.fail(f"unknown label {raw_label!r} (expected 'malicious' or 'safe')")
     findings, vulnerabilities = _track_specific(reader, data, track, raw_label)
     capabilities = reader.capabilities(data.get("expected_capabilities", []))
+    archive = reader.archive(data.get("archive"))
     source = data.get("source", {})
     if not isinstance(source, dict):
         reader.fail(f"source must be an object, got {source!r}")
@@ -239,6 +259,7 @@ def read_task(task_dir: Path, track: Track) -> tuple[Task | None, list[Problem]]
         expected_capabilities=capabilities,
         source=MappingProxyType(dict(source)),
         notes=notes,
+        archive=archive,
     )
     return task, []
 

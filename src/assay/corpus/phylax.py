@@ -31,6 +31,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import pyzipper
+
 from assay.corpus.interface import Problem, unsafe_path_reason
 from assay.corpus.native import ARTIFACT_DIR, LABEL_FILE, read_task
 from assay.mechanism.spec import TRACKS, Track
@@ -73,11 +75,21 @@ class UnsafeArchive(Exception):
     """An archive was refused; the message says which member and why."""
 
 
-def safe_extract(archive_path: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> int:
-    """Extract `archive_path` into the empty directory `dest`; returns the bytes written."""
+def safe_extract(
+    archive_path: Path,
+    dest: Path,
+    limits: ZipLimits = ZipLimits(),
+    *,
+    password: bytes | None = None,
+) -> int:
+    """Extract `archive_path` into the empty directory `dest`; returns the bytes written.
+
+    With a `password`, encrypted members are read too (ZipCrypto or AES, as the
+    public malware datasets seal their samples); the same checks apply to them.
+    """
     check_central_directory(archive_path, limits)
     try:
-        with zipfile.ZipFile(archive_path) as archive:
+        with _open_zip(archive_path, password) as archive:
             infos = archive.infolist()
             _check_declared(infos, limits)
             written = 0
@@ -94,6 +106,15 @@ def safe_extract(archive_path: Path, dest: Path, limits: ZipLimits = ZipLimits()
     ) as exc:
         raise UnsafeArchive(f"corrupt or unsupported zip: {type(exc).__name__}: {exc}") from exc
     return written
+
+
+def _open_zip(path: Path, password: bytes | None) -> zipfile.ZipFile:
+    """The stdlib reader, or pyzipper's for a sealed archive (the stdlib cannot read AES)."""
+    if password is None:
+        return zipfile.ZipFile(path)
+    archive: zipfile.ZipFile = pyzipper.AESZipFile(path)
+    archive.setpassword(password)
+    return archive
 
 
 _EOCD = struct.Struct("<4s4H2LH")

@@ -22,6 +22,7 @@ from assay.corpus.interface import (
     unsafe_path_reason,
 )
 from assay.corpus.native import ARTIFACT_DIR, read_task
+from assay.corpus.packed import materialised
 from assay.corpus.phylax import UnsafeArchive, ZipLimits, check_central_directory
 from assay.mechanism.spec import Track
 from assay.schema.boundedfs import TreeLimitError, walk
@@ -84,8 +85,21 @@ def _validate_track(track_dir: Path, track: Track, problems: list[Problem]) -> l
         task, found = read_task(task_dir, track)
         problems.extend(found)
         if task is not None:
+            problems.extend(_archive_problems(task))
             tasks.append(task)
     return tasks
+
+
+def _archive_problems(task: Task) -> list[Problem]:
+    """A packed artifact must unpack with the safe extractors, as a round will unpack it
+    (into a temporary directory, removed at once: nothing of it runs)."""
+    if task.archive is None:
+        return []
+    try:
+        with materialised(task.artifact_dir, task.archive):
+            return []
+    except CorpusError as exc:
+        return [Problem(task.artifact_dir / task.archive.file, str(exc))]
 
 
 def _balance_problems(track_dir: Path, counts: TrackCounts) -> list[Problem]:

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-import jinja2
 from markupsafe import Markup
 
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
@@ -25,27 +24,12 @@ from assay.records.round import RoundResult
 from assay.records.scorecard import AgentTrackScore, TaskView
 from assay.report import svg
 from assay.report.interface import ReportFormat
-from assay.schema.visible import visible
+from assay.report.templating import environment
 
 NAME_LIMIT = 22  # characters of an agent name shown before it is cut (full name on hover)
 
 
-def _shown(value: object) -> object:
-    """Every value the template prints, control characters as visible escapes
-    (markup the report built itself stays markup; its text was escaped already)."""
-    if isinstance(value, Markup):
-        return Markup(visible(str(value)))
-    return visible(value) if isinstance(value, str) else value
-
-
-_ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("assay.report", "templates"),
-    autoescape=True,
-    finalize=_shown,
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+_ENV = environment("assay.report")
 
 
 @dataclass(frozen=True)
@@ -414,7 +398,8 @@ def _failure_totals(sections: Sequence[TrackSection]) -> Counter[str]:
     return totals
 
 
-def render_html(result: RoundResult) -> str:
+def render_html(result: RoundResult, nav: Markup | None = None) -> str:
+    """The report; `nav` is a bar a host page puts above it (the viewer's links)."""
     agents = _agents(result)
     scores = result.card.scores if result.card is not None else {}
     reps = {t.value: n for t, n in result.plan.reps.items()}
@@ -438,6 +423,7 @@ def render_html(result: RoundResult) -> str:
         is_eval=result.kind == "eval",
         open_tables=len(result.agents) <= TASK_TABLES_OPEN,
         inference=[(agents[t.agent], t) for t in result.diagnostics.inference()],
+        nav=nav,
     )
 
 

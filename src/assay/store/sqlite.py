@@ -102,12 +102,18 @@ class RoundSummary:
 
 class Store:
     """A round store on one SQLite file, created when missing unless `create` is False
-    (read-only commands never leave an empty store behind)."""
+    (read-only commands never leave an empty store behind).
 
-    def __init__(self, path: Path, *, create: bool = True) -> None:
+    `read_only` opens it for reading alone (listing, reports, the viewer): nothing is
+    written, not even the schema, so a store on a read-only mount can be read."""
+
+    def __init__(self, path: Path, *, create: bool = True, read_only: bool = False) -> None:
         self.path = path
-        if not create and not path.is_file():
+        if (read_only or not create) and not path.is_file():
             raise StoreError(f"no round store at {path} (run a round first, or pass --db)")
+        if read_only:
+            self._db = _open_read_only(path)
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -147,11 +153,7 @@ class Store:
             row = db.execute("SELECT version FROM schema_version").fetchone()
             if row is None:
                 db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-            elif row[0] > SCHEMA_VERSION:
-                raise StoreError(
-                    f"store {self.path} has schema version {row[0]}, newer than this assay "
-                    f"understands ({SCHEMA_VERSION}); upgrade assay to read it"
-                )
+            _check_schema(db, self.path)
 
     # rounds -----------------------------------------------------------------
 
@@ -213,6 +215,28 @@ class Store:
             "AND weights_json IS NOT NULL ORDER BY seq"
         ).fetchall()
         return tuple((str(r), dict(json.loads(w))) for r, w in rows)
+
+    def scorecard(self, round_id: str) -> Scorecard | None:
+        """The scores written when the round finished (None before it did): what its
+        weights were computed from, read without rescoring its reps."""
+        row = self._db.execute(
+            "SELECT result_json FROM rounds WHERE round_id = ?", (round_id,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        try:
+            return codec.convert(json.loads(row[0])["scores"], Scorecard)
+        except (ValueError, KeyError, codec.DecodeError) as exc:
+            raise StoreError(f"round {round_id}: its stored scores are unreadable ({exc})") from exc
+
+    def agent_rounds(self, agent_hash: str) -> list[tuple[str, str]]:
+        """(round id, name pinned) of every round the agent was in, oldest first."""
+        rows = self._db.execute(
+            "SELECT a.round_id, a.name FROM agents a JOIN rounds r USING (round_id) "
+            "WHERE a.agent_hash = ? ORDER BY r.seq",
+            (agent_hash,),
+        ).fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
 
     def latest_unfinished(self) -> str | None:
         row = self._db.execute(
@@ -341,6 +365,17 @@ class Store:
             found.update((r[0], r[1]) for r in rows)
         return found
 
+    def task_outcomes(
+        self, round_id: str, agent_hash: str, track: str, task_id: str
+    ) -> list[RunOutcome]:
+        """One agent's reps of one task, in rep order (their inference bodies stay apart)."""
+        rows = self._db.execute(
+            "SELECT outcome_json FROM reps WHERE round_id = ? AND agent_hash = ? AND track = ? "
+            "AND task_id = ? ORDER BY rep",
+            (round_id, agent_hash, track, task_id),
+        ).fetchall()
+        return [RunOutcome.from_json(text) for (text,) in rows]
+
     def outcomes(self, round_id: str) -> Iterator[RunOutcome]:
         cursor = self._db.execute(
             "SELECT outcome_json FROM reps WHERE round_id = ? "
@@ -349,6 +384,46 @@ class Store:
         )
         for (text,) in cursor:
             yield RunOutcome.from_json(text)
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """`mode=ro` first: it sees a live writer's WAL. Where the directory cannot hold
+    the WAL's index (a read-only mount, a store left without its `-shm`), SQLite
+    cannot open it that way, and nothing can write there either, so the file is read
+    as `immutable`: no locks and no WAL, exactly as it lies."""
+    uri = path.resolve().as_uri()
+    failure: sqlite3.Error | None = None
+    for query in ("mode=ro", "mode=ro&immutable=1"):
+        try:
+            db = sqlite3.connect(
+                f"{uri}?{query}", uri=True, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            failure = exc
+            continue
+        try:
+            _check_schema(db, path)
+        except sqlite3.Error as exc:
+            db.close()
+            failure = exc
+            continue
+        except StoreError:
+            db.close()
+            raise
+        return db
+    raise StoreError(f"store {path}: {failure}")
+
+
+def _check_schema(db: sqlite3.Connection, path: Path) -> None:
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not {"schema_version", "rounds", "agents", "reps"} <= tables:
+        raise StoreError(f"{path} is not a round store (it has no rounds table)")
+    row = db.execute("SELECT version FROM schema_version").fetchone()
+    if row is not None and row[0] > SCHEMA_VERSION:
+        raise StoreError(
+            f"store {path} has schema version {row[0]}, newer than this assay "
+            f"understands ({SCHEMA_VERSION}); upgrade assay to read it"
+        )
 
 
 def _stored_round(row: tuple[Any, ...]) -> StoredRound:

@@ -13,7 +13,11 @@ from pathlib import Path
 from assay.attest.keys import KeyFileError, KeyPair, load_private, new_keypair, read_public
 from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
 from assay.attest.sssa import Export, Skipped, SssaError, Verified, verify_file
+from assay.corpus.benign import add_benign
+from assay.corpus.datadog import import_datadog
+from assay.corpus.importing import ImportFailed
 from assay.corpus.interface import CorpusError
+from assay.corpus.osv import import_osv
 from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
 from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
@@ -36,6 +40,7 @@ from assay.schema.report import report_json_schema
 from assay.schema.visible import visible
 from assay.store.sqlite import RoundSummary, StoreError
 from assay.validator.attesting import export_round
+from assay.validator.browse import AgentRound, RoundTrend, agent_history, round_trends, task_reps
 from assay.validator.config import (
     EXAMPLE_ROUND_TOML,
     ConfigError,
@@ -136,12 +141,14 @@ __all__ = [
     "EXAMPLE_ROUND_TOML",
     "MANIFEST_SUFFIX",
     "USER_ERRORS",
+    "AgentRound",
     "Bundle",
     "DemoResult",
     "Detonation",
     "EvidenceRecord",
     "ExecutionChoice",
     "Export",
+    "ImportFailed",
     "ImportSummary",
     "InfrastructureError",
     "KeyPair",
@@ -153,6 +160,7 @@ __all__ = [
     "RoundOverrides",
     "RoundResult",
     "RoundSummary",
+    "RoundTrend",
     "RunOutcome",
     "SandboxReport",
     "Skipped",
@@ -160,6 +168,8 @@ __all__ = [
     "Track",
     "ValidationReport",
     "Verified",
+    "agent_history",
+    "add_benign",
     "bundle_package",
     "check_sandbox",
     "default_db",
@@ -167,6 +177,8 @@ __all__ = [
     "detonate_artifact",
     "evaluate",
     "export_attestations",
+    "import_datadog",
+    "import_osv",
     "import_phylax",
     "list_rounds",
     "markdown",
@@ -179,8 +191,10 @@ __all__ = [
     "report_format",
     "report_json_schema",
     "round_config",
+    "round_trends",
     "score_file",
     "stored_result",
+    "task_reps",
     "validate_corpus",
     "verify_file",
     "visible",

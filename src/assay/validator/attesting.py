@@ -27,7 +27,7 @@ def export_round(
     `key` defaults to the validator key under the data dir, created 0600 when missing
     (after the round is found fit to attest, so a failed export leaves no new key behind).
     """
-    with Store(db, create=False) as store:
+    with Store(db, read_only=True) as store:
         stored = store.round(round_id)
         plan = stored.plan
         # Which rep speaks for a task is the mechanism's rule: a round planned under

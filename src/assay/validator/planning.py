@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay.corpus.interface import CorpusSource, Task
+from assay.corpus.packed import materialised
 from assay.mechanism.draw import draw_tasks
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.records.agent import Agent
@@ -20,12 +21,17 @@ class PlanError(ValueError):
 def _planned(task: Task, snapshots: Path) -> PlannedTask:
     """The task as the round will run it: its artifact is the snapshot taken now."""
     copy = snapshots / task.track.value / task.task_id
+    # A packed artifact (a registry's sdist, a dataset's sealed sample) is unpacked by
+    # the safe extractors only now, and what the round runs and digests is the tree.
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    with materialised(task.artifact_dir, task.archive, workdir=copy.parent) as tree:
+        digest = snapshot_artifact(tree, copy)
     return PlannedTask(
         track=task.track,
         task_id=task.task_id,
         label=task.label.value,
         artifact_dir=str(copy),
-        artifact_digest=snapshot_artifact(task.artifact_dir, copy),
+        artifact_digest=digest,
         expected_findings=task.expected_items(),
         planted=task.planted_items(),
     )

@@ -179,14 +179,14 @@ def _completed(store: Store, round_id: str) -> bool:
 def stored_result(round_id: str, db: Path | None = None) -> RoundResult:
     """A stored round as `round report` shows it: recomputed from its rep rows, with the
     store's weight history for the chart."""
-    with Store(db or default_db(), create=False) as store:
+    with Store(db or default_db(), read_only=True) as store:
         result = RoundLedger(store, round_id, pinned()).result()
         return replace(result, weight_history=store.weight_history())
 
 
 def list_rounds(db: Path | None = None) -> list[RoundSummary]:
     """Every round in the store, oldest first."""
-    with Store(db or default_db(), create=False) as store:
+    with Store(db or default_db(), read_only=True) as store:
         return store.summaries()
 
 

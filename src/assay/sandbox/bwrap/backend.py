@@ -65,6 +65,7 @@ from types import FrameType
 
 from assay.sandbox.bwrap import hostfs, tracer
 from assay.sandbox.bwrap.cgroups import Cgroup, CgroupDriver, detect_driver
+from assay.sandbox.bwrap.home import HomeWatch, plant
 from assay.sandbox.bwrap.seccomp import compiled_filter
 from assay.sandbox.bwrap.watchdog import Watchdog
 from assay.sandbox.check import run_checks
@@ -197,6 +198,7 @@ class _Shape:
     trace_bytes: int
     trace_files: int
     hostname: str
+    home_user: str | None  # /home and its user's passwd entry are bound at start
 
     @classmethod
     def of(cls, request: SealedRequest) -> _Shape:
@@ -210,6 +212,7 @@ class _Shape:
             limits.trace_bytes,
             limits.trace_files,
             request.hostname,
+            request.home.user if request.home else None,
         )
 
 
@@ -229,6 +232,7 @@ class _Run:
     streams: tuple[int, int, int] = (-1, -1, -1)  # read ends: stdout, stderr, result
     release_fd: int = -1  # writing here lets bubblewrap execute the command
     tracer_clock: _ProcessClock | None = None
+    home_watch: HomeWatch | None = None
     cancelled: bool = False  # by `cancel_all`: the run ends as `RunCancelled`
 
     @property
@@ -260,6 +264,11 @@ class _Run:
     @property
     def shm(self) -> Path:
         return self.scratch / "shm"
+
+    @property
+    def homes(self) -> Path:
+        """The host side of /home, on the sandbox's writable tmpfs."""
+        return self.scratch / "home"
 
     @property
     def trace_prefix(self) -> Path:
@@ -493,6 +502,8 @@ class BwrapBackend(SandboxBackend):
             place.mkdir()
             os.chmod(place, mode)
             os.chown(place, SANDBOX_UID, SANDBOX_GID)
+        if shape.home_user is not None:
+            _prepare_home(run, shape.home_user)
         run.cgroup = self._driver().create(run.shape.memory_bytes, run.shape.pids)
         run.cgroup.permit_join(SANDBOX_UID)
 
@@ -554,6 +565,10 @@ class BwrapBackend(SandboxBackend):
             if target.is_symlink():
                 argv += ["--symlink", os.readlink(target), f"/{link}"]
         argv += ["--ro-bind", str(self._etc_dir()), "/etc", "--proc", "/proc", "--dev", "/dev"]
+        if run.shape.home_user is not None:
+            argv += ["--bind", str(run.homes), "/home"]
+            argv += ["--ro-bind", str(run.box / "passwd"), "/etc/passwd"]
+            argv += ["--ro-bind", str(run.box / "group"), "/etc/group"]
         argv += ["--bind", str(run.shm), "/dev/shm", "--bind", str(run.tmp), "/tmp"]
         argv += ["--dir", SANDBOX_TASK_DIR, "--ro-bind", str(run.inputs), SANDBOX_INPUT_DIR]
         argv += ["--ro-bind", str(run.artifact), SANDBOX_ARTIFACT_DIR]
@@ -591,6 +606,9 @@ class BwrapBackend(SandboxBackend):
                 raise InfrastructureError(f"cannot hand the service socket over: {exc}") from exc
         if request.artifact_dir is not None:
             hostfs.copy_tree(Path(request.artifact_dir), run.artifact)
+        if request.home is not None:
+            plant(run.homes, request.home, SANDBOX_UID, SANDBOX_GID)
+            run.home_watch = HomeWatch(run.homes, request.home)  # from here, nothing of ours
         limits = request.limits
         cpu_base = run.cpu_s()  # the launcher's, bubblewrap's and their tracing's start-up
         tracer_base = run.tracer_clock.cpu_s()
@@ -626,7 +644,14 @@ class BwrapBackend(SandboxBackend):
         if limit_hit is LimitHit.TRACE_CAP and not tracer.PROFILES[request.trace].read_over_cap:
             trace = TraceSummary(truncated=True)
         else:
-            trace = tracer.summarise(run.trace_prefix, run.launcher, request.argv, request.trace)
+            trace = tracer.summarise(
+                run.trace_prefix,
+                run.launcher,
+                request.argv,
+                request.trace,
+                harness_command=request.harness_command,
+            )
+        home_events, home_lost = run.home_watch.collect() if run.home_watch else ((), False)
         if not trace.execs and limit_hit is not LimitHit.TRACE_CAP:
             stderr = captures[1].result().data.decode(errors="replace").strip()
             raise InfrastructureError(f"the sandbox never started the command: {stderr[-500:]}")
@@ -649,6 +674,8 @@ class BwrapBackend(SandboxBackend):
             copied=copied,
             trace=trace,
             tracer_cpu_s=run.tracer_clock.cpu_s() - cpu_bases[1],
+            home_events=home_events,
+            home_watch_lost=home_lost,
         )
 
 
@@ -762,6 +789,8 @@ def _cleanup(run: _Run) -> None:
             attempt(functools.partial(hostfs.kill_run_processes, run.run_dir))
     if run.tracer_clock is not None:
         attempt(run.tracer_clock.close)
+    if run.home_watch is not None:
+        attempt(run.home_watch.close)
     for fd in run.fds:
         attempt(functools.partial(os.close, fd))
     if run.cgroup is not None:
@@ -769,6 +798,16 @@ def _cleanup(run: _Run) -> None:
     attempt(lambda: hostfs.remove_tree(run.run_dir))
     if errors:
         raise InfrastructureError("sandbox cleanup failed: " + "; ".join(errors))
+
+
+def _prepare_home(run: _Run, user: str) -> None:
+    """/home for a planted home, and the passwd and group entries of its user (the
+    sandbox's uid, /home/<user>, a login shell), which the request's files fill."""
+    run.homes.mkdir(mode=0o755)
+    uid = SANDBOX_INNER_UID
+    entry = f"{user}:x:{uid}:{uid}:{user}:/home/{user}:/bin/bash\n"
+    (run.box / "passwd").write_text(f"root:x:0:0:root:/root:/bin/bash\n{entry}")
+    (run.box / "group").write_text(f"root:x:0:\n{user}:x:{uid}:\n")
 
 
 def _memfd(run: _Run, name: str, data: bytes) -> int:
