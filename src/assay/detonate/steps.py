@@ -141,6 +141,11 @@ class DetonationPlan:
     # What the pinned runner (tsx) does itself: programs it starts, files it caches.
     runner_programs: tuple[str, ...] = ()
     runner_writes: tuple[str, ...] = ()
+    # Scripts of an installer (pip's build hooks, npm's node-gyp) an interpreter runs as the
+    # installer's own helpers: argv[1] under one of these.
+    runner_scripts: tuple[str, ...] = ()
+    runner_argvs: tuple[tuple[str, ...], ...] = ()  # exact command lines of the installer's
+    installs: bool = False  # runs a real installer: the larger budget applies
     notes: tuple[str, ...] = ()
     # What planning could not cover (a walk cut short, a server it cannot start): the
     # detonation is incomplete, never quietly empty.
@@ -656,16 +661,23 @@ def harness_dir(token: str) -> str:
     return f"{SANDBOX_WORKSPACE_DIR}/.cache-{token[:8]}"
 
 
-# Installs the source tree the way pip does without an index or build isolation:
-# setuptools' own `install` command (so setup.py runs, with every cmdclass and build
-# hook), into a private target. pip itself is not used: under the tracer its start-up
-# (platform probing, a metadata subprocess, wheel build and fallbacks) costs ~10 s.
-_QUIET_SETUPTOOLS = (("PYTHONWARNINGS", "ignore"),)  # its deprecation notices bury real errors
-_SETUPTOOLS_SHIM = "from setuptools import setup; setup()"
+# The package is installed as a user would: the real `pip install` of the sandbox's Python
+# (the host's, bound read-only), offline and without build isolation (the runtime's own
+# setuptools and wheel build it), into a throw-away environment. So its build backend
+# runs (setup.py with every cmdclass, or an in-tree `backend-path` backend), and what it
+# installs (`.pth` files, entry points) is where Python finds it.
+_PIP_ENV = (
+    ("PIP_CONFIG_FILE", "/dev/null"),  # no user or system pip configuration applies
+    ("PIP_NO_INPUT", "1"),
+    ("PYTHONWARNINGS", "ignore"),  # setuptools' deprecation notices bury real errors
+)
+# Run by the environment's Python, freshly started after the install (so every `.pth`
+# file the package installed runs): imports each top-level module the package installed,
+# then starts each of its console and GUI entry points, each in a forked child (no exec
+# of the harness's to mistake for the package's) that the alarm ends.
 IMPORT_DRIVER = (
-    "import importlib, os, sys\n"
+    "import importlib, importlib.metadata as md, os, signal, sys\n"
     "site = sys.argv[1]\n"
-    "sys.path.insert(0, site)\n"
     "for name in sorted(os.listdir(site)):\n"
     "    stem = name[:-3] if name.endswith('.py') else name\n"
     "    if name.endswith(('.egg-info', '.dist-info')) or not stem.isidentifier():\n"
@@ -675,51 +687,119 @@ IMPORT_DRIVER = (
     "            importlib.import_module(stem)\n"
     "        except Exception as exc:\n"
     "            print(f'import {stem} failed: {exc!r}', file=sys.stderr)\n"
+    "points = [e for d in md.distributions(path=[site]) for e in d.entry_points\n"
+    "          if e.group in ('console_scripts', 'gui_scripts')]\n"
+    "if len(points) > 16:\n"
+    "    print(f'{len(points) - 16} entry point(s) not started: over the cap', file=sys.stderr)\n"
+    "for point in points[:16]:\n"
+    "    child = os.fork()\n"
+    "    if child == 0:\n"
+    "        signal.alarm(2)\n"
+    "        sys.argv = [point.name]\n"
+    "        try:\n"
+    "            point.load()()\n"
+    "        except BaseException as exc:\n"
+    "            print(f'entry point {point.name} failed: {exc!r}', file=sys.stderr)\n"
+    "        os._exit(0)\n"
+    "    os.waitpid(child, 0)\n"
 )
 
 
+# pip, with one change: its user agent (which it builds even offline, by running
+# `lsb_release` and `uname`) is fixed, so no program of pip's looks like the package's.
+_PIP_MAIN = (
+    "import sys, pip._internal.network.session as s; s.user_agent = lambda: 'pip'; "
+    "from pip._internal.cli.main import main; sys.argv[0] = 'pip'; sys.exit(main())"
+)
+
+
+@functools.cache
+def pip_dir() -> str | None:
+    """Where the sandbox's Python keeps pip (the host's, bound read-only): the build
+    hooks pip starts from there are the installer's, not the package's."""
+    try:
+        out = subprocess.run(
+            (PYTHON, "-c", "import os, pip; print(os.path.dirname(pip.__file__))"),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = out.stdout.strip()
+    return found + "/" if out.returncode == 0 and found.startswith("/") else None
+
+
+def python_version() -> str:
+    return Path(PYTHON).resolve().name  # python3.11
+
+
 def _pip_plan(artifact_dir: Path, token: str) -> DetonationPlan:
-    source = f"{harness_dir(token)}/src"
-    site = f"{harness_dir(token)}/site"
-    has_setup_py = _regular(artifact_dir, artifact_dir / "setup.py")
-    setup = ("setup.py",) if has_setup_py else ("-c", _SETUPTOOLS_SHIM)
+    pip = pip_dir()
+    if pip is None:
+        return DetonationPlan((), interference=("package not installed: pip is not available",))
+    work = harness_dir(token)
+    source, env = f"{work}/src", f"{work}/env"
+    site = f"{env}/lib/{python_version()}/site-packages"
+    python = f"{env}/bin/python"
     install = (
-        PYTHON,
-        *setup,
-        "-q",
-        # Absolute build and metadata directories: the tracer records the paths a
-        # process names, and relative ones could not be told from the package's own.
-        "egg_info",
-        "--egg-base",
-        f"{harness_dir(token)}/meta",
-        "build",
-        "--build-base",
-        f"{harness_dir(token)}/build",
-        "install",
-        "--single-version-externally-managed",
-        "--record",
-        f"{harness_dir(token)}/installed.txt",
-        "--root",
-        "/",
-        "--install-lib",
-        site,
-        "--install-scripts",
-        f"{harness_dir(token)}/bin",
-        "--install-data",
-        f"{harness_dir(token)}/data",
-        "--install-headers",
-        f"{harness_dir(token)}/include",
+        *(python, "-c", _PIP_MAIN, "install", "--no-index", "--no-build-isolation", "--no-deps"),
+        *("--no-compile", "--no-cache-dir", "--use-pep517", "--disable-pip-version-check"),
+        *("--quiet", source),
     )
     steps = (
-        Step("setup.py install (hooks)", install, cwd=source, timeout_s=8.0, env=_QUIET_SETUPTOOLS),
-        Step("import the installed package", (PYTHON, "-c", IMPORT_DRIVER, site), timeout_s=3.0),
+        Step(
+            "make a throw-away environment",
+            (PYTHON, "-m", "venv", "--without-pip", "--system-site-packages", env),
+        ),
+        Step(
+            "pip install (build backend, hooks)",
+            install,
+            timeout_s=20.0,
+            env=(*_PIP_ENV, ("TMPDIR", f"{work}/tmp")),
+        ),
+        Step(
+            "start Python, import the package, start its entry points",
+            (python, f"{work}/load.py", site),
+            timeout_s=6.0,
+        ),
     )
-    notes = () if has_setup_py else ("pyproject-only: setuptools reads [project]",)
-    workdirs = tuple(f"{harness_dir(token)}/{name}" for name in ("meta", "build"))
-    return DetonationPlan(steps, copies=(source,), workdirs=workdirs, notes=notes)
+    return DetonationPlan(
+        steps,
+        copies=(source,),
+        # A file, not `-c`: the tracer keeps command lines to 512 bytes per argument, and
+        # the harness's own argv must be recognised whole.
+        placeholders={f"{work}/load.py": IMPORT_DRIVER},
+        workdirs=(f"{work}/tmp",),
+        runner_scripts=(pip,),
+        installs=True,
+    )
+
+
+# npm's own CLI (the host's, bound read-only), run by Node directly: `npm` itself is a
+# `#!/usr/bin/env node` script, whose extra exec would look like the package's.
+NPM_CLI = "/usr/lib/node_modules/npm/bin/npm-cli.js"
+_NPM_DIR = str(PurePosixPath(NPM_CLI).parent.parent) + "/"
+# The implicit install step of a package with a binding.gyp and no install script, and the
+# programs node-gyp runs for it (its helper scripts run from npm's directory).
+_GYP_SCRIPT = "node-gyp rebuild"
+_GYP_ARGVS = (
+    ("node-gyp", "rebuild"),
+    ("make", "BUILDTYPE=Release", "-C", "build"),
+    ("uname",),
+    # node-gyp finding its Python
+    (PYTHON, "-c", 'import sys; print("%s.%s.%s" % sys.version_info[:3]);'),
+    ("python3", "-c", "import sys; sys.stdout.buffer.write(sys.executable.encode('utf-8'));"),
+)
 
 
 def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
+    """The package is placed in a project's node_modules and npm's install step for it runs
+    offline: `npm rebuild`, the part of `npm install` that runs after the files are in
+    place (preinstall, install, postinstall and, for a binding.gyp without an install
+    script, the implicit `node-gyp rebuild` against the runtime's own Node headers). A
+    package's dependencies cannot be fetched offline; its own scripts all run. `prepare`,
+    which npm runs only when installing from a source tree, runs as its own step."""
     manifest = _json(artifact_dir, artifact_dir / "package.json")
     if not isinstance(manifest, dict):
         manifest = {}
@@ -727,40 +807,56 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     # The install directory is the harness's: a name such as "." or "../x" must not
     # choose where (or over what) the copy lands.
     name = declared.replace("/", "__") if _NPM_NAME.fullmatch(declared) else "package"
-    package_dir = f"{harness_dir(token)}/node_modules/{name}"
+    work = harness_dir(token)
+    package_dir = f"{work}/node_modules/{name}"
     scripts = manifest.get("scripts") if isinstance(manifest.get("scripts"), dict) else {}
     assert isinstance(scripts, dict)
-    steps: list[Step] = []
-    for event in _LIFECYCLE:
-        command = scripts.get(event)
-        if isinstance(command, str) and command.strip():
-            env = (
-                ("npm_lifecycle_event", event),
-                ("npm_package_name", name),
-                ("npm_package_version", str(manifest.get("version", ""))),
-                ("INIT_CWD", PROJECT_DIR),
+    commands = {e: c for e in _LIFECYCLE if isinstance(c := scripts.get(e), str) and c.strip()}
+    npm_env = (
+        ("npm_config_cache", f"{work}/npm-cache"),
+        ("npm_config_userconfig", "/dev/null"),
+        ("npm_config_update_notifier", "false"),
+        ("npm_config_nodedir", "/usr"),  # the runtime's headers: node-gyp fetches nothing
+        ("INIT_CWD", PROJECT_DIR),
+    )
+    rebuild = (NODE, NPM_CLI, "rebuild", "--offline", "--foreground-scripts", "--no-audit")
+    steps = [
+        Step("npm install scripts (npm rebuild)", rebuild, cwd=work, timeout_s=20.0, env=npm_env)
+    ]
+    if "prepare" in commands:
+        steps.append(
+            Step(
+                f"npm prepare: {commands['prepare'][:80]}",
+                (SH, "-c", commands["prepare"]),
+                cwd=package_dir,
+                env=(("npm_lifecycle_event", "prepare"), ("npm_package_name", name)),
             )
-            steps.append(
-                Step(
-                    f"npm {event}: {command[:80]}",
-                    _lifecycle_argv(command),
-                    cwd=package_dir,
-                    env=env,
-                )
-            )
+        )
     require = f"require({json.dumps(package_dir)})"
     steps.append(Step("require the main module", (NODE, "-e", require), cwd=PROJECT_DIR))
-    return DetonationPlan(tuple(steps), copies=(package_dir,))
+    shells = [*commands.values(), _GYP_SCRIPT]
+    return DetonationPlan(
+        tuple(steps),
+        copies=(package_dir,),
+        runner_argvs=(*((SH_NAME, "-c", c) for c in shells), *_run_directly(shells), *_GYP_ARGVS),
+        runner_scripts=(_NPM_DIR,),
+        runner_writes=(f"{package_dir}/build/",),  # node-gyp's build tree
+        installs=True,
+    )
 
 
-def _lifecycle_argv(command: str) -> tuple[str, ...]:
-    """npm runs lifecycle scripts with `sh -c`; a plain `node file.js` runs directly so
-    the shell npm itself would start is not mistaken for the package's own."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = []
-    simple = words and not any(c in command for c in "|&;<>$`()*?")
-    if simple and words[0] == "node":
-        return (NODE, *words[1:])
-    return (SH, "-c", command)
+SH_NAME = "sh"  # how npm names the shell it runs scripts with
+
+
+def _run_directly(commands: list[str]) -> list[tuple[str, ...]]:
+    """The programs npm's shell starts for simple script lines (`node install.js`): they
+    are how npm runs the package's script, not programs the package starts."""
+    out = []
+    for command in commands:
+        try:
+            words = tuple(shlex.split(command))
+        except ValueError:
+            continue
+        if words and not any(c in command for c in "|&;<>$`()*?"):
+            out.append(words)
+    return out
