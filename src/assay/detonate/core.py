@@ -207,7 +207,7 @@ def _detonate(
     observations = [(r.profile, r.observation, r.log) for r in results]
     for r in results:
         interference.extend(f"{r.profile.name}: {reason}" for reason in r.interference)
-        notes.extend(f"{r.profile.name}: {note}" for note in _load_notes(r.log))
+        notes.extend(f"{r.profile.name}: {note}" for note in load_notes(r.log))
     return Detonation(
         track=track,
         capabilities=_aggregate(
@@ -362,7 +362,7 @@ def _interference(
     return tuple(found)
 
 
-def _load_notes(log: HarnessLog) -> list[str]:
+def load_notes(log: HarnessLog) -> list[str]:
     """Steps a busy host slowed past their wall backstop once, run again to the end: the
     trace holds both runs (a quiet host's would hold one)."""
     return [

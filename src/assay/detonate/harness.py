@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import json
+import math
 import os
 import select
 import selectors
@@ -389,18 +390,21 @@ class LoadClock:
     spent), `idle` (nothing running, no CPU since the last look) or `wall` (its wall
     backstop reached while still working: the host was too busy)."""
 
-    def __init__(self, session_id: int, timeout_s: float, backstop_s: float) -> None:
+    def __init__(
+        self, session_id: int, timeout_s: float, backstop_s: float, cpu_s: float | None = None
+    ) -> None:
         self.session_id = session_id
         self.timeout_s = timeout_s
+        self.cpu_budget_s = timeout_s if cpu_s is None else cpu_s
         self.started = time.monotonic()
         self.backstop = self.started + max(timeout_s, backstop_s)
         self.cpu_s = 0.0
 
     def verdict(self) -> str:
-        """ "" while the step may go on."""
+        """Empty while the step may go on (asked once its timeout has passed)."""
         cpu, busy = session_usage(self.session_id)
         progressed, self.cpu_s = cpu > self.cpu_s, max(cpu, self.cpu_s)
-        if self.cpu_s >= self.timeout_s:
+        if self.cpu_s >= self.cpu_budget_s:
             return "cpu"
         if time.monotonic() >= self.backstop:
             return "wall"
@@ -528,8 +532,8 @@ class McpSession:
         if not self._send({"jsonrpc": "2.0", "id": wanted, "method": method, "params": params}):
             return {"failure": "closed"}
         deadline = time.monotonic() + timeout_s
-        clock = LoadClock(self.process.pid, timeout_s, timeout_s * BACKSTOP_FACTOR)
-        clock.timeout_s = float("inf")  # a server's CPU is its own; only its wall is bounded
+        # What a server spends answering is its own; only the wait is bounded.
+        clock = LoadClock(self.process.pid, timeout_s, timeout_s * BACKSTOP_FACTOR, math.inf)
         while True:
             for line in self._lines():
                 message = self._parse(line)
