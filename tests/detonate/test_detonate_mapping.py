@@ -15,7 +15,7 @@ from assay.detonate.mapping import (
     secret_read_capability,
     write_capability,
 )
-from assay.detonate.steps import NODE, NPM_CLI, PYTHON, SH, build_plan, go_toolchain
+from assay.detonate.steps import NODE, PYTHON, SH, build_plan, go_toolchain, npm_cli
 from assay.detonate.wire import CanaryHit, Egress, HarnessLog, StepLog
 from assay.mechanism.spec import Track
 from assay.mechanism.taxonomy import CAPABILITIES
@@ -181,7 +181,14 @@ def test_npm_plan_runs_npm_itself_then_prepare_then_require(tmp_path: Path) -> N
     )
     plan = build_plan(tmp_path, Track.PACKAGES, "t0k3n")
     argvs = [s.argv for s in plan.core]
-    assert argvs[0] == (NODE, NPM_CLI, "rebuild", "--offline", "--foreground-scripts", "--no-audit")
+    assert argvs[0] == (
+        NODE,
+        npm_cli(),
+        "rebuild",
+        "--offline",
+        "--foreground-scripts",
+        "--no-audit",
+    )
     assert argvs[1] == (SH, "-c", "node build.js")
     assert argvs[2][:2] == (NODE, "-e") and len(argvs) == 3
     assert plan.copies == ("/task/workspace/.cache-t0k3n/node_modules/p",)

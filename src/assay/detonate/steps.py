@@ -13,6 +13,7 @@ import glob
 import json
 import re
 import shlex
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -778,8 +779,8 @@ def _pip_plan(artifact_dir: Path, token: str) -> DetonationPlan:
 
 # npm's own CLI (the host's, bound read-only), run by Node directly: `npm` itself is a
 # `#!/usr/bin/env node` script, whose extra exec would look like the package's.
-NPM_CLI = "/usr/lib/node_modules/npm/bin/npm-cli.js"
-_NPM_DIR = str(PurePosixPath(NPM_CLI).parent.parent) + "/"
+NPM = "/usr/bin/npm"
+NODE_HEADERS = "/usr/include/node/node.h"  # what node-gyp builds against, offline
 # The implicit install step of a package with a binding.gyp and no install script, and the
 # programs node-gyp runs for it (its helper scripts run from npm's directory).
 _GYP_SCRIPT = "node-gyp rebuild"
@@ -793,6 +794,20 @@ _GYP_ARGVS = (
 )
 
 
+@functools.cache
+def npm_cli() -> str | None:
+    found = Path(NPM).resolve()
+    return str(found) if found.name == "npm-cli.js" and found.is_file() else None
+
+
+def _gyp_missing() -> str:
+    """What the implicit `node-gyp rebuild` needs and this host lacks ("" when nothing)."""
+    missing = [name for name in ("make", "c++") if shutil.which(name) is None]
+    if not Path(NODE_HEADERS).is_file():
+        missing.append(f"the Node headers ({NODE_HEADERS})")
+    return ", ".join(missing)
+
+
 def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     """The package is placed in a project's node_modules and npm's install step for it runs
     offline: `npm rebuild`, the part of `npm install` that runs after the files are in
@@ -800,6 +815,9 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     script, the implicit `node-gyp rebuild` against the runtime's own Node headers). A
     package's dependencies cannot be fetched offline; its own scripts all run. `prepare`,
     which npm runs only when installing from a source tree, runs as its own step."""
+    cli = npm_cli()
+    if cli is None:
+        return DetonationPlan((), interference=(f"package not installed: no npm at {NPM}",))
     manifest = _json(artifact_dir, artifact_dir / "package.json")
     if not isinstance(manifest, dict):
         manifest = {}
@@ -819,7 +837,7 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
         ("npm_config_nodedir", "/usr"),  # the runtime's headers: node-gyp fetches nothing
         ("INIT_CWD", PROJECT_DIR),
     )
-    rebuild = (NODE, NPM_CLI, "rebuild", "--offline", "--foreground-scripts", "--no-audit")
+    rebuild = (NODE, cli, "rebuild", "--offline", "--foreground-scripts", "--no-audit")
     steps = [
         Step("npm install scripts (npm rebuild)", rebuild, cwd=work, timeout_s=20.0, env=npm_env)
     ]
@@ -835,13 +853,20 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     require = f"require({json.dumps(package_dir)})"
     steps.append(Step("require the main module", (NODE, "-e", require), cwd=PROJECT_DIR))
     shells = [*commands.values(), _GYP_SCRIPT]
+    gyp = (
+        _regular(artifact_dir, artifact_dir / "binding.gyp")
+        and manifest.get("gypfile") is not False
+        and not {"install", "preinstall"} & set(commands)
+    )
+    missing = _gyp_missing() if gyp else ""
     return DetonationPlan(
         tuple(steps),
         copies=(package_dir,),
         runner_argvs=(*((SH_NAME, "-c", c) for c in shells), *_run_directly(shells), *_GYP_ARGVS),
-        runner_scripts=(_NPM_DIR,),
+        runner_scripts=(str(Path(cli).parent.parent) + "/",),
         runner_writes=(f"{package_dir}/build/",),  # node-gyp's build tree
         installs=True,
+        interference=(f"binding.gyp not built: this host lacks {missing}",) if missing else (),
     )
 
 
