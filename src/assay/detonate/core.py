@@ -22,7 +22,7 @@ from assay.detonate.canaries import (
     make_canaries,
     make_disguise,
 )
-from assay.detonate.harness import env_refused
+from assay.detonate.harness import BACKSTOP_FACTOR, env_refused
 from assay.detonate.mapping import (
     Attribution,
     exec_capabilities,
@@ -107,7 +107,7 @@ class Budget:
     interference). The harness stops starting steps at its deadline."""
 
     profile_cpu_s: float = 5.0
-    profile_deadline_s: float = 9.0
+    profile_deadline_s: float = 9.0  # CPU seconds after which the harness starts no step
     memory_bytes: int = 1 << 30
     pids: int = 128
     workspace_bytes: int = 64 << 20
@@ -116,7 +116,9 @@ class Budget:
     def limits(self) -> ResourceLimits:
         return ResourceLimits(
             cpu_budget_s=self.profile_cpu_s,
-            wall_backstop_s=self.profile_deadline_s + 3.0,
+            # The harness's own wall backstop, and time to write its log: a busy host
+            # makes a profile slower, never shorter (detonate.harness.LoadClock).
+            wall_backstop_s=self.profile_deadline_s * BACKSTOP_FACTOR + 5.0,
             memory_bytes=self.memory_bytes,
             pids=self.pids,
             workspace_bytes=self.workspace_bytes,
@@ -126,6 +128,9 @@ class Budget:
 
 
 DEFAULT_BUDGET = Budget()
+# A real installer (pip with its build backend, npm) costs seconds of CPU under the tracer
+# before the package's own code runs.
+INSTALL_BUDGET = Budget(profile_cpu_s=14.0, profile_deadline_s=24.0)
 
 
 def _shipped(name: str) -> InputFile:
@@ -142,12 +147,12 @@ def detonate(
     track: Track,
     *,
     backend: SandboxBackend,
-    budget: Budget = DEFAULT_BUDGET,
+    budget: Budget | None = None,
     seed: bytes | None = None,
     only: Collection[str] | None = None,
 ) -> Detonation:
     """Run the artifact under every profile (or those named in `only`) in the
-    sandbox and map what it did.
+    sandbox and map what it did; `budget` defaults to what its plan needs.
 
     `InfrastructureError` from the backend propagates: a broken sandbox is never
     reported as a clean artifact. Anything else the artifact provokes ends as a
@@ -168,14 +173,16 @@ def _detonate(
     artifact_dir: Path,
     track: Track,
     backend: SandboxBackend,
-    budget: Budget,
+    budget: Budget | None,
     seed: bytes,
     only: Collection[str] | None,
 ) -> Detonation:
     token = seed.hex()[:16]
+    plan = build_plan(artifact_dir, track, token)
+    budget = budget or (INSTALL_BUDGET if plan.installs else DEFAULT_BUDGET)
     setup = _Setup(
         artifact_dir=artifact_dir,
-        plan=build_plan(artifact_dir, track, token),
+        plan=plan,
         canaries=make_canaries(seed),
         disguise=make_disguise(seed),
         token=token,
@@ -203,6 +210,7 @@ def _detonate(
     observations = [(r.profile, r.observation, r.log) for r in results]
     for r in results:
         interference.extend(f"{r.profile.name}: {reason}" for reason in r.interference)
+        notes.extend(f"{r.profile.name}: {note}" for note in load_notes(r.log))
     return Detonation(
         track=track,
         capabilities=_aggregate(
@@ -293,7 +301,10 @@ class _Setup:
         return Attribution(
             profile=profile.name,
             canaries=self.canaries,
-            harness_argvs=frozenset({script_argv(self.backend, HARNESS), *(s.argv for s in steps)}),
+            harness_argvs=frozenset(
+                {script_argv(self.backend, HARNESS), *(s.argv for s in steps)}
+                | set(self.plan.runner_argvs)
+            ),
             harness_prefixes=(
                 _stage_dir(self.token) + "/",
                 harness_dir(self.token) + "/",
@@ -301,6 +312,7 @@ class _Setup:
             ),
             harness_files=frozenset(self.plan.placeholders),
             runner_programs=self.plan.runner_programs,
+            runner_scripts=self.plan.runner_scripts,
         )
 
 
@@ -327,7 +339,15 @@ def _interference(
         found.append("the watch on the home lost events: its queue overflowed")
     if run.skipped_steps:
         found.append(f"{len(run.skipped_steps)} step(s) not run: profile deadline reached")
-    found += [f"step {s.name!r} timed out" for s in run.steps if s.timed_out][:4]
+    walled = {s.name for s in log.steps if s.stopped == "wall"}
+    found += [
+        f"step {s.name!r} still working at its wall backstop, twice: the host was too busy "
+        "for it, and what it would have done next is not seen"
+        if s.name in walled
+        else f"step {s.name!r} timed out"
+        for s in run.steps
+        if s.timed_out
+    ][:4]
     failed = [s for s in run.steps if s.error][:4]
     found += [f"step {s.name!r} could not run: {clip(s.error, 120)}" for s in failed]
     for step in log.steps:
@@ -352,6 +372,17 @@ def _interference(
         if mcp.session.flooded:
             found.append("MCP server flooded its output past the cap")
     return tuple(found)
+
+
+def load_notes(log: HarnessLog) -> list[str]:
+    """Steps a busy host slowed past their wall backstop once, run again to the end: the
+    trace holds both runs (a quiet host's would hold one)."""
+    return [
+        f"step {clip(s.name, 120)!r} ran twice: its first run was still working at its wall "
+        "backstop (a busy host)"
+        for s in log.steps
+        if s.attempts > 1 and s.stopped != "wall"
+    ]
 
 
 def _harness_plan(
@@ -561,11 +592,13 @@ def _event_summary(
         *plan.runner_writes,
     )
     planned = {s.argv for p, _, _ in observations for s in plan.steps_for(p)}
+    planned |= set(plan.runner_argvs)
     planned |= {
         argv
         for _, observation, _ in observations
         for argv in observation.trace.execs
-        if plan.runner_programs and argv and argv[0].startswith(plan.runner_programs)
+        if (plan.runner_programs and argv and argv[0].startswith(plan.runner_programs))
+        or (plan.runner_scripts and len(argv) > 1 and argv[1].startswith(plan.runner_scripts))
     }
     kinds: dict[EventKind, set[str]] = defaultdict(set)
     for _profile, observation, log in observations:

@@ -74,6 +74,7 @@ class Attribution:
     harness_prefixes: tuple[str, ...]
     harness_files: frozenset[str]
     runner_programs: tuple[str, ...] = ()  # the pinned runner's own helpers (esbuild)
+    runner_scripts: tuple[str, ...] = ()  # an installer's helper scripts (argv[1])
 
     def is_harness_write(self, path: str) -> bool:
         return path in self.harness_files or path.startswith(self.harness_prefixes)
@@ -84,7 +85,10 @@ class Attribution:
         if file is not None and argv and posixpath.basename(file) != posixpath.basename(argv[0]):
             return False
         own = bool(argv) and bool(self.runner_programs) and argv[0].startswith(self.runner_programs)
-        return argv in self.harness_argvs or own
+        helper = (
+            len(argv) > 1 and bool(self.runner_scripts) and argv[1].startswith(self.runner_scripts)
+        )
+        return argv in self.harness_argvs or own or helper
 
 
 def home_relative(path: str) -> str:

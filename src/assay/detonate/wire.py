@@ -153,7 +153,9 @@ class HarnessPlan(_Wire):
     needles: Mapping[str, tuple[str, ...]]  # canary name -> the forms it may take
     env: Mapping[str, str]  # every step's environment
     steps: tuple[PlannedStep, ...]
-    deadline_s: float  # no step starts after this many seconds
+    # No step starts once the harness's tree has used this many CPU seconds, or after
+    # BACKSTOP_FACTOR times as many wall seconds (the host may be busy).
+    deadline_s: float
     log_cap: int  # bytes the log may take
 
 
@@ -246,6 +248,10 @@ class StepLog(_Wire):
     mcp: McpLog | None = None
     canary_hits: tuple[CanaryHit, ...] = ()
     egress: tuple[Egress, ...] = ()
+    # Why it was stopped: "" (it exited), cpu (its CPU budget spent), idle (asleep past
+    # its timeout) or wall (still working at its wall backstop: the host was busy).
+    stopped: str = ""
+    attempts: int = 1  # 2: its first run was stopped at the wall backstop, and it ran again
 
     def cut(self, keep: int) -> StepLog:
         return replace(
