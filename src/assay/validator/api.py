@@ -21,8 +21,10 @@ from assay.corpus.benign import add_benign
 from assay.corpus.datadog import import_datadog
 from assay.corpus.importing import ImportFailed
 from assay.corpus.interface import CorpusError
+from assay.corpus.malregistry import import_malregistry
 from assay.corpus.osv import import_osv
 from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
+from assay.corpus.split import write_split
 from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
 from assay.mechanism.spec import Track
@@ -243,6 +245,7 @@ __all__ = [
     "evaluate",
     "export_attestations",
     "import_datadog",
+    "import_malregistry",
     "import_osv",
     "import_phylax",
     "list_rounds",
@@ -270,4 +273,5 @@ __all__ = [
     "verify_file",
     "visible",
     "write_document",
+    "write_split",
 ]
