@@ -37,6 +37,7 @@ from assay.validator.api import (
     ExecutionChoice,
     Round,
     RoundOverrides,
+    RoundSummary,
     chain_config,
     default_db,
     list_rounds,
@@ -178,7 +179,7 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     for s in summaries:
         table.add_row(
             s.round_id,
-            s.status,
+            _status(s),
             ", ".join(s.tracks),
             str(s.agents),
             str(s.reps_stored),
@@ -188,6 +189,12 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     console.print(table)
     if not summaries:
         console.print("no rounds yet: `assay round run` starts one")
+
+
+def _status(summary: RoundSummary) -> str:
+    if not summary.abstained_tracks:
+        return summary.status
+    return f"{summary.status} (abstained on {', '.join(summary.abstained_tracks)})"
 
 
 @round_app.command("config")

@@ -22,8 +22,10 @@ from assay.corpus.benign import add_benign
 from assay.corpus.datadog import import_datadog
 from assay.corpus.importing import ImportFailed
 from assay.corpus.interface import CorpusError
+from assay.corpus.malregistry import import_malregistry
 from assay.corpus.osv import import_osv
 from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
+from assay.corpus.split import write_split
 from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
 from assay.mechanism.spec import Track
@@ -33,16 +35,17 @@ from assay.records.observed import EvidenceRecord
 from assay.records.outcome import RunOutcome
 from assay.records.rep import RecordError
 from assay.records.round import RoundResult
+from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
 from assay.report.interface import write_document
 from assay.report.registry import report_format
 from assay.report.text import markdown, printable
 from assay.runner.bundle import Bundle, BundleError, bundle_package, entrypoint_problem
 from assay.sandbox import InfrastructureError, default_backend
 from assay.sandbox.interface import CheckResult
+from assay.schema.exported import report_json_schema
 from assay.schema.inference import InferenceConfigError
 from assay.schema.manifest import AgentManifest
 from assay.schema.mechanism_file import pinned
-from assay.schema.report import report_json_schema
 from assay.schema.visible import visible
 from assay.store.sqlite import RoundSummary, StoreError
 from assay.validator.attesting import export_round
@@ -273,6 +276,7 @@ __all__ = [
     "InfrastructureError",
     "KeyPair",
     "Notify",
+    "PairLines",
     "PhylaxImportError",
     "Preview",
     "RecordError",
@@ -302,17 +306,20 @@ __all__ = [
     "evaluate",
     "export_attestations",
     "import_datadog",
+    "import_malregistry",
     "import_osv",
     "import_phylax",
     "list_rounds",
     "markdown",
     "new_keypair",
+    "pair_lines",
     "parse_tracks",
     "pin_agent",
     "pinned",
     "preview_file",
     "printable",
     "read_public",
+    "rep_line",
     "report_format",
     "report_json_schema",
     "round_config",
@@ -320,6 +327,7 @@ __all__ = [
     "save_snapshot",
     "score_file",
     "serve_validator",
+    "speaking_line",
     "stored_result",
     "submit_agent",
     "synthetic_snapshot_file",
@@ -329,4 +337,5 @@ __all__ = [
     "verify_file",
     "visible",
     "write_document",
+    "write_split",
 ]

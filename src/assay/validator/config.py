@@ -122,6 +122,11 @@ executor = "local"
 # provider = "llama.cpp"
 # key_env = "ASSAY_INFERENCE_KEY"         # omit for a server that needs no key
 # timeout_s = 60
+# round_tokens = 50000000                 # the whole round's tokens, shared evenly by its reps
+# [inference.price]                       # per million tokens: reports show each agent's cost
+# prompt = 0.15
+# completion = 0.60
+# currency = "USD"
 """
 
 

@@ -109,7 +109,8 @@ class Round:
         round_id = store.next_round_id()
         plan = _plan(config, admission, snapshot_root(config.db, round_id), reps, draw_all)
         store.create_round(round_id, plan, list(admission.agents))
-        # Completed rounds are never resumed: their artifact snapshots are not needed again.
+        # Rounds completed on every track are never resumed: their artifact snapshots are
+        # not needed again.
         prune_snapshots(config.db, lambda other: _completed(store, other))
         how = ExecutionChoice(config.executor, config.jobs, config.address)
         return cls(store, round_id, secret, how)
@@ -123,13 +124,14 @@ class Round:
         secret_file: Path | None = None,
         how: ExecutionChoice = ExecutionChoice(),
     ) -> Round:
-        """An interrupted round (the latest unfinished one when no id is given)."""
+        """An interrupted round (the latest unfinished one when no id is given), or a
+        completed one with tracks the validator abstained on: those run again."""
         check_jobs(how.jobs)
         store = Store(db or default_db(), create=False)
         round_id = round_id or store.latest_unfinished()
         if round_id is None:
             raise StoreError(f"{store.path} has no unfinished round")
-        if store.round(round_id).status == "completed":
+        if _completed(store, round_id):
             raise StoreError(f"round {round_id} is already completed")
         store.reopen(round_id)
         secret, _ = load_secret(secret_file or default_secret_file())
@@ -171,12 +173,17 @@ def _plan(
         a.agent_hash: config.inference.model_for(admission.requested_model(a.agent_hash))
         for a in admission.agents
     }
-    return msgspec.structs.replace(plan, inference=config.inference, models=models)
+    reps = sum(
+        plan.reps[task.track] * sum(not plan.refusal(a, task.track) for a in plan.agents)
+        for task in plan.tasks
+    )
+    return msgspec.structs.replace(plan, inference=config.inference.planned(reps), models=models)
 
 
 def _completed(store: Store, round_id: str) -> bool:
+    """Completed on every track: never resumed again."""
     try:
-        return store.round(round_id).status == "completed"
+        return store.round(round_id).status == "completed" and not store.abstained_tracks(round_id)
     except StoreError:
         return False  # not a round of this store: not ours to remove
 
