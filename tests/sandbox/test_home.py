@@ -111,3 +111,18 @@ def test_the_home_is_planted_fresh_for_each_run(backend: BwrapBackend) -> None:
     out, events = run(backend, "import os; print(sorted(os.listdir('/home/sam')))")
     assert out.strip() == "['.aws', '.bashrc', '.ssh', 'notes.md']" and events == ()
     assert time.time() - started < 60
+
+
+def test_boot_time_is_shifted_with_the_clock(backend: BwrapBackend) -> None:
+    shift = 35 * 86400
+    code = "print([l.split()[1] for l in open('/proc/stat') if l.startswith('btime')][0])"
+    observation = backend.run(
+        SealedRequest(
+            argv=(backend.python, "-I", "-S", "/task/input/a.py"),
+            limits=LIMITS,
+            inputs=(InputFile("a.py", code.encode()),),
+            boot_time_shift_s=shift,
+        )
+    )
+    host = next(line for line in Path("/proc/stat").read_text().splitlines() if "btime" in line)
+    assert int(observation.stdout.data) == int(host.split()[1]) + shift

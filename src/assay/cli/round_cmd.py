@@ -38,6 +38,7 @@ from assay.validator.api import (
     Round,
     RoundOverrides,
     RoundSummary,
+    chain_config,
     default_db,
     list_rounds,
     parse_tracks,
@@ -64,6 +65,15 @@ def run_command(
             "--manifest",
             help="signed agent manifest, `assay agent pin` (repeat)",
             metavar="MANIFEST",
+        ),
+    ] = None,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option(
+            "--snapshot",
+            help="a subnet's metagraph snapshot: manifests of hotkeys it does not register "
+            "are refused",
+            show_default="[chain] snapshot of --config, else none",
         ),
     ] = None,
     seed: Annotated[
@@ -108,7 +118,9 @@ def run_command(
         )
         # Submitted manifests alone: the bundled agents do not join them.
         config = round_config(config_file, overrides, bundled_agents_by_default=not manifest)
-        result = drive(Round.start(config, manifests=tuple(manifest or ()), notify=notify))
+        subnet = snapshot or chain_config(config_file).snapshot
+        start = Round.start(config, manifests=tuple(manifest or ()), notify=notify, subnet=subnet)
+        result = drive(start)
         show_round(result, shown, output, html)
     exit_for(result)
 

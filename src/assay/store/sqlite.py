@@ -12,9 +12,11 @@ kept as the only copy.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ import msgspec
 
 from assay.records import codec
 from assay.records.agent import Agent
+from assay.records.chain import HotkeyWeight, WeightReceipt
 from assay.records.observed import Observed
 from assay.records.outcome import RunOutcome
 from assay.records.plan import RoundPlan
@@ -68,6 +71,22 @@ CREATE TABLE IF NOT EXISTS reps (
     wall_s REAL NOT NULL,
     outcome_json TEXT NOT NULL,
     PRIMARY KEY (round_id, agent_hash, track, task_id, rep)
+);
+CREATE TABLE IF NOT EXISTS hotkey_weights (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    netuid INTEGER NOT NULL,
+    hotkey TEXT NOT NULL,
+    track TEXT NOT NULL,
+    uid INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    PRIMARY KEY (round_id, netuid, hotkey, track)
+);
+CREATE TABLE IF NOT EXISTS chain_receipts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    netuid INTEGER NOT NULL,
+    success INTEGER NOT NULL,
+    receipt_json TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS track_abstentions (
     round_id TEXT NOT NULL REFERENCES rounds(round_id),
@@ -122,8 +141,9 @@ class Store:
         self.path = path
         if (read_only or not create) and not path.is_file():
             raise StoreError(f"no round store at {path} (run a round first, or pass --db)")
+        self._scratch = ExitStack()
         if read_only:
-            self._db = _open_read_only(path)
+            self._db = _open_read_only(path, self._scratch)
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,6 +157,7 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+        self._scratch.close()
 
     def __enter__(self) -> Store:
         return self
@@ -282,6 +303,57 @@ class Store:
                 (json.dumps(result, sort_keys=True), json.dumps(weights, sort_keys=True), round_id),
             )
 
+    def round_weights(self, round_id: str) -> dict[str, float]:
+        """The round's own weights per agent, before any EMA (empty until it completes)."""
+        row = self._db.execute(
+            "SELECT result_json FROM rounds WHERE round_id = ?", (round_id,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return {}
+        return dict(json.loads(row[0]).get("round_weights", {}))
+
+    # the subnet ---------------------------------------------------------------
+
+    def put_chain_weights(
+        self, round_id: str, netuid: int, rows: Sequence[HotkeyWeight], receipt: WeightReceipt
+    ) -> None:
+        """A set's receipt, and on success the per-hotkey EMA it was made from, at once."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO chain_receipts (round_id, netuid, success, receipt_json) "
+                "VALUES (?, ?, ?, ?)",
+                (round_id, netuid, int(receipt.success), codec.encode(receipt).decode()),
+            )
+            if not receipt.success:
+                return
+            db.execute(
+                "DELETE FROM hotkey_weights WHERE round_id = ? AND netuid = ?", (round_id, netuid)
+            )
+            db.executemany(
+                "INSERT INTO hotkey_weights VALUES (?, ?, ?, ?, ?, ?)",
+                [(round_id, netuid, r.hotkey, r.track, r.uid, r.weight) for r in rows],
+            )
+
+    def receipts(self, round_id: str, netuid: int) -> list[WeightReceipt]:
+        """Every answer the chain gave for a round's weights, oldest first."""
+        rows = self._db.execute(
+            "SELECT receipt_json FROM chain_receipts WHERE round_id = ? AND netuid = ? ORDER BY id",
+            (round_id, netuid),
+        ).fetchall()
+        return [codec.decode(r[0], WeightReceipt) for r in rows]
+
+    def previous_hotkey_weights(self, netuid: int, before_seq: int) -> list[HotkeyWeight]:
+        """The per-hotkey EMA of the last round set on `netuid` before a round."""
+        rows = self._db.execute(
+            "SELECT h.hotkey, h.track, h.uid, h.weight FROM hotkey_weights h "
+            "JOIN rounds r ON r.round_id = h.round_id WHERE h.netuid = ? AND r.seq = "
+            "(SELECT MAX(r2.seq) FROM hotkey_weights h2 JOIN rounds r2 "
+            "ON r2.round_id = h2.round_id WHERE h2.netuid = ? AND r2.seq < ?) "
+            "ORDER BY h.hotkey, h.track",
+            (netuid, netuid, before_seq),
+        ).fetchall()
+        return [HotkeyWeight(hotkey=h, track=t, uid=int(u), weight=float(w)) for h, t, u, w in rows]
+
     def abstain(self, round_id: str, reason: str) -> None:
         with self._transaction() as db:
             db.execute(
@@ -423,33 +495,44 @@ class Store:
             yield RunOutcome.from_json(text)
 
 
-def _open_read_only(path: Path) -> sqlite3.Connection:
-    """`mode=ro` first: it sees a live writer's WAL. Where the directory cannot hold
-    the WAL's index (a read-only mount, a store left without its `-shm`), SQLite
-    cannot open it that way, and nothing can write there either, so the file is read
-    as `immutable`: no locks and no WAL, exactly as it lies."""
-    uri = path.resolve().as_uri()
-    failure: sqlite3.Error | None = None
-    for query in ("mode=ro", "mode=ro&immutable=1"):
-        try:
-            db = sqlite3.connect(
-                f"{uri}?{query}", uri=True, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            failure = exc
-            continue
-        try:
-            _check_schema(db, path)
-            _stand_in_for_abstentions(db)
-        except sqlite3.Error as exc:
-            db.close()
-            failure = exc
-            continue
-        except StoreError:
-            db.close()
-            raise
-        return db
-    raise StoreError(f"store {path}: {failure}")
+def _open_read_only(path: Path, scratch: ExitStack) -> sqlite3.Connection:
+    """`mode=ro` first: it sees a live writer's WAL. Where the directory cannot hold the
+    WAL's index (a read-only mount), SQLite cannot open the store that way and nothing
+    can write there either: the file is read as `immutable`, exactly as it lies. Commits
+    still in a WAL left beside it would be invisible so, so then a private copy of the
+    file and its WAL is read instead (in `scratch`, removed when the store closes)."""
+    try:
+        return _connect_read_only(path, path, "mode=ro")
+    except sqlite3.Error:
+        pass
+    wal = path.with_name(path.name + "-wal")
+    target, query = path, "mode=ro&immutable=1"
+    if wal.is_file() and wal.stat().st_size:
+        folder = Path(scratch.enter_context(tempfile.TemporaryDirectory(prefix="assay-store-")))
+        target, query = folder / path.name, "mode=ro"
+        shutil.copyfile(path, target)
+        shutil.copyfile(wal, folder / wal.name)
+    try:
+        return _connect_read_only(target, path, query)
+    except sqlite3.Error as exc:
+        raise StoreError(f"store {path}: {exc}") from exc
+
+
+def _connect_read_only(target: Path, path: Path, query: str) -> sqlite3.Connection:
+    """A read-only connection to `target` (the store at `path`, or its copy), checked."""
+    db = sqlite3.connect(
+        f"{target.resolve().as_uri()}?{query}",
+        uri=True,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    try:
+        _check_schema(db, path)
+        _stand_in_for_abstentions(db)
+    except (sqlite3.Error, StoreError):
+        db.close()
+        raise
+    return db
 
 
 def _stand_in_for_abstentions(db: sqlite3.Connection) -> None:

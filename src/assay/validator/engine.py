@@ -26,7 +26,7 @@ from assay.sandbox import InfrastructureError
 from assay.schema.inference import InferenceConfigError
 from assay.store.sqlite import Store, StoreError
 from assay.validator.executors.interface import Executor, RepFault, RepRunner
-from assay.validator.scoring import expected_matches, scorecard, speaking_reps
+from assay.validator.scoring import scorecard, speaking_reps, task_matching
 
 Observer = Callable[[PlannedTask], Observed | None]
 ProgressHook = Callable[[RunOutcome], None]
@@ -127,7 +127,7 @@ class RoundLedger:
             records=tuple(records),
             incomplete_detonations=self.incomplete_detonations(),
             speaking=speaking,
-            matches=expected_matches(speaking, self.plan.tasks, self.spec),
+            matching=task_matching(records, speaking, self.spec),
         )
 
     def incomplete_detonations(self) -> dict[str, list[str]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 
 from assay.attest.intake import Admission, admit_files
+from assay.chain.snapshot import read_snapshot
 from assay.corpus.native import NativeCorpus
 from assay.corpus.validate import require_valid
 from assay.detonate.observer import DetonationObserver
@@ -35,6 +36,7 @@ from assay.validator.config import (
 from assay.validator.engine import Abstained, RoundEngine, RoundLedger, make_executor
 from assay.validator.planning import make_plan
 from assay.validator.snapshot import prune_snapshots, snapshot_root
+from assay.validator.subnet import registered_on
 
 Notify = Callable[[str], None]  # a message for the operator (stderr in the CLI)
 
@@ -91,13 +93,16 @@ class Round:
         reps: int | None = None,
         draw_all: bool = False,
         notify: Notify = quiet,
+        subnet: Path | None = None,
     ) -> Round:
-        """Admit the submissions, plan and store a new round (nothing runs yet)."""
+        """Admit the submissions, plan and store a new round (nothing runs yet). With a
+        `subnet` snapshot, manifests of hotkeys it does not register are refused."""
         require_valid(config.corpus, config.tracks)
         if config.inference is not None:
             resolve_upstream(config.inference)  # an unset key variable stops here, before the round
         secret = _secret(config.secret_file, notify)
-        admission = admit_files(config.agents, manifests, config.tracks, pinned())
+        owners = registered_on(read_snapshot(subnet)) if subnet else None
+        admission = admit_files(config.agents, manifests, config.tracks, pinned(), owners)
         for note in admission.notes:
             notify(note)
         store = Store(config.db)
@@ -168,7 +173,11 @@ def _plan(
         a.agent_hash: config.inference.model_for(admission.requested_model(a.agent_hash))
         for a in admission.agents
     }
-    return msgspec.structs.replace(plan, inference=config.inference, models=models)
+    reps = sum(
+        plan.reps[task.track] * sum(not plan.refusal(a, task.track) for a in plan.agents)
+        for task in plan.tasks
+    )
+    return msgspec.structs.replace(plan, inference=config.inference.planned(reps), models=models)
 
 
 def _completed(store: Store, round_id: str) -> bool:

@@ -210,6 +210,7 @@ class _Shape:
     trace_files: int
     hostname: str
     home_user: str | None  # /home and its user's passwd entry are bound at start
+    boot_time_shifted: bool  # /proc/stat is bound at start, its content written at claim
 
     @classmethod
     def of(cls, request: SealedRequest) -> _Shape:
@@ -224,6 +225,7 @@ class _Shape:
             limits.trace_files,
             request.hostname,
             request.home.user if request.home else None,
+            request.boot_time_shift_s != 0,
         )
 
 
@@ -515,6 +517,8 @@ class BwrapBackend(SandboxBackend):
             os.chown(place, SANDBOX_UID, SANDBOX_GID)
         if shape.home_user is not None:
             _prepare_home(run, shape.home_user)
+        if shape.boot_time_shifted:
+            (run.box / "stat").touch()
         run.cgroup = self._driver().create(run.shape.memory_bytes, run.shape.pids)
         run.cgroup.permit_join(SANDBOX_UID)
 
@@ -578,6 +582,8 @@ class BwrapBackend(SandboxBackend):
             if target.is_symlink():
                 argv += ["--symlink", os.readlink(target), f"/{link}"]
         argv += ["--ro-bind", str(self._etc_dir()), "/etc", "--proc", "/proc", "--dev", "/dev"]
+        if run.shape.boot_time_shifted:
+            argv += ["--ro-bind", str(run.box / "stat"), "/proc/stat"]
         if run.shape.home_user is not None:
             argv += ["--bind", str(run.homes), "/home"]
             argv += ["--ro-bind", str(run.box / "passwd"), "/etc/passwd"]
@@ -619,6 +625,10 @@ class BwrapBackend(SandboxBackend):
                 raise InfrastructureError(f"cannot hand the service socket over: {exc}") from exc
         if request.artifact_dir is not None:
             hostfs.copy_tree(Path(request.artifact_dir), run.artifact)
+        if request.boot_time_shift_s:
+            # Rewritten in place: the bind made at start holds this file's inode.
+            with (run.box / "stat").open("r+b") as handle:
+                handle.write(_shifted_proc_stat(request.boot_time_shift_s))
         if request.home is not None:
             plant(run.homes, request.home, SANDBOX_UID, SANDBOX_GID)
             run.home_watch = HomeWatch(run.homes, request.home)  # from here, nothing of ours
@@ -826,6 +836,18 @@ def _cleanup(run: _Run) -> None:
     attempt(lambda: hostfs.remove_tree(run.run_dir))
     if errors:
         raise InfrastructureError("sandbox cleanup failed: " + "; ".join(errors))
+
+
+def _shifted_proc_stat(shift_s: int) -> bytes:
+    """The host's /proc/stat as of now, its boot time moved by `shift_s`. Its counters
+    stand still from here: a program that samples them twice sees an idle machine."""
+    lines = Path("/proc/stat").read_bytes().splitlines(keepends=True)
+    out = []
+    for line in lines:
+        if line.startswith(b"btime "):
+            line = b"btime %d\n" % (int(line.split()[1]) + shift_s)
+        out.append(line)
+    return b"".join(out)
 
 
 def _prepare_home(run: _Run, user: str) -> None:
