@@ -148,7 +148,7 @@ def _track_table(
     threshold = next(iter(agents.values())).threshold if agents else 0.0
     metric = "clamped MCC × findings" if behavioural else "mean F2"
     table = Table(title=f"{track} — {metric}, threshold {threshold:.2f}", title_justify="left")
-    columns = ["rank", "agent", "score"]
+    columns = ["rank", "agent", "score", "interval"]
     columns += ["MCC", "clamped", "findings"] if behavioural else ["F2"]
     for column in [*columns, "failed", "eligible"]:
         table.add_column(column, justify="left" if column in ("agent", "eligible") else "right")
@@ -159,6 +159,7 @@ def _track_table(
             str(s.rank) if s.rank else "—",
             escape(short(agent, names)),
             _num(s.score),
+            s.interval.text if s.interval else "—",
             *map(_num, metrics),
             str(s.failed_reps),
             "[green]yes[/]" if s.eligible else "[dim]no[/]",
@@ -248,6 +249,9 @@ def print_scorecard(
     """Per-track tables and the weights; `written` is a round's EMA-blended vector."""
     for track, agents in card.scores.items():
         console.print(_track_table(track, agents, names))
+        held = card.stability.get(track)
+        if held is not None:
+            console.print(f"  how sure: {held.text}", highlight=False)
         on_track = [d for d in failed if d.track == track]
         print_failures(on_track, f"{track} — failed reps", names or {}, FAILURES_SHOWN)
     if written is None:
