@@ -126,3 +126,17 @@ def test_boot_time_is_shifted_with_the_clock(backend: BwrapBackend) -> None:
     )
     host = next(line for line in Path("/proc/stat").read_text().splitlines() if "btime" in line)
     assert int(observation.stdout.data) == int(host.split()[1]) + shift
+
+
+def test_a_flood_of_events_is_reported_lost_not_silently_cut(backend: BwrapBackend) -> None:
+    code = "for n in range(600):\n    open(f'/home/sam/.e{n}', 'w').close()\n"
+    observation = backend.run(
+        SealedRequest(
+            argv=(backend.python, "-I", "-S", "/task/input/a.py"),
+            limits=LIMITS,
+            inputs=(InputFile("a.py", code.encode()),),
+            home=HOME,
+        )
+    )
+    assert observation.home_watch_lost
+    assert HomeEvent("/home/sam/.e0", "created") in observation.home_events
