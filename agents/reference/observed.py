@@ -78,6 +78,7 @@ FINGERPRINT = re.compile(
 )
 SYSTEM_WRITE = re.compile(r"^/(?:usr|etc|bin|sbin|lib|lib64|opt|boot|var/lib)/")
 CLIENT_CONFIG = {"~/.npmrc": "npm", "~/.yarnrc": "yarn", "~/.pypirc": "pip", "~/.netrc": ""}
+PACKAGE_CLIENT = re.compile(r"(?:^|[\s/])(?:pip3?|npm|yarn|easy_install)(?:\s|$)|-m pip\b")
 LOOPBACK = re.compile(r"^(?:127\.|::1|\[::1\]|localhost|0\.0\.0\.0|netlink|unix|local)")
 
 
@@ -147,11 +148,14 @@ def _behaviour_signals(observed: dict, capabilities: list[dict]) -> list[Signal]
             )
         )
     if peers and tool is None:
+        # setuptools fetching build requirements runs pip, which looks up the index: the
+        # build's doing, not the package's, when pip or npm is all the artifact started.
+        fetcher = bool(commands) and all(PACKAGE_CLIENT.search(c) for c in commands)
         signals.append(
             _observed_signal(
                 "network",
                 f"Detonation: the artifact reached out to {_short(peers[0])}",
-                3.0,
+                1.5 if fetcher else 3.0,
                 "OPEN_SOCKET",
                 " ".join(peers[:4]),
             )
