@@ -55,7 +55,7 @@ $(SYSTEM_STAMP): scripts/install-system-tools.sh scripts/agent-runtime.txt \
 $(STAMP): pyproject.toml $(SYSTEM_STAMP)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,ray]'
+	$(BIN)/python -m pip install --quiet -e '.[test,ray,chain]'
 	@touch $@
 
 clean:

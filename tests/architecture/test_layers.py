@@ -23,8 +23,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("records",),
     ("corpus", "inference", "detonate"),
     ("runner",),
-    ("store", "attest", "report"),
+    ("store", "attest", "report", "chain"),
     ("validator",),
+    ("viewer",),
     ("cli",),
     ("__main__",),
 )
@@ -34,7 +35,12 @@ ONLY = {
     "store": ("records", "schema", "mechanism"),
     "attest": ("records", "schema", "mechanism"),
     "report": ("records", "schema", "mechanism"),
-    "cli": ("records", "validator.api"),
+    "chain": ("records", "schema", "mechanism"),
+    # The viewer is a second front end: it reads through the validator's entry points
+    # and renders with the report's own renderer and charts.
+    "viewer": ("records", "validator.api", "report"),
+    # `assay view` hands the store to the viewer's server: its one door into the viewer.
+    "cli": ("records", "validator.api", "viewer.serve"),
 }
 # Modules directly under src/assay that belong to no part: only the version.
 ROOT_MODULES = {"__init__"}

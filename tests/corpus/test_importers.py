@@ -203,6 +203,17 @@ def test_osv_import_refuses_artifacts_no_record_names(tmp_path: Path) -> None:
     assert not (tmp_path / "corpus").exists()
 
 
+def test_one_archive_given_twice_is_one_task(tmp_path: Path) -> None:
+    records = _osv_records(tmp_path / "records")
+    artifacts = _osv_artifacts(tmp_path / "artifacts")
+    shutil.copyfile(artifacts / "left-padd-9.9.9.tgz", artifacts / "left-padd-copy.tgz")
+    with pytest.raises(ImportFailed) as failed:
+        import_osv(records, artifacts, tmp_path / "corpus")
+    messages = "\n".join(str(p) for p in failed.value.problems)
+    assert "is the archive of osv-npm-left-padd-9.9.9; one artifact is one task" in messages
+    assert not (tmp_path / "corpus").exists()
+
+
 def test_add_benign_fetches_with_the_clients_and_records_digests(tmp_path: Path) -> None:
     """pip reads a local folder of sdists and npm packs a local folder: no network."""
     if shutil.which("npm") is None:

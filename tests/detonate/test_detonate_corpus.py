@@ -211,6 +211,6 @@ def test_mcp_calls_carry_what_each_tool_was_seen_doing(
     assert result.mcp is not None
     (tool,) = result.mcp.tools
     assert tool.name == "preview" and tool.parameters == ("url",)
-    (call,) = result.mcp.calls["baseline"]
-    assert call.outcome == "ok"
+    call, *again = result.mcp.calls["baseline"]
+    assert call.outcome == "ok" and [c.variation for c in again] == ['"repeat 2"', '"repeat 3"']
     assert {"EXFILTRATE_DATA", "READ_SECRET"} <= set(call.observed)

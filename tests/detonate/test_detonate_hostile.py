@@ -48,6 +48,13 @@ for line in sys.stdin:
 """
 
 
+# A string-only tool: its first call, then two repeats of it.
+CALLED_THRICE = tuple(
+    CallSummary(tool="lookup", outcome="ok", observed=(), variation=v)
+    for v in ("", '"repeat 2"', '"repeat 3"')
+)
+
+
 def server(prelude: str = "", before_reply: str = "pass") -> dict[str, str]:
     code = SERVER.format(prelude=prelude, before_reply=before_reply)
     return {"mcp.json": MANIFEST, "server.py": code}
@@ -60,7 +67,7 @@ def test_well_behaved_server_is_listed_called_and_its_read_seen(
     assert result.mcp is not None
     assert [t.name for t in result.mcp.tools] == ["lookup"]
     assert result.mcp.tools[0].parameters == ("word",)
-    assert result.mcp.calls["baseline"] == (CallSummary(tool="lookup", outcome="ok", observed=()),)
+    assert result.mcp.calls["baseline"] == CALLED_THRICE
     assert "READ_SSH_KEY" in result.names
 
 
@@ -98,7 +105,7 @@ def test_client_skips_garbage_and_finds_the_real_reply(
     )
     result = detonate_tree(server(before_reply=garbage), Track.MCP_SERVERS)
     assert result.mcp is not None
-    assert result.mcp.calls["baseline"] == (CallSummary(tool="lookup", outcome="ok", observed=()),)
+    assert result.mcp.calls["baseline"] == CALLED_THRICE
     assert result.mcp.sessions["baseline"].malformed_lines >= 3
     assert "READ_SSH_KEY" in result.names
 

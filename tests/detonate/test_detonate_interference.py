@@ -173,7 +173,7 @@ def test_a_rug_pull_after_the_first_call_is_followed(detonate_tree: Detonate) ->
     result = detonate_tree(mcp(on_call=on_call), Track.MCP_SERVERS)
     assert result.mcp is not None
     assert [t.name for t in result.mcp.tools_after_change] == ["sync"]
-    assert [c.tool for c in result.mcp.calls["baseline"]] == ["lookup", "sync"]
+    assert list(dict.fromkeys(c.tool for c in result.mcp.calls["baseline"])) == ["lookup", "sync"]
     assert "READ_CLOUD_CREDENTIALS" in result.names
 
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.sandbox.bwrap.tracer import PROFILES, decode_dns_query, parse_line, summarise
-from assay.sandbox.interface import Peer, TraceSet, TraceSummary
+from assay.sandbox.interface import Executed, Link, Peer, TraceSet, TraceSummary
 
 
 def hexs(text: str | bytes) -> str:
     data = text.encode() if isinstance(text, str) else text
     return '"' + "".join(f"\\x{b:02x}" for b in data) + '"'
+
+
+def bare(path: str) -> str:
+    """A path as strace -xx prints it beside a descriptor (no quotes)."""
+    return hexs(path)[1:-1]
 
 
 def dns_query(name: str, qtype: int = 1) -> bytes:
@@ -253,3 +258,65 @@ def test_calls_traced_only_to_end_stepping_are_no_evidence(tmp_path: Path) -> No
     assert summary.execs == (command, ("echo",))
     assert summary.writes == ("/task/workspace/early",)
     assert summary.connects == () and not summary.truncated
+
+
+def test_paths_are_the_ones_the_kernel_resolved(tmp_path: Path) -> None:
+    key = "/home/dev/.ssh/id_rsa"
+    lines = [
+        # relative to a handle on / (failed, so only the handle's path tells)
+        f"openat(3<{bare('/')}>, {hexs('home/dev/.aws/credentials')}, O_RDONLY) = -1 ENOENT",
+        # through /proc/self/root, with a leading //, and through a symlink: what was opened
+        f"openat(AT_FDCWD<{bare('/tmp')}>, {hexs('/proc/self/root/home/dev/.env')}, "
+        "O_RDONLY) = -1 ENOENT",
+        f"openat(AT_FDCWD<{bare('/tmp')}>, {hexs('//home/dev/.netrc')}, O_RDONLY) = -1 EACCES",
+        f"openat(AT_FDCWD<{bare('/tmp')}>, {hexs('/tmp/h/.ssh/id_rsa')}, O_RDONLY) = "
+        f"4<{bare(key)}>",
+        f"openat(AT_FDCWD<{bare('/tmp')}>, {hexs('x/../../home/dev/.bashrc')}, "
+        "O_WRONLY|O_APPEND) = -1 ENOENT",
+        # unlink() prints no directory: the working directory last printed stands for it
+        f"unlink({hexs('gone')}) = 0",
+    ]
+    summary = summary_of(tmp_path, lines)
+    assert summary.reads == (
+        "/home/dev/.aws/credentials",
+        "/home/dev/.env",
+        "/home/dev/.netrc",
+        key,
+    )
+    assert summary.writes == ("/home/dev/.bashrc",)
+    assert summary.unlinks == ("/tmp/gone",)
+
+
+def test_links_and_the_file_an_exec_ran_are_recorded(tmp_path: Path) -> None:
+    cwd = bare("/task/workspace")
+    lines = [
+        f"symlink({hexs('/home/dev')}, {hexs('/tmp/h')}) = 0",
+        f"symlinkat({hexs('../home/dev/.ssh')}, AT_FDCWD<{cwd}>, {hexs('/tmp/k')}) = 0",
+        f"linkat(AT_FDCWD<{cwd}>, {hexs('/home/dev/.bashrc')}, AT_FDCWD<{cwd}>, {hexs('rc')}"
+        ", 0) = 0",
+        f"link({hexs('/home/dev/.env')}, {hexs('/tmp/e')}) = -1 EXDEV",  # no link made
+        f"execve({hexs('/usr/bin/curl')}, [{hexs('python3')}, {hexs('-V')}], 0x1) = 0",
+    ]
+    summary = summary_of(tmp_path, lines)
+    assert summary.links == (
+        Link("/tmp/h", "/home/dev", hard=False),
+        Link("/tmp/k", "/home/dev/.ssh", hard=False),
+        Link("/task/workspace/rc", "/home/dev/.bashrc", hard=True),
+    )
+    assert Executed("/usr/bin/curl", ("python3", "-V")) in summary.executed
+
+
+def test_fingerprint_reads_and_timing_loops_are_probes(tmp_path: Path) -> None:
+    lines = [
+        f"openat(AT_FDCWD, {hexs('/proc/self/status')}, O_RDONLY) = 3<{bare('/proc/7/status')}>",
+        f"openat(AT_FDCWD, {hexs('/proc/uptime')}, O_RDONLY) = 3<{bare('/proc/uptime')}>",
+        f"openat(AT_FDCWD, {hexs('/proc/self/maps')}, O_RDONLY) = 3<{bare('/proc/7/maps')}>",
+        *[f"openat(AT_FDCWD, {hexs('/nope')}, O_RDONLY) = -1 ENOENT"] * 40,
+        *[f"openat(AT_FDCWD, {hexs(f'/nope{n}')}, O_RDONLY) = -1 ENOENT" for n in range(40)],
+    ]
+    summary = summary_of(tmp_path, lines)
+    assert summary.probes == (
+        "read /proc/<pid>/status",
+        "32+ failed open() calls on /nope in one process",
+    )
+    assert "/proc/7/maps" not in summary.reads

@@ -54,6 +54,15 @@ def eval_command(
     html: HtmlOption = None,
     fmt: FormatOption = None,
     output: OutputOption = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="table: also each task's reps and findings beside the expected ones, "
+            "with why each matched or not",
+        ),
+    ] = False,
 ) -> None:
     """Score one agent locally with the validator's exact metric, through the real sandbox.
 
@@ -74,7 +83,7 @@ def eval_command(
         )
         if html is not None:
             report_format("html").write(result, html)
-        _show_eval(result, track, shown, output)
+        _show_eval(result, track, shown, output, verbose)
     exit_for(result)
     missed = _missed_bar(result, track, fail_under)
     if missed is not None:
@@ -99,11 +108,13 @@ def _missed_bar(result: RoundResult, track: Track, fail_under: float | None) -> 
     return None
 
 
-def _show_eval(result: RoundResult, track: Track, fmt: OutputFormat, output: Path | None) -> None:
+def _show_eval(
+    result: RoundResult, track: Track, fmt: OutputFormat, output: Path | None, verbose: bool
+) -> None:
     if fmt is OutputFormat.JSON:
         emit_text(json.dumps(eval_json(result, track), sort_keys=True, indent=2) + "\n", output)
     elif fmt is OutputFormat.TABLE:
-        print_eval(result, track)
+        print_eval(result, track, verbose)
     else:
         emit_text(report_format(fmt.value).render(result), output)
 

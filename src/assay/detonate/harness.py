@@ -1,17 +1,16 @@
 """Validator-owned detonation harness that runs inside the sandbox (stdlib only).
 
-It reads its plan from /task/input/plan.json (`wire.HarnessPlan`), lays out a
-fake home full of canary secrets, runs each planned step as a child process
+It reads its plan from /task/input/plan.json (`wire.HarnessPlan`), finds the
+fake home the validator planted (canary secrets), runs each planned step as a child process
 (scripts, install hooks, imports, an MCP session) with a bounded budget, scans
 the writable areas for canary values after every step, and writes its log
 (`wire.HarnessLog`) to the result channel.
 
 What the validator trusts is its own trace; this log only adds what a syscall
 trace cannot show (which files ended up holding canary values, what an MCP
-server declared and answered). The harness keeps itself out of that trace:
-canary files are written under a random staging prefix and hard-linked into the
-home (links are not traced), and canary scans open files through
-/proc/self/fd/... (paths the tracer treats as the runtime's own).
+server declared and answered). The harness's own file calls are left out of that
+trace (it is the sandbox's command: `SealedRequest.harness_command`), and it never
+opens the planted files, which the validator watches by inode.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import json
+import math
 import os
 import select
 import selectors
@@ -35,6 +35,7 @@ from dataclasses import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
     from typing import Any
 
 try:
@@ -71,15 +72,9 @@ def _undumpable() -> None:
 
 
 def lay_out_home(plan: wire.HarnessPlan) -> None:
-    """Write every planned file under the staging prefix, then hard-link it into place."""
+    """The staging prefix, the planned directories and the workspace's placeholders
+    (the home's files are the validator's, planted before the harness starts)."""
     os.makedirs(plan.stage, mode=0o700, exist_ok=True)
-    for n, item in enumerate(plan.files):
-        staged = os.path.join(plan.stage, f"f{n}")
-        with open(staged, "wb") as handle:
-            handle.write(item.data)
-        os.chmod(staged, item.mode)
-        os.makedirs(os.path.dirname(item.path), mode=0o700, exist_ok=True)
-        os.link(staged, item.path)
     for directory in plan.dirs:
         os.makedirs(directory, mode=0o755, exist_ok=True)
     # Inputs named by documented invocations live in the workspace (another filesystem,
@@ -111,7 +106,7 @@ class Scanner:
         self.roots = plan.scan_roots
         self.skip_prefixes = plan.scan_skip
         self.needles = {name: [n.encode() for n in forms] for name, forms in plan.needles.items()}
-        self.canary_inodes = {self._inode(item.path) for item in plan.files}
+        self.canary_inodes = {self._inode(path) for path in plan.planted}
         self.seen: set[tuple[str, str]] = set()
 
     @staticmethod
@@ -210,6 +205,10 @@ del _assay_egress
 """
 # Extra import paths (the pinned MCP SDK) as a .pth line: no PYTHONPATH to notice.
 _SITE_PTH = "{paths}\n"
+# The hook runs from a .pth line of the user site (an `import` line is executed whole),
+# not as `usercustomize`: that module is looked up on sys.path, where an artifact's own
+# PYTHONPATH comes first and could shadow it.
+_HOOK_PTH = "import sys; exec({code!r}, {{}})\n"
 # The same for Node children (through NODE_OPTIONS=--require): a throwaway socket
 # makes the real, traced attempt; the artifact's own socket goes to the sink.
 _EGRESS_HOOK_JS = """
@@ -254,19 +253,16 @@ class EgressSink:
         self, directory: str, user_site: str, site_paths: tuple[str, ...]
     ) -> dict[str, str]:
         """Install the hooks: Python's in the fake home's user site-packages (which every
-        Python child reads on its own; written under `directory`, the harness's own, and
-        hard-linked in, untraced), Node's under `directory`; returns the child env that
-        loads the Node one."""
+        Python child reads on its own), Node's under `directory`; returns the child env
+        that loads the Node one."""
         os.makedirs(directory, exist_ok=True)
         os.makedirs(user_site, exist_ok=True)
-        python_files = {"usercustomize.py": _EGRESS_HOOK.format(port=self.port)}
+        python_files = {"_local.pth": _HOOK_PTH.format(code=_EGRESS_HOOK.format(port=self.port))}
         if site_paths:
             python_files["vendor.pth"] = _SITE_PTH.format(paths="\n".join(site_paths))
         for name, text in python_files.items():
-            staged = os.path.join(directory, name)
-            with open(staged, "w", encoding="utf-8") as handle:
+            with open(os.path.join(user_site, name), "w", encoding="utf-8") as handle:
                 handle.write(text)
-            os.link(staged, os.path.join(user_site, name))
         node_hook = os.path.join(directory, "preload.js")
         with open(node_hook, "w", encoding="utf-8") as handle:
             handle.write(_EGRESS_HOOK_JS.replace("{port}", str(self.port)))
@@ -341,6 +337,70 @@ def _read_for(conn: socket.socket, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
+# --- time under load ---------------------------------------------------------------------
+
+# What a detonation sees must not depend on how busy the host is. A step's timeout is
+# what it may take on a quiet host; past it, a step still working (its processes running,
+# waiting to run or stopped by the tracer, or its CPU time still growing) has been slowed
+# by load and goes on, up to its CPU budget (the timeout again, in CPU seconds) or its
+# wall backstop (BACKSTOP_FACTOR times the timeout). An idle one (asleep, no CPU since
+# the last look) ends at the timeout, loaded host or not.
+BACKSTOP_FACTOR = 6.0
+_POLL_S = 0.25
+_TICKS = os.sysconf("SC_CLK_TCK")
+_BUSY_STATES = (b"R", b"D", b"t")
+
+
+def session_usage(session_id: int) -> tuple[float, bool]:
+    """CPU seconds of the live processes of one session (their reaped children's
+    included), and whether any of them is running, waiting to run or tracer-stopped."""
+    total, busy = 0.0, False
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return total, busy
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) < 15 or fields[3] != str(session_id).encode():
+            continue
+        total += sum(int(f) for f in fields[11:15]) / _TICKS
+        busy = busy or fields[0] in _BUSY_STATES
+    return total, busy
+
+
+class LoadClock:
+    """Whether a step past its timeout must end, and why: `cpu` (its CPU budget
+    spent), `idle` (nothing running, no CPU since the last look) or `wall` (its wall
+    backstop reached while still working: the host was too busy)."""
+
+    def __init__(
+        self, session_id: int, timeout_s: float, backstop_s: float, cpu_s: float | None = None
+    ) -> None:
+        self.session_id = session_id
+        self.timeout_s = timeout_s
+        self.cpu_budget_s = timeout_s if cpu_s is None else cpu_s
+        self.started = time.monotonic()
+        self.backstop = self.started + max(timeout_s, backstop_s)
+        self.cpu_s = 0.0
+
+    def verdict(self) -> str:
+        """Empty while the step may go on (asked once its timeout has passed)."""
+        cpu, busy = session_usage(self.session_id)
+        progressed, self.cpu_s = cpu > self.cpu_s, max(cpu, self.cpu_s)
+        if self.cpu_s >= self.cpu_budget_s:
+            return "cpu"
+        if time.monotonic() >= self.backstop:
+            return "wall"
+        return "" if busy or progressed else "idle"
+
+
 # --- child processes ---------------------------------------------------------------------
 
 
@@ -359,8 +419,9 @@ class Child:
             start_new_session=True,  # one process group to kill on timeout
         )
 
-    def wait(self, timeout_s: float) -> tuple[int | None, int, str]:
-        """Exit code (None once killed at the timeout), bytes of output, stderr's tail."""
+    def wait(self, timeout_s: float, backstop_s: float) -> tuple[int | None, int, str, str]:
+        """Exit code (None once killed), bytes of output, stderr's tail, and why it was
+        stopped ("" when it exited; else a `LoadClock` verdict)."""
         process = self.process
         assert process.stdin is not None and process.stdout is not None
         assert process.stderr is not None
@@ -371,16 +432,20 @@ class Child:
             pass
         counts = {process.stdout.fileno(): 0, process.stderr.fileno(): 0}
         tail = b""
+        clock = LoadClock(process.pid, timeout_s, backstop_s)
         deadline = time.monotonic() + timeout_s
-        timed_out = False
+        stopped = ""
         with selectors.DefaultSelector() as selector:
             for stream in (process.stdout, process.stderr):
                 selector.register(stream.fileno(), selectors.EVENT_READ)
             while selector.get_map():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    timed_out = True
-                    break
+                    stopped = clock.verdict()
+                    if stopped:
+                        break
+                    deadline = time.monotonic() + _POLL_S
+                    continue
                 for key, _ in selector.select(min(remaining, 0.25)):
                     chunk = os.read(key.fd, 1 << 16)
                     if not chunk:
@@ -389,20 +454,21 @@ class Child:
                     counts[key.fd] += len(chunk)
                     if key.fd == process.stderr.fileno():
                         tail = (tail + chunk)[-_TAIL:]
-        exit_code = self._finish(deadline, timed_out)
+        exit_code, stopped = self._finish(clock, stopped)
         process.stdout.close()
         process.stderr.close()
-        return exit_code, sum(counts.values()), tail.decode("utf-8", "replace")
+        return exit_code, sum(counts.values()), tail.decode("utf-8", "replace"), stopped
 
-    def _finish(self, deadline: float, timed_out: bool) -> int | None:
-        """Exit code, or None once the child outlived its deadline (its group is killed)."""
-        if not timed_out:
-            try:
-                return self.process.wait(max(0.05, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
+    def _finish(self, clock: LoadClock, stopped: str) -> tuple[int | None, str]:
+        """Exit code, or None once the child outlived its time (its group is killed);
+        with why it was stopped. Its output closed, it may still be exiting, or working."""
+        while not stopped:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                left = clock.started + clock.timeout_s - time.monotonic()
+                return self.process.wait(max(_POLL_S, left)), ""
+            stopped = clock.verdict()
         kill_group(self.process)
-        return None
+        return None, stopped
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
@@ -442,6 +508,9 @@ class McpSession:
         self.flooded = False
         self.closed = False
         self.tools_changed = 0  # notifications/tools/list_changed received
+        # Seconds requests waited past their timeout on a server still working (slowed by
+        # load): not counted against the session's own time.
+        self.credit_s = 0.0
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
@@ -453,6 +522,8 @@ class McpSession:
         if not self._send({"jsonrpc": "2.0", "id": wanted, "method": method, "params": params}):
             return {"failure": "closed"}
         deadline = time.monotonic() + timeout_s
+        # What a server spends answering is its own; only the wait is bounded.
+        clock = LoadClock(self.process.pid, timeout_s, timeout_s * BACKSTOP_FACTOR, math.inf)
         while True:
             for line in self._lines():
                 message = self._parse(line)
@@ -468,7 +539,11 @@ class McpSession:
                 return {"failure": "closed"}
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return {"failure": "timeout"}
+                if clock.verdict():
+                    return {"failure": "timeout"}
+                deadline += _POLL_S
+                self.credit_s += _POLL_S
+                remaining = _POLL_S
             self._fill(remaining)
 
     def _send(self, message: dict[str, Any]) -> bool:
@@ -545,14 +620,17 @@ class McpSession:
 
 def canary_arguments(schema: object, canary: str) -> dict[str, Any]:
     """Plausible arguments for a tool's input schema, strings carrying the canary."""
+    return {name: _value_for(name, spec, canary) for name, spec in _properties(schema)}
+
+
+def _properties(schema: object) -> list[tuple[str, dict[str, Any]]]:
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(properties, dict):
-        return {}
-    return {str(name): _value_for(str(name), spec, canary) for name, spec in properties.items()}
+        return []
+    return [(str(k), v if isinstance(v, dict) else {}) for k, v in properties.items()]
 
 
-def _value_for(name: str, spec: object, canary: str) -> Any:
-    spec = spec if isinstance(spec, dict) else {}
+def _value_for(name: str, spec: dict[str, Any], canary: str) -> Any:
     enum = spec.get("enum")
     if isinstance(enum, list) and enum:
         return enum[0]
@@ -573,6 +651,47 @@ def _value_for(name: str, spec: object, canary: str) -> Any:
     return canary
 
 
+# A payload may wait for an argument the first call does not carry: every other enum value,
+# the boundary numbers, the other truth value. Base arguments are 1 and True.
+_BOUNDARY_NUMBERS = (0, -1, 2, 1_000_000)
+VARIATIONS_PER_TOOL = 8  # besides the base call and its repeats
+REPEATS = 2  # the base call again, after the variations: payloads that wait for call N
+
+
+def argument_variations(schema: object, canary: str) -> list[tuple[str, dict[str, Any]]]:
+    """The base arguments, then one argument changed at a time, each with a label
+    saying which (`mode="b"`); the base call's repeats are the caller's."""
+    base = canary_arguments(schema, canary)
+    declared: list[tuple[str, Any]] = []  # enum values: what the tool itself declares
+    chosen: list[tuple[str, Any]] = []  # boundary numbers, the other truth value
+    for name, spec in _properties(schema):
+        enum = spec.get("enum")
+        if isinstance(enum, list) and enum:
+            declared += [(name, v) for v in enum[1:]]
+        elif spec.get("type") in ("number", "integer"):
+            chosen += [(name, v) for v in _BOUNDARY_NUMBERS]
+        elif spec.get("type") == "boolean":
+            chosen.append((name, False))
+    changed = [(f"{n[:40]}={json.dumps(v)[:40]}", {**base, n: v}) for n, v in declared + chosen]
+    return [("", base), *changed]
+
+
+def call_rounds(
+    tools: list[wire.McpTool], canary: str
+) -> tuple[list[list[tuple[wire.McpTool, str, dict[str, Any]]]], int]:
+    """Every tool's calls in rounds (each tool once with base arguments, then the
+    variations, then the repeats), and how many variations the per-tool cap left out."""
+    first, varied, repeated = [], [], []
+    left_out = 0
+    for tool in tools:
+        (_, base), *rest = argument_variations(tool.input_schema, canary)
+        left_out += max(0, len(rest) - VARIATIONS_PER_TOOL)
+        first.append((tool, "", base))
+        varied += [(tool, label, args) for label, args in rest[:VARIATIONS_PER_TOOL]]
+        repeated += [(tool, f"repeat {n + 2}", base) for n in range(REPEATS)]
+    return [r for r in (first, varied, repeated) if r], left_out
+
+
 def run_mcp(
     step: wire.PlannedStep,
     client: wire.McpClient,
@@ -582,72 +701,117 @@ def run_mcp(
     deadline: float,
 ) -> wire.McpLog:
     session = McpSession(list(step.argv), step.cwd, env)
-    initialize, list_failure = "", ""
-    tools: list[wire.McpTool] = []
-    changed: list[wire.McpTool] = []
-    calls: list[wire.McpCall] = []
+    driver = _Driver(session, client, scanner, sink, deadline)
     try:
-        init = session.request(
+        driver.run()
+    finally:
+        end = session.close()
+    return wire.McpLog(
+        initialize=driver.initialize,
+        session=end,
+        tools=tuple(driver.tools),
+        calls=tuple(driver.calls),
+        list_failure=driver.list_failure,
+        changed_tools=tuple(driver.changed),
+        variations_left_out=driver.left_out,
+    )
+
+
+class _Driver:
+    """Drives one MCP session as a client that uses every tool: initialise, list, call
+    each tool in rounds, and list again after each round. A server whose tools change
+    (announced or not: a rug pull after N calls) has the new tools recorded and called."""
+
+    def __init__(
+        self,
+        session: McpSession,
+        client: wire.McpClient,
+        scanner: Scanner,
+        sink: EgressSink,
+        deadline: float,
+    ) -> None:
+        self.session, self.client = session, client
+        self.scanner, self.sink, self.deadline = scanner, sink, deadline
+        self.backstop_s = (deadline - time.monotonic()) * (BACKSTOP_FACTOR - 1)
+        self.initialize = ""
+        self.list_failure = ""
+        self.tools: list[wire.McpTool] = []
+        self.changed: list[wire.McpTool] = []
+        self.calls: list[wire.McpCall] = []
+        self.left_out = 0
+        self.seen: set[str] = set()
+
+    def run(self) -> None:
+        init = self.session.request(
             "initialize",
             {
                 "protocolVersion": "2024-11-05",
                 "capabilities": {},
-                "clientInfo": {"name": client.client_name, "version": client.client_version},
+                "clientInfo": {
+                    "name": self.client.client_name,
+                    "version": self.client.client_version,
+                },
             },
-            client.init_timeout_s,
+            self.client.init_timeout_s,
         )
-        initialize = _outcome(init)
-        if "failure" not in init:
-            session.notify("notifications/initialized", {})
-            listed, list_failure = _list_tools(session, client.request_timeout_s)
-            tools = listed[: client.max_tools]
-            calls += _call_all(session, tools, client, scanner, sink, deadline)
-            # A server that changes its tools mid-session (a rug pull) announces it; the
-            # new list is what a real client would use next, so it is listed and called too.
-            seen = {(t.name, t.description) for t in tools}
-            changes = 0
-            while session.tools_changed > changes and changes < 3 and time.monotonic() < deadline:
-                changes = session.tools_changed
-                relisted, failure = _list_tools(session, client.request_timeout_s)
-                list_failure = failure or list_failure
-                fresh = [
-                    t for t in relisted[: client.max_tools] if (t.name, t.description) not in seen
-                ]
-                seen.update((t.name, t.description) for t in fresh)
-                changed += fresh
-                calls += _call_all(session, fresh, client, scanner, sink, deadline)
-    finally:
-        end = session.close()
-    return wire.McpLog(
-        initialize=initialize,
-        session=end,
-        tools=tuple(tools),
-        calls=tuple(calls),
-        list_failure=list_failure,
-        changed_tools=tuple(changed),
-    )
+        self.initialize = _outcome(init)
+        if "failure" in init:
+            return
+        self.session.notify("notifications/initialized", {})
+        listed, self.list_failure = _list_tools(self.session, self.client.request_timeout_s)
+        self.tools = listed[: self.client.max_tools]
+        self.seen = {_tool_key(t) for t in listed}
+        pending = listed
+        for _ in range(3):  # the declared tools, then up to two lists they changed to
+            if not pending:
+                return
+            pending = self._exercise(pending)
+
+    def _exercise(self, tools: list[wire.McpTool]) -> list[wire.McpTool]:
+        """Call `tools` round by round, listing again after each round; returns the
+        tools that appeared meanwhile (exercised next, after these)."""
+        callable_, over = tools[: self.client.max_tools], tools[self.client.max_tools :]
+        self.calls += [wire.McpCall(t.name, "skipped: tool cap") for t in over]
+        rounds, left_out = call_rounds(callable_, self.client.canary)
+        self.left_out += left_out
+        fresh: list[wire.McpTool] = []
+        for batch in rounds:
+            for tool, label, arguments in batch:
+                if self.session.closed:  # it crashed or hung up: nothing more to call
+                    return []
+                self.calls.append(self._call(tool, label, arguments))
+            fresh += self._changed_tools()
+        return fresh
+
+    def _past_deadline(self) -> bool:
+        """The session's time is spent (waits on a server slowed by load not counted)."""
+        return time.monotonic() > self.deadline + min(self.session.credit_s, self.backstop_s)
+
+    def _call(self, tool: wire.McpTool, label: str, arguments: dict[str, Any]) -> wire.McpCall:
+        if self._past_deadline():
+            return wire.McpCall(tool.name, "skipped: deadline", variation=label)
+        reply = self.session.request(
+            "tools/call", {"name": tool.name, "arguments": arguments}, self.client.call_timeout_s
+        )
+        return wire.McpCall(
+            tool.name, _outcome(reply), self.scanner.scan(), self.sink.drain(), variation=label
+        )
+
+    def _changed_tools(self) -> list[wire.McpTool]:
+        """Tools the server lists now that it did not list before (new, or the same name
+        with another description or schema), announced or not."""
+        if self._past_deadline() or self.session.closed:
+            return []
+        listed, failure = _list_tools(self.session, self.client.request_timeout_s)
+        self.list_failure = self.list_failure or failure
+        fresh = [t for t in listed if _tool_key(t) not in self.seen]
+        self.seen.update(_tool_key(t) for t in fresh)
+        self.changed += fresh
+        return fresh
 
 
-def _call_all(
-    session: McpSession,
-    tools: list[wire.McpTool],
-    client: wire.McpClient,
-    scanner: Scanner,
-    sink: EgressSink,
-    deadline: float,
-) -> list[wire.McpCall]:
-    calls: list[wire.McpCall] = []
-    for tool in tools:
-        if time.monotonic() > deadline:
-            calls.append(wire.McpCall(tool.name, "skipped: deadline"))
-            continue
-        reply = session.request(
-            "tools/call",
-            {"name": tool.name, "arguments": canary_arguments(tool.input_schema, client.canary)},
-            client.call_timeout_s,
-        )
-        calls.append(wire.McpCall(tool.name, _outcome(reply), scanner.scan(), sink.drain()))
-    return calls
+def _tool_key(tool: wire.McpTool) -> str:
+    return json.dumps([tool.name, tool.description, tool.input_schema], sort_keys=True)
 
 
 def _list_tools(session: McpSession, timeout_s: float) -> tuple[list[wire.McpTool], str]:
@@ -722,6 +886,39 @@ def _outcome(reply: dict[str, Any]) -> str:
     return "ok" if "result" in reply else "malformed"
 
 
+# --- the environment ---------------------------------------------------------------------
+
+# What a step's own environment (an MCP server's `env`) may extend, never replace: the
+# harness's value comes first, the artifact's is appended.
+ADDITIVE_ENV = {"PATH": ":", "NODE_OPTIONS": " ", "LD_PRELOAD": ":"}
+# Variables the observation depends on even when the harness leaves them unset: where
+# Python finds its user site (the egress hook), and libfaketime's settings (the clock
+# profiles). An artifact never sets these for the steps it is observed in.
+OBSERVATION_ENV = ("PYTHONNOUSERSITE", "PYTHONUSERBASE", "PYTHONHOME")
+OBSERVATION_ENV_PREFIXES = ("FAKETIME", "DONT_FAKE", "NO_FAKE")
+
+
+def env_refused(base: Collection[str], key: str) -> bool:
+    """Whether a step's own `key` would replace what the observation depends on."""
+    if key in ADDITIVE_ENV:
+        return False
+    return key in base or key in OBSERVATION_ENV or key.startswith(OBSERVATION_ENV_PREFIXES)
+
+
+def merge_env(base: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The harness's environment with a step's own added: additive variables extended
+    after the harness's value, anything the observation depends on left as it was."""
+    merged = dict(base)
+    for key, value in extra.items():
+        if env_refused(base, key):
+            continue
+        if key not in ADDITIVE_ENV or not base.get(key):
+            merged[key] = value
+        elif value:
+            merged[key] = base[key] + ADDITIVE_ENV[key] + value
+    return merged
+
+
 # --- the plan ----------------------------------------------------------------------------
 
 
@@ -732,20 +929,30 @@ def run_step(
     sink: EgressSink,
     deadline: float,
 ) -> wire.StepLog:
-    env = {**env, **step.env}
-    timeout = min(step.timeout_s, max(0.1, deadline - time.monotonic()))
+    """One step; `deadline` is the profile's wall backstop, which no step outlives."""
+    env = merge_env(env, step.env)
+    backstop = min(step.timeout_s * BACKSTOP_FACTOR, max(0.1, deadline - time.monotonic()))
     done = wire.StepLog(step.name)
     try:
         if step.mcp is not None:
+            timeout = min(step.timeout_s, backstop)
             mcp = run_mcp(step, step.mcp, env, scanner, sink, time.monotonic() + timeout)
             done = wire.StepLog(step.name, mcp=mcp)
         else:
             child = Child(list(step.argv), step.cwd, env, step.stdin.encode())
-            exit_code, output_bytes, tail = child.wait(timeout)
-            done = wire.StepLog(step.name, exit_code, exit_code is None, output_bytes, tail)
+            exit_code, output_bytes, tail, stopped = child.wait(step.timeout_s, backstop)
+            done = wire.StepLog(
+                step.name, exit_code, exit_code is None, output_bytes, tail, stopped=stopped
+            )
     except (OSError, ValueError, RecursionError) as exc:
         done = wire.StepLog(step.name, error=f"{type(exc).__name__}: {str(exc)[:200]}")
     return replace(done, canary_hits=scanner.scan(), egress=sink.drain())
+
+
+def _tree_cpu_s() -> float:
+    """CPU seconds of the harness and of every step it has reaped."""
+    spent = os.times()
+    return spent.user + spent.system + spent.children_user + spent.children_system
 
 
 def fit_log(log: wire.HarnessLog, cap: int) -> bytes:
@@ -783,7 +990,9 @@ def main() -> None:
         with open(PLAN_PATH, "rb") as handle:
             plan = wire.HarnessPlan.from_json(json.loads(handle.read()))
         cap = plan.log_cap
-        deadline = started + plan.deadline_s
+        # No step starts once the harness's tree has spent its CPU deadline, or its wall
+        # backstop has passed (steps slowed by load take longer, not more CPU).
+        deadline = started + plan.deadline_s * BACKSTOP_FACTOR
         lay_out_home(plan)
         scanner = Scanner(plan)
         sink = EgressSink(scanner.needles)
@@ -797,10 +1006,15 @@ def main() -> None:
         except (OSError, shutil.Error) as exc:
             errors.append(f"copying the artifact failed: {type(exc).__name__}")
         for step in plan.steps:
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or _tree_cpu_s() >= plan.deadline_s:
                 skipped.append(step.name)
                 continue
-            steps.append(run_step(step, env, scanner, sink, deadline))
+            done = run_step(step, env, scanner, sink, deadline)
+            if done.stopped == "wall" and time.monotonic() < deadline:
+                # Still working when the backstop came: the host was busy. Once more,
+                # so a passing spike of load does not decide what is seen.
+                done = replace(run_step(step, env, scanner, sink, deadline), attempts=2)
+            steps.append(done)
     except Exception as exc:
         errors.append(f"harness error: {type(exc).__name__}: {str(exc)[:200]}")
     log = wire.HarnessLog(

@@ -92,6 +92,9 @@ class CallSummary(_Record, frozen=True):
     tool: str
     outcome: str
     observed: tuple[str, ...]
+    # Which argument differed from the tool's first call (`mode="b"`, `count=0`), or which
+    # repeat of it this was (`repeat 2`); left out for the first call.
+    variation: str = ""
 
 
 class SessionSummary(_Record, frozen=True):
@@ -108,7 +111,9 @@ class McpSummary(_Record, frozen=True):
     tools: tuple[ToolSurface, ...]
     calls: dict[str, tuple[CallSummary, ...]]  # profile -> calls made under it
     sessions: dict[str, SessionSummary]  # profile -> how its session went
-    tools_after_change: tuple[ToolSurface, ...] = ()  # announced by tools/list_changed
+    # Tools the server listed anew mid-session (announced by tools/list_changed, or seen
+    # when the tools were listed again after a round of calls): a rug pull.
+    tools_after_change: tuple[ToolSurface, ...] = ()
 
 
 class Observed(_Record, frozen=True):

@@ -13,39 +13,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-import jinja2
 from markupsafe import Markup
 
-from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
 from assay.records.agent import short_hash
-from assay.records.diagnostics import RepDiagnostic
+from assay.records.diagnostics import Diagnostics, RepDiagnostic
+from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.plan import PlannedTask
 from assay.records.round import RoundResult
 from assay.records.scorecard import AgentTrackScore, TaskView
 from assay.report import svg
+from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
 from assay.report.interface import ReportFormat
-from assay.schema.visible import visible
+from assay.report.templating import environment
 
 NAME_LIMIT = 22  # characters of an agent name shown before it is cut (full name on hover)
 
 
-def _shown(value: object) -> object:
-    """Every value the template prints, control characters as visible escapes
-    (markup the report built itself stays markup; its text was escaped already)."""
-    if isinstance(value, Markup):
-        return Markup(visible(str(value)))
-    return visible(value) if isinstance(value, str) else value
-
-
-_ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("assay.report", "templates"),
-    autoescape=True,
-    finalize=_shown,
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+_ENV = environment("assay.report")
 
 
 @dataclass(frozen=True)
@@ -90,21 +75,14 @@ class RankingRow:
 
 
 @dataclass(frozen=True)
-class Expected:
-    """One expected finding or planted vulnerability, and whether the agent matched it."""
-
-    text: str
-    matched: bool
-
-
-@dataclass(frozen=True)
 class TaskRow:
     task: str
     label: str
-    reps: str  # each rep's verdict or failure, in rep order
+    reps: list[str]  # each rep's verdict, or its failure and detail, in rep order
     outcome: str  # the consensus verdict, or the F2
     state: str  # correct | wrong | failed | scored
-    expected: list[Expected]
+    speaking: str  # which rep's report the pairs are of
+    pairs: list[PairLines]  # expected items beside reported ones, with why
 
 
 @dataclass(frozen=True)
@@ -243,8 +221,9 @@ def _failed_reps(failed: Sequence[RepDiagnostic], agents: dict[str, Agent]) -> l
 class _Lookups:
     """What every track section reads from the round, gathered once per report."""
 
-    matches: dict[tuple[str, str, str], tuple[bool, ...]]  # (agent, track, task) -> hits
+    matching: dict[MatchingKey, TaskMatching]
     truth: dict[tuple[str, str], PlannedTask]  # (track, task)
+    diagnostics: Diagnostics
     failed: dict[str, list[RepDiagnostic]]  # track -> failed reps
     used: dict[tuple[str, str], list[RepDiagnostic]]  # (track, agent) -> every rep
 
@@ -257,38 +236,30 @@ class _Lookups:
         for (track, agent, _, _), seen in sorted(result.diagnostics.reps.items()):
             used[(track, agent)].append(seen)
         return cls(
-            matches=result.matches,
+            matching=result.matching,
             truth={(t.track.value, t.task_id): t for t in result.plan.tasks},
+            diagnostics=result.diagnostics,
             failed=failed,
             used=used,
         )
 
 
-def _expected(truth: PlannedTask | None, matched: tuple[bool, ...] | None) -> list[Expected]:
-    """The label's expected items, each marked matched or missed by the speaking rep."""
-    if truth is None or not (truth.expected_findings or truth.planted):
-        return []
-    items: tuple[FindingItem | VulnerabilityItem, ...] = truth.expected_findings or truth.planted
-    hits = matched or (False,) * len(items)
-    return [Expected(_describe(item), hit) for item, hit in zip(items, hits, strict=True)]
-
-
-def _describe(item: FindingItem | VulnerabilityItem) -> str:
-    where = f"{item.file or ''}:{item.line}" if item.line else item.file
-    kind = item.cwe if isinstance(item, VulnerabilityItem) else item.category
-    return " · ".join(str(p) for p in (kind, item.title, where) if p)
-
-
 def _task_row(
-    task: TaskView, truth: PlannedTask | None, matched: tuple[bool, ...] | None
+    task: TaskView, key: MatchingKey, truth: PlannedTask | None, lookups: _Lookups
 ) -> TaskRow:
     cell = _cell(task, truth is None or truth.track.behavioural)
-    per_rep = [
-        (r.verdict or "ok") if r.status == "completed" else f"failed: {r.reason}" for r in task.reps
-    ]
+    agent, track, _ = key
+    reps = [rep_line(r, lookups.diagnostics.of(track, agent, task.task, r.rep)) for r in task.reps]
     outcome = f"F2 {task.f2:.3f}" if task.f2 is not None else (task.verdict or "no verdict")
+    matching = lookups.matching.get(key)
     return TaskRow(
-        task.task, task.label, " · ".join(per_rep), outcome, cell.state, _expected(truth, matched)
+        task.task,
+        task.label,
+        reps,
+        outcome,
+        cell.state,
+        speaking_line(matching) if matching else "",
+        pair_lines(matching) if matching else [],
     )
 
 
@@ -299,8 +270,9 @@ def _task_tables(track: str, ranking: list[RankingRow], lookups: _Lookups) -> li
             [
                 _task_row(
                     t,
+                    (row.agent.agent_hash, track, t.task),
                     lookups.truth.get((track, t.task)),
-                    lookups.matches.get((row.agent.agent_hash, track, t.task)),
+                    lookups,
                 )
                 for t in row.score.task_results
             ],
@@ -414,7 +386,8 @@ def _failure_totals(sections: Sequence[TrackSection]) -> Counter[str]:
     return totals
 
 
-def render_html(result: RoundResult) -> str:
+def render_html(result: RoundResult, nav: Markup | None = None) -> str:
+    """The report; `nav` is a bar a host page puts above it (the viewer's links)."""
     agents = _agents(result)
     scores = result.card.scores if result.card is not None else {}
     reps = {t.value: n for t, n in result.plan.reps.items()}
@@ -438,6 +411,7 @@ def render_html(result: RoundResult) -> str:
         is_eval=result.kind == "eval",
         open_tables=len(result.agents) <= TASK_TABLES_OPEN,
         inference=[(agents[t.agent], t) for t in result.diagnostics.inference()],
+        nav=nav,
     )
 
 

@@ -114,7 +114,8 @@ def _limit_detail(hit: LimitHit, seen: Observation, limits: ResourceLimits) -> s
 
 
 def _exit_detail(seen: Observation) -> str:
-    """The shim's own message, with the last line of the agent's traceback when it raised."""
+    """The shim's own message (the exception and where in the agent's file it was raised),
+    or the exit code and the last line the process wrote."""
     lines = [
         line.strip()
         for line in seen.stderr.data.decode("utf-8", "replace").splitlines()
@@ -124,9 +125,8 @@ def _exit_detail(seen: Observation) -> str:
     if shim_at < 0:
         last = f": {lines[-1]}" if lines else ""
         return _printable(f"exit code {seen.exit_code}{last}")
-    message = lines[shim_at].removeprefix(_SHIM_PREFIX)
-    raised = lines[shim_at - 1] if shim_at > 0 and "raised" in message else ""
-    return _printable(f"{message}: {raised}" if raised else message)
+    # The shim's line says it all: what was raised, in the author's file and line.
+    return _printable(lines[shim_at].removeprefix(_SHIM_PREFIX))
 
 
 def _printable(text: str) -> str:

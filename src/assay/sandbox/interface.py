@@ -98,6 +98,46 @@ class HostService(ABC):
 
 
 @dataclass(frozen=True)
+class HomeFile:
+    """A file planted in the home before the command starts."""
+
+    path: str  # relative to the home
+    data: bytes
+    mode: int = 0o644
+    watched: bool = False  # its reads, writes, links and removal are reported
+
+
+@dataclass(frozen=True)
+class Home:
+    """A user's home at /home/<user>, planted by the validator before the command
+    starts: real files owned by the sandbox's user, their times set `age_s` back,
+    and the watched ones watched by inode from outside, so that whatever path,
+    handle or link reaches them, the kernel reports it.
+
+    `new_entries` are directories (relative, "" for the home) whose new entries are
+    reported: a watched name (a shell profile) may not exist until it is written."""
+
+    user: str
+    files: tuple[HomeFile, ...]
+    age_s: int = 0
+    new_entries: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> str:
+        return f"/home/{self.user}"
+
+
+@dataclass(frozen=True)
+class HomeEvent:
+    """What the kernel reported on a watched file: `event` is read, write, attrib
+    (mode, times or links changed), linked (it has another name now), deleted,
+    moved, or created (a new entry of a watched directory)."""
+
+    path: str  # in the sandbox, the name it was planted under
+    event: str
+
+
+@dataclass(frozen=True)
 class SealedRequest:
     argv: tuple[str, ...]
     limits: ResourceLimits
@@ -108,6 +148,14 @@ class SealedRequest:
     copy_out_bytes: int = 1 << 20
     trace: TraceSet = TraceSet.FULL
     hostname: str = "sandbox"  # what the command sees as the host's name
+    home: Home | None = None
+    # The command shifts its own clock this far (libfaketime): the kernel's boot time in
+    # /proc/stat is shown shifted as much, so that it agrees with the clock and with
+    # /proc/uptime (which counts from boot, unshifted, and so agrees already).
+    boot_time_shift_s: int = 0
+    # The command is the caller's harness, not the subject: its own file calls are left
+    # out of the trace (its descendants', the subject's, are all in).
+    harness_command: bool = False
 
 
 class CopyStatus(StrEnum):
@@ -132,16 +180,42 @@ class Peer:
 
 
 @dataclass(frozen=True)
+class Link:
+    """A link the traced tree made: `path` now names `target` (a symlink's target as
+    written, made absolute against the link's directory; a hard link's existing file)."""
+
+    path: str
+    target: str
+    hard: bool
+
+
+@dataclass(frozen=True)
+class Executed:
+    """A successful exec: the file the kernel was asked to run, and the argv it got
+    (whose first word the caller chooses freely)."""
+
+    file: str
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TraceSummary:
     """The tracer's own record of what the sandboxed process tree did."""
 
     execs: tuple[tuple[str, ...], ...] = ()
+    # Paths are as the kernel resolved them: what a call opened, or else the path it
+    # named made absolute against its directory handle (`assay.sandbox.paths`).
     reads: tuple[str, ...] = ()  # read-only opens (tried or done) outside the runtime's own files
     writes: tuple[str, ...] = ()  # paths opened (or tried) for writing or creation
     unlinks: tuple[str, ...] = ()
     renames: tuple[tuple[str, str], ...] = ()
     connects: tuple[Peer, ...] = ()  # connect/sendto/sendmsg/sendmmsg destinations
     dns_queries: tuple[str, ...] = ()  # query names decoded from outgoing packets
+    links: tuple[Link, ...] = ()  # symlinks and hard links made
+    executed: tuple[Executed, ...] = ()  # each distinct successful exec, by file and argv
+    # Reads of what tells a sandbox from a host (seccomp status, boot time, uptime) and
+    # runs of one failing call repeated (timing the tracer), as text.
+    probes: tuple[str, ...] = ()
     truncated: bool = False  # some events were dropped: a list reached the summary's cap
 
     def saw_dns(self, host: str) -> bool:
@@ -175,6 +249,8 @@ class Observation:
     copied: tuple[CopiedFile, ...] = ()
     trace: TraceSummary = field(default_factory=TraceSummary)
     tracer_cpu_s: float = 0.0  # the part of `cpu_s` the tracer spent
+    home_events: tuple[HomeEvent, ...] = ()  # what the watch on the home saw
+    home_watch_lost: bool = False  # the watch's queue overflowed: some events are missing
 
     def copied_file(self, name: str) -> CopiedFile:
         for item in self.copied:

@@ -2,16 +2,21 @@
 
 Every rep outcome is committed in its own transaction (WAL), so a validator
 killed at any moment loses at most the reps in flight, and `round resume`
-runs exactly the reps that have no row. Scores are always recomputed from the
-rows (`assay score --db`), never kept as the only copy.
+runs exactly the reps that have no row. A track the validator abstained on
+(an infrastructure fault confined to it) has a row in `track_abstentions`: the
+round's other tracks are scored and weighed without it, and a resume runs it
+again. Scores are always recomputed from the rows (`assay score --db`), never
+kept as the only copy.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,12 +25,14 @@ import msgspec
 
 from assay.records import codec
 from assay.records.agent import Agent
+from assay.records.chain import HotkeyWeight, WeightReceipt
 from assay.records.observed import Observed
 from assay.records.outcome import RunOutcome
 from assay.records.plan import RoundPlan
 from assay.records.scorecard import Scorecard
 
-SCHEMA_VERSION = 1
+# 2: `track_abstentions` (an older assay would read such a round as whole).
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -65,6 +72,28 @@ CREATE TABLE IF NOT EXISTS reps (
     outcome_json TEXT NOT NULL,
     PRIMARY KEY (round_id, agent_hash, track, task_id, rep)
 );
+CREATE TABLE IF NOT EXISTS hotkey_weights (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    netuid INTEGER NOT NULL,
+    hotkey TEXT NOT NULL,
+    track TEXT NOT NULL,
+    uid INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    PRIMARY KEY (round_id, netuid, hotkey, track)
+);
+CREATE TABLE IF NOT EXISTS chain_receipts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    netuid INTEGER NOT NULL,
+    success INTEGER NOT NULL,
+    receipt_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS track_abstentions (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    track TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (round_id, track)
+);
 CREATE TABLE IF NOT EXISTS inference_bodies (
     sha256 TEXT PRIMARY KEY,
     body TEXT NOT NULL
@@ -98,16 +127,24 @@ class RoundSummary:
     agents: int
     reps_stored: int
     weights: dict[str, float] | None
+    abstained_tracks: tuple[str, ...] = ()  # tracks the validator abstained on
 
 
 class Store:
     """A round store on one SQLite file, created when missing unless `create` is False
-    (read-only commands never leave an empty store behind)."""
+    (read-only commands never leave an empty store behind).
 
-    def __init__(self, path: Path, *, create: bool = True) -> None:
+    `read_only` opens it for reading alone (listing, reports, the viewer): nothing is
+    written, not even the schema, so a store on a read-only mount can be read."""
+
+    def __init__(self, path: Path, *, create: bool = True, read_only: bool = False) -> None:
         self.path = path
-        if not create and not path.is_file():
+        if (read_only or not create) and not path.is_file():
             raise StoreError(f"no round store at {path} (run a round first, or pass --db)")
+        self._scratch = ExitStack()
+        if read_only:
+            self._db = _open_read_only(path, self._scratch)
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -120,6 +157,7 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+        self._scratch.close()
 
     def __enter__(self) -> Store:
         return self
@@ -147,11 +185,9 @@ class Store:
             row = db.execute("SELECT version FROM schema_version").fetchone()
             if row is None:
                 db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-            elif row[0] > SCHEMA_VERSION:
-                raise StoreError(
-                    f"store {self.path} has schema version {row[0]}, newer than this assay "
-                    f"understands ({SCHEMA_VERSION}); upgrade assay to read it"
-                )
+            _check_schema(db, self.path)
+            if row is not None and row[0] < SCHEMA_VERSION:  # later tables are made above
+                db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
 
     # rounds -----------------------------------------------------------------
 
@@ -186,11 +222,13 @@ class Store:
         rows = self._db.execute(
             "SELECT r.round_id, r.status, r.reason, r.plan_json, r.weights_json, "
             "(SELECT COUNT(*) FROM agents a WHERE a.round_id = r.round_id), "
-            "(SELECT COUNT(*) FROM reps p WHERE p.round_id = r.round_id) "
+            "(SELECT COUNT(*) FROM reps p WHERE p.round_id = r.round_id), "
+            "(SELECT GROUP_CONCAT(t.track, ',') FROM track_abstentions t "
+            "WHERE t.round_id = r.round_id) "
             "FROM rounds r ORDER BY r.seq"
         ).fetchall()
         out = []
-        for round_id, status, reason, plan_json, weights_json, agents, reps in rows:
+        for round_id, status, reason, plan_json, weights_json, agents, reps, abstained in rows:
             plan = json.loads(plan_json)
             out.append(
                 RoundSummary(
@@ -202,6 +240,7 @@ class Store:
                     agents=int(agents),
                     reps_stored=int(reps),
                     weights=json.loads(weights_json) if weights_json else None,
+                    abstained_tracks=tuple(sorted(abstained.split(","))) if abstained else (),
                 )
             )
         return out
@@ -214,9 +253,34 @@ class Store:
         ).fetchall()
         return tuple((str(r), dict(json.loads(w))) for r, w in rows)
 
-    def latest_unfinished(self) -> str | None:
+    def scorecard(self, round_id: str) -> Scorecard | None:
+        """The scores written when the round finished (None before it did): what its
+        weights were computed from, read without rescoring its reps."""
         row = self._db.execute(
-            "SELECT round_id FROM rounds WHERE status = 'running' ORDER BY seq DESC LIMIT 1"
+            "SELECT result_json FROM rounds WHERE round_id = ?", (round_id,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        try:
+            return codec.convert(json.loads(row[0])["scores"], Scorecard)
+        except (ValueError, KeyError, codec.DecodeError) as exc:
+            raise StoreError(f"round {round_id}: its stored scores are unreadable ({exc})") from exc
+
+    def agent_rounds(self, agent_hash: str) -> list[tuple[str, str]]:
+        """(round id, name pinned) of every round the agent was in, oldest first."""
+        rows = self._db.execute(
+            "SELECT a.round_id, a.name FROM agents a JOIN rounds r USING (round_id) "
+            "WHERE a.agent_hash = ? ORDER BY r.seq",
+            (agent_hash,),
+        ).fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def latest_unfinished(self) -> str | None:
+        """The latest round still running, or completed without a track it abstained on."""
+        row = self._db.execute(
+            "SELECT round_id FROM rounds r WHERE status = 'running' OR EXISTS "
+            "(SELECT 1 FROM track_abstentions t WHERE t.round_id = r.round_id) "
+            "ORDER BY seq DESC LIMIT 1"
         ).fetchone()
         return None if row is None else str(row[0])
 
@@ -239,6 +303,57 @@ class Store:
                 (json.dumps(result, sort_keys=True), json.dumps(weights, sort_keys=True), round_id),
             )
 
+    def round_weights(self, round_id: str) -> dict[str, float]:
+        """The round's own weights per agent, before any EMA (empty until it completes)."""
+        row = self._db.execute(
+            "SELECT result_json FROM rounds WHERE round_id = ?", (round_id,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return {}
+        return dict(json.loads(row[0]).get("round_weights", {}))
+
+    # the subnet ---------------------------------------------------------------
+
+    def put_chain_weights(
+        self, round_id: str, netuid: int, rows: Sequence[HotkeyWeight], receipt: WeightReceipt
+    ) -> None:
+        """A set's receipt, and on success the per-hotkey EMA it was made from, at once."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO chain_receipts (round_id, netuid, success, receipt_json) "
+                "VALUES (?, ?, ?, ?)",
+                (round_id, netuid, int(receipt.success), codec.encode(receipt).decode()),
+            )
+            if not receipt.success:
+                return
+            db.execute(
+                "DELETE FROM hotkey_weights WHERE round_id = ? AND netuid = ?", (round_id, netuid)
+            )
+            db.executemany(
+                "INSERT INTO hotkey_weights VALUES (?, ?, ?, ?, ?, ?)",
+                [(round_id, netuid, r.hotkey, r.track, r.uid, r.weight) for r in rows],
+            )
+
+    def receipts(self, round_id: str, netuid: int) -> list[WeightReceipt]:
+        """Every answer the chain gave for a round's weights, oldest first."""
+        rows = self._db.execute(
+            "SELECT receipt_json FROM chain_receipts WHERE round_id = ? AND netuid = ? ORDER BY id",
+            (round_id, netuid),
+        ).fetchall()
+        return [codec.decode(r[0], WeightReceipt) for r in rows]
+
+    def previous_hotkey_weights(self, netuid: int, before_seq: int) -> list[HotkeyWeight]:
+        """The per-hotkey EMA of the last round set on `netuid` before a round."""
+        rows = self._db.execute(
+            "SELECT h.hotkey, h.track, h.uid, h.weight FROM hotkey_weights h "
+            "JOIN rounds r ON r.round_id = h.round_id WHERE h.netuid = ? AND r.seq = "
+            "(SELECT MAX(r2.seq) FROM hotkey_weights h2 JOIN rounds r2 "
+            "ON r2.round_id = h2.round_id WHERE h2.netuid = ? AND r2.seq < ?) "
+            "ORDER BY h.hotkey, h.track",
+            (netuid, netuid, before_seq),
+        ).fetchall()
+        return [HotkeyWeight(hotkey=h, track=t, uid=int(u), weight=float(w)) for h, t, u, w in rows]
+
     def abstain(self, round_id: str, reason: str) -> None:
         with self._transaction() as db:
             db.execute(
@@ -248,11 +363,29 @@ class Store:
             )
 
     def reopen(self, round_id: str) -> None:
+        """Running again: the tracks it abstained on are tried again with the rest."""
         with self._transaction() as db:
             db.execute(
                 "UPDATE rounds SET status = 'running', reason = NULL WHERE round_id = ?",
                 (round_id,),
             )
+            db.execute("DELETE FROM track_abstentions WHERE round_id = ?", (round_id,))
+
+    def abstain_track(self, round_id: str, track: str, reason: str) -> None:
+        """The validator abstains on one track of the round; the first reason stands."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO track_abstentions VALUES (?, ?, ?)",
+                (round_id, track, reason),
+            )
+
+    def abstained_tracks(self, round_id: str) -> dict[str, str]:
+        """Track -> why the validator abstained on it, in track order."""
+        rows = self._db.execute(
+            "SELECT track, reason FROM track_abstentions WHERE round_id = ? ORDER BY track",
+            (round_id,),
+        ).fetchall()
+        return {str(track): str(reason) for track, reason in rows}
 
     # agents, observations, reps ----------------------------------------------
 
@@ -341,6 +474,17 @@ class Store:
             found.update((r[0], r[1]) for r in rows)
         return found
 
+    def task_outcomes(
+        self, round_id: str, agent_hash: str, track: str, task_id: str
+    ) -> list[RunOutcome]:
+        """One agent's reps of one task, in rep order (their inference bodies stay apart)."""
+        rows = self._db.execute(
+            "SELECT outcome_json FROM reps WHERE round_id = ? AND agent_hash = ? AND track = ? "
+            "AND task_id = ? ORDER BY rep",
+            (round_id, agent_hash, track, task_id),
+        ).fetchall()
+        return [RunOutcome.from_json(text) for (text,) in rows]
+
     def outcomes(self, round_id: str) -> Iterator[RunOutcome]:
         cursor = self._db.execute(
             "SELECT outcome_json FROM reps WHERE round_id = ? "
@@ -349,6 +493,70 @@ class Store:
         )
         for (text,) in cursor:
             yield RunOutcome.from_json(text)
+
+
+def _open_read_only(path: Path, scratch: ExitStack) -> sqlite3.Connection:
+    """`mode=ro` first: it sees a live writer's WAL. Where the directory cannot hold the
+    WAL's index (a read-only mount), SQLite cannot open the store that way and nothing
+    can write there either: the file is read as `immutable`, exactly as it lies. Commits
+    still in a WAL left beside it would be invisible so, so then a private copy of the
+    file and its WAL is read instead (in `scratch`, removed when the store closes)."""
+    try:
+        return _connect_read_only(path, path, "mode=ro")
+    except sqlite3.Error:
+        pass
+    wal = path.with_name(path.name + "-wal")
+    target, query = path, "mode=ro&immutable=1"
+    if wal.is_file() and wal.stat().st_size:
+        folder = Path(scratch.enter_context(tempfile.TemporaryDirectory(prefix="assay-store-")))
+        target, query = folder / path.name, "mode=ro"
+        shutil.copyfile(path, target)
+        shutil.copyfile(wal, folder / wal.name)
+    try:
+        return _connect_read_only(target, path, query)
+    except sqlite3.Error as exc:
+        raise StoreError(f"store {path}: {exc}") from exc
+
+
+def _connect_read_only(target: Path, path: Path, query: str) -> sqlite3.Connection:
+    """A read-only connection to `target` (the store at `path`, or its copy), checked."""
+    db = sqlite3.connect(
+        f"{target.resolve().as_uri()}?{query}",
+        uri=True,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    try:
+        _check_schema(db, path)
+        _stand_in_for_abstentions(db)
+    except (sqlite3.Error, StoreError):
+        db.close()
+        raise
+    return db
+
+
+def _stand_in_for_abstentions(db: sqlite3.Connection) -> None:
+    """A store written before schema 2, read without migrating it, has no abstained
+    tracks: an empty temporary table (the connection's own, never the file's) stands in
+    for the one it lacks, so every query reads the same."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "track_abstentions" not in tables:
+        db.execute(
+            "CREATE TEMP TABLE track_abstentions "
+            "(round_id TEXT NOT NULL, track TEXT NOT NULL, reason TEXT NOT NULL)"
+        )
+
+
+def _check_schema(db: sqlite3.Connection, path: Path) -> None:
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not {"schema_version", "rounds", "agents", "reps"} <= tables:
+        raise StoreError(f"{path} is not a round store (it has no rounds table)")
+    row = db.execute("SELECT version FROM schema_version").fetchone()
+    if row is not None and row[0] > SCHEMA_VERSION:
+        raise StoreError(
+            f"store {path} has schema version {row[0]}, newer than this assay "
+            f"understands ({SCHEMA_VERSION}); upgrade assay to read it"
+        )
 
 
 def _stored_round(row: tuple[Any, ...]) -> StoredRound:

@@ -10,9 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.attest.hotkey import load_hotkey
 from assay.attest.keys import KeyFileError, KeyPair, load_private, new_keypair, read_public
 from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError, pin, write_manifest
 from assay.attest.sssa import Export, Skipped, SssaError, Verified, verify_file
+from assay.chain.conform import WeightLimitError
+from assay.chain.identity import hotkey_of
+from assay.chain.snapshot import synthetic_snapshot, write_snapshot
 from assay.corpus.benign import add_benign
 from assay.corpus.datadog import import_datadog
 from assay.corpus.importing import ImportFailed
@@ -25,28 +29,33 @@ from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
 from assay.mechanism.spec import Track
 from assay.records.agent import DEFAULT_ENTRYPOINT, AgentError
+from assay.records.chain import ChainError, MetagraphSnapshot, SnapshotError
 from assay.records.observed import EvidenceRecord
 from assay.records.outcome import RunOutcome
 from assay.records.rep import RecordError
 from assay.records.round import RoundResult
+from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
 from assay.report.interface import write_document
 from assay.report.registry import report_format
 from assay.report.text import markdown, printable
 from assay.runner.bundle import Bundle, BundleError, bundle_package, entrypoint_problem
 from assay.sandbox import InfrastructureError, default_backend
 from assay.sandbox.interface import CheckResult
+from assay.schema.exported import report_json_schema
 from assay.schema.inference import InferenceConfigError
 from assay.schema.manifest import AgentManifest
 from assay.schema.mechanism_file import pinned
-from assay.schema.report import report_json_schema
 from assay.schema.visible import visible
 from assay.store.sqlite import RoundSummary, StoreError
 from assay.validator.attesting import export_round
+from assay.validator.browse import AgentRound, RoundTrend, agent_history, round_trends, task_reps
 from assay.validator.config import (
     EXAMPLE_ROUND_TOML,
+    ChainConfig,
     ConfigError,
     RoundConfig,
     RoundOverrides,
+    chain_config,
     default_db,
     parse_tracks,
     round_config,
@@ -56,6 +65,15 @@ from assay.validator.evaluation import DemoResult, demo, evaluate
 from assay.validator.parallel import score_file
 from assay.validator.planning import PlanError
 from assay.validator.rounds import ExecutionChoice, Notify, Round, list_rounds, stored_result
+from assay.validator.subnet import (
+    AlreadySet,
+    ChainWeights,
+    Preview,
+    open_chain,
+    preview_file,
+    save_snapshot,
+    set_round_weights,
+)
 
 # What a user's input can get wrong: a front end shows the message and exits 1.
 # (An `InfrastructureError` is the host's fault instead: the validator abstains.)
@@ -70,9 +88,42 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     ManifestError,
     PlanError,
     RecordError,
+    SnapshotError,
     SssaError,
     StoreError,
+    WeightLimitError,
 )
+
+
+def chain_weights(
+    round_id: str,
+    config: ChainConfig,
+    *,
+    db: Path | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+) -> ChainWeights:
+    """`assay chain weights`: a completed round's UID vector, set unless `dry_run`."""
+    return set_round_weights(round_id, open_chain(config), db=db, dry_run=dry_run, force=force)
+
+
+def synthetic_snapshot_file(
+    out: Path, *, netuid: int, uids: int, validators: int, register: tuple[str, ...], seed: str
+) -> MetagraphSnapshot:
+    """`assay chain snapshot --synthetic`: a made-up subnet for trying the preview; each
+    of `register` is a hotkey address or an author's ed25519 public key (hex)."""
+    hotkeys = tuple(hotkey_of(key) for key in register)
+    if None in hotkeys:
+        raise SnapshotError(f"not a hotkey address or public key: {register[hotkeys.index(None)]}")
+    snapshot = synthetic_snapshot(
+        netuid=netuid,
+        uids=uids,
+        validators=validators,
+        register=tuple(h for h in hotkeys if h),
+        seed=seed,
+    )
+    write_snapshot(snapshot, out)
+    return snapshot
 
 
 def detonate_artifact(directory: Path, track: Track) -> Detonation:
@@ -102,13 +153,20 @@ def pin_agent(
     agent: Path,
     *,
     track: Track,
-    key: Path,
+    key: Path | None = None,
+    hotkey: str | None = None,
+    wallet_path: Path | None = None,
     entrypoint: str = DEFAULT_ENTRYPOINT,
     model: str | None = None,
     out: Path | None = None,
 ) -> tuple[Path, AgentManifest]:
     """A signed manifest pinning `agent` for `track` (beside it unless `out` is given),
-    naming the sandbox it will run in."""
+    naming the sandbox it will run in; signed by an author's ed25519 `key` or a miner's
+    `hotkey` (`WALLET/HOTKEY`, read from the wallet folder)."""
+    if (key is None) == (hotkey is None):
+        raise ManifestError("sign with --key (an author key) or --hotkey (a miner's), one of them")
+    if hotkey is not None and "/" not in hotkey:
+        raise ManifestError(f"--hotkey is WALLET/HOTKEY, not {hotkey!r}")
     if not agent.is_file():
         raise ManifestError(f"agent {agent} is not a file")
     problem = entrypoint_problem(agent.read_bytes(), entrypoint)
@@ -122,7 +180,7 @@ def pin_agent(
     manifest = pin(
         agent,
         track=track,
-        key=load_private(key),
+        key=load_private(key) if key else load_hotkey(str(hotkey), wallet_path),
         entrypoint=entrypoint,
         sandbox_digest=sandbox_digest,
         manifest_path=path,
@@ -142,7 +200,12 @@ __all__ = [
     "EXAMPLE_ROUND_TOML",
     "MANIFEST_SUFFIX",
     "USER_ERRORS",
+    "AgentRound",
+    "AlreadySet",
     "Bundle",
+    "ChainConfig",
+    "ChainError",
+    "ChainWeights",
     "DemoResult",
     "Detonation",
     "EvidenceRecord",
@@ -153,13 +216,16 @@ __all__ = [
     "InfrastructureError",
     "KeyPair",
     "Notify",
+    "PairLines",
     "PhylaxImportError",
+    "Preview",
     "RecordError",
     "Round",
     "RoundConfig",
     "RoundOverrides",
     "RoundResult",
     "RoundSummary",
+    "RoundTrend",
     "RunOutcome",
     "SandboxReport",
     "Skipped",
@@ -168,7 +234,10 @@ __all__ = [
     "ValidationReport",
     "Verified",
     "add_benign",
+    "agent_history",
     "bundle_package",
+    "chain_config",
+    "chain_weights",
     "check_sandbox",
     "default_db",
     "demo",
@@ -182,16 +251,24 @@ __all__ = [
     "list_rounds",
     "markdown",
     "new_keypair",
+    "pair_lines",
     "parse_tracks",
     "pin_agent",
     "pinned",
+    "preview_file",
     "printable",
     "read_public",
+    "rep_line",
     "report_format",
     "report_json_schema",
     "round_config",
+    "round_trends",
+    "save_snapshot",
     "score_file",
+    "speaking_line",
     "stored_result",
+    "synthetic_snapshot_file",
+    "task_reps",
     "validate_corpus",
     "verify_file",
     "visible",

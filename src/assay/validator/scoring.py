@@ -12,13 +12,14 @@ from collections.abc import Iterable, Mapping, Sequence
 import msgspec
 
 from assay.mechanism.consensus import representative
-from assay.mechanism.matching import Targets, matched_targets
+from assay.mechanism.explain import explain
+from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.metrics import Confusion
 from assay.mechanism.scoring import TaskScore, TaskTruth, TrackScore, score_track
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import eligible as is_eligible
 from assay.mechanism.weights import emission_weights, rank
-from assay.records.plan import PlannedTask
+from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.rep import RecordError, RepRecord, bulk
 from assay.records.scorecard import (
     AgentTrackScore,
@@ -217,7 +218,6 @@ def scorecard(records: Iterable[RepRecord], *, salt: str, spec: MechanismSpec) -
 
 
 Speaking = dict[tuple[str, str, str], RepRecord]
-Matches = dict[tuple[str, str, str], tuple[bool, ...]]
 
 
 def speaking_reps(records: Iterable[RepRecord]) -> dict[tuple[str, str, str], RepRecord]:
@@ -241,19 +241,24 @@ def speaking_reps(records: Iterable[RepRecord]) -> dict[tuple[str, str, str], Re
     return chosen
 
 
-def expected_matches(
-    speaking: Speaking, tasks: Iterable[PlannedTask], spec: MechanismSpec
-) -> Matches:
-    """Per (agent, track, task), which of the label's expected findings (or planted
-    vulnerabilities) the rep speaking for the task matched: the score's own matching,
-    item by item, for the reports to show."""
-    truth = {(t.track.value, t.task_id): t for t in tasks}
-    out: Matches = {}
-    for (agent, track, task), rep in speaking.items():
-        planned = truth.get((track, task))
-        if planned is None or not (planned.expected_findings or planned.planted):
+def task_matching(
+    records: Iterable[RepRecord], speaking: Speaking, spec: MechanismSpec
+) -> dict[MatchingKey, TaskMatching]:
+    """Per (agent, track, task), the report standing for the task matched against the
+    label, pair by pair: the score's own matching with every criterion's reason, for
+    every view to show. Tasks where nothing was expected nor reported have none."""
+    out: dict[MatchingKey, TaskMatching] = {}
+    for record in records:
+        key = (record.agent, record.track.value, record.task)
+        if key in out:
             continue
-        found = rep.findings if planned.expected_findings else rep.vulnerabilities
-        targets = Targets.of(planned.expected_findings, planned.planted)
-        out[(agent, track, task)] = matched_targets(found, targets, spec)
+        rep = speaking.get(key)
+        track = record.track
+        expected = record.expected_findings if track.behavioural else record.planted
+        reported: Sequence[FindingItem] | Sequence[VulnerabilityItem] = ()
+        if rep is not None:
+            reported = rep.findings if track.behavioural else rep.vulnerabilities
+        if expected or reported:
+            why = explain(track, reported, expected, spec)
+            out[key] = TaskMatching(rep=rep.rep if rep else None, explanation=why)
     return out

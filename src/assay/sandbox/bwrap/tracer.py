@@ -5,7 +5,12 @@ strace runs with `--seccomp-bpf` (only the listed syscalls stop the tracee),
 hex, so nothing the traced program writes can inject structure into the log)
 and `--decode-fds=socket` (a socket descriptor is printed with its protocol and
 inode, `3<UDP:[4711]>`, which is how a `write` on a connected UDP socket is told
-from a write to a file).
+from a write to a file). Detonation adds `path` decoding: every descriptor
+argument, `AT_FDCWD` included, is printed with the path the kernel holds for it,
+and so is the descriptor an open returns. So a file is named by what the kernel
+resolved, not by the string the program passed: an open relative to a handle on
+`/`, through `/proc/self/root`, `//` or a symlink is reported at its target
+(`assay.sandbox.paths` does the lexical part for calls that failed).
 
 What is traced is the caller's choice (`TraceSet`): an agent's rep traces only
 execs, connects, sends and writes, with short strings; detonation traces every
@@ -31,17 +36,28 @@ descendants, and the command's own file counts from its exec on.
 
 from __future__ import annotations
 
+import itertools
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.sandbox.interface import SANDBOX_INPUT_DIR, Peer, TraceSet, TraceSummary
+from assay.sandbox.interface import (
+    SANDBOX_INPUT_DIR,
+    Executed,
+    Link,
+    Peer,
+    TraceSet,
+    TraceSummary,
+)
+from assay.sandbox.paths import fd_path, resolved
 
 _EXEC = ("execve", "execveat")
 _OPEN = ("open", "openat", "openat2", "creat")
 _UNLINK = ("unlink", "unlinkat", "rmdir")
 _RENAME = ("rename", "renameat", "renameat2")
+_LINK = ("symlink", "symlinkat", "link", "linkat")
 _SEND = ("sendto", "sendmsg", "sendmmsg")
 _WRITE = ("write", "writev")  # a connected UDP socket's DNS query (Go's resolver)
 _CONNECT = ("connect",)
@@ -53,7 +69,7 @@ _FORK = ("clone",)  # how bubblewrap starts its namespace init (recognised as se
 # few of a Python subprocess child (its output redirected), before it resets every
 # signal. Their lines are no evidence; the summary ignores them.
 _ENDS_STEPPING = ("set_robust_list", "dup2")
-_FILE_CALLS = _OPEN + _UNLINK + _RENAME
+_FILE_CALLS = _OPEN + _UNLINK + _RENAME + _LINK
 _NETWORK = _CONNECT + _SEND + _WRITE
 _ONE_BUFFER = ("sendto", "write")
 _SEND_OR_WRITE = tuple(f"{name}(" for name in _SEND + _WRITE)
@@ -61,16 +77,24 @@ _FD_HEAD = 48  # a call's name and first argument, where strace names a socket's
 _SOCKADDRS_SEEN = 4096  # distinct printed addresses parsed, at most
 _WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 # Read-only opens under these are the runtime loading itself (shared libraries,
-# the Python standard library, /proc/self, the validator's own inputs): public,
-# and hundreds per run.
+# the Python standard library, /proc, the validator's own inputs): public, and
+# hundreds per run. What in /proc tells a sandbox from a host is a probe instead.
 _QUIET_READ_PREFIXES = (
     "/usr/",
     "/lib",
     "/etc/ld.so.cache",
-    "/proc/self/",
+    "/proc/",
     "/dev/",
     f"{SANDBOX_INPUT_DIR}/",
 )
+# Where a program reads that it is sandboxed: the Seccomp and NoNewPrivs fields of a
+# process's status. (Boot time and uptime agree with a shifted clock: the backend
+# shows /proc/stat's boot time shifted with it.)
+_FINGERPRINTS = re.compile(r"/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/status")
+# One process failing the same call on the same path this often is timing the
+# tracer (a traced call costs far more than an untraced one), not looking for a file.
+_PROBE_REPEATS = 32
+_FAILURES_KEPT = 4096  # distinct failing calls counted per process, at most
 # strace prints paths whole (up to 4 KiB) whatever its string limit; the summary keeps this much.
 _PATH_CHARS = 512
 # Bubblewrap's traced calls in the command's process, before its exec, are fewer.
@@ -91,6 +115,7 @@ class TraceProfile:
     summary_items: int  # per list of the summary
     summary_chars: int  # over all strings of the summary
     read_over_cap: bool  # whether a trace that outgrew its cap is still summarised
+    decode_fds: str = "socket"  # what strace prints beside a descriptor
 
 
 PROFILES = {
@@ -112,6 +137,7 @@ PROFILES = {
         summary_items=1024,
         summary_chars=1 << 20,
         read_over_cap=True,  # what was seen before the cap is still evidence
+        decode_fds="path,socket",
     ),
 }
 
@@ -119,7 +145,7 @@ PROFILES = {
 def strace_argv(out_prefix: Path, trace_set: TraceSet) -> list[str]:
     profile = PROFILES[trace_set]
     argv = ["strace", "-ff", "--seccomp-bpf", "-qq", "-xx", f"-s{profile.string_bytes}"]
-    argv += ["--decode-fds=socket", "-e", "signal=none"]
+    argv += [f"--decode-fds={profile.decode_fds}", "-e", "signal=none"]
     if profile.successful_only:
         argv.append("--status=successful")
     return [*argv, "-e", "trace=" + ",".join(profile.syscalls), "-o", str(out_prefix)]
@@ -350,7 +376,10 @@ class _Collector:
     flood of calls costs the validator little more than reading its lines.
     """
 
-    _KINDS = ("execs", "reads", "writes", "unlinks", "renames", "connects", "dns")
+    _KINDS = (
+        *("execs", "executed", "reads", "writes", "unlinks", "renames", "links"),
+        *("connects", "dns", "probes"),
+    )
 
     def __init__(self, profile: TraceProfile) -> None:
         self.profile = profile
@@ -360,6 +389,16 @@ class _Collector:
         # Inodes of the sockets whose last successful connect was to port 53.
         self.dns_sockets: set[str] = set()
         self.sockaddrs: set[str] = set()  # as printed, each parsed once
+        self.cwd: str | None = None  # of the process being read, as last printed
+        self.skip_files = False  # the process being read is the caller's harness
+        self.failures: dict[tuple[str, str], int] = {}  # of the process being read
+
+    def start_process(self, skip_files: bool = False) -> None:
+        """The lines that follow are another process's (`skip_files`: whose file
+        calls are none of the summary's)."""
+        self.cwd = None
+        self.failures = {}
+        self.skip_files = skip_files
 
     def _full(self, kind: str) -> bool:
         if len(self.found[kind]) >= self.profile.summary_items or self.room <= 0:
@@ -409,37 +448,92 @@ class _Collector:
         elif name in _EXEC:
             if line.rstrip().endswith(") = 0") and not self._full("execs"):
                 self._exec(line)
-        elif name in _FILE_CALLS:
+        elif name in _FILE_CALLS and not self.skip_files:
             self._file(name, line)
 
     def _exec(self, line: str) -> None:
         event = parse_line(line)
-        if event is not None:
+        named = self._named(line)
+        if event is not None and named:
             argv = _argv(event)
             self._add("execs", argv, sum(map(len, argv)) + 1)
+            self._add("executed", Executed(named[0], argv), sum(map(len, argv)) + len(named[0]))
+
+    def _named(self, line: str) -> list[str]:
+        """The paths a call names, each made absolute against the directory it was
+        passed with (its handle's path, or the working directory last printed)."""
+        cwd_at = line.find("AT_FDCWD<")
+        if cwd_at >= 0:
+            self.cwd = _text(_hex_bytes(line[cwd_at + 9 : line.find(">", cwd_at)]))
+        out = []
+        for m in _NAMED.finditer(line):
+            directory = _text(_hex_bytes(m[1])) if m[1] is not None else self.cwd
+            out.append(resolved(_text(_hex_bytes(m[2][: 4 * _PATH_CHARS])), directory))
+        return out
 
     def _file(self, name: str, line: str) -> None:
-        path_at = line.find('"') + 1
+        result = _result(line)
         if name in _OPEN:
-            flags = line.rpartition('"')[2]  # the path is the last string; flags follow it
-            if name == "creat" or any(f in flags for f in _WRITE_FLAGS):
-                kind = "writes"
-            elif any(line.startswith(quiet, path_at) for quiet in _QUIET_READ_HEX):
-                return  # the runtime loading itself
-            else:
-                kind = "reads"
+            self._open(name, line, result)
+            return
+        named = self._named(line)
+        if result.startswith("-1 ") and named:
+            self._failed(name, named[0])
+        if name in _LINK:
+            if result == "0" and len(named) == 2 and not self._full("links"):
+                self._link(name, line, named)
+            return
+        kind = "unlinks" if name in _UNLINK else "renames"
+        if not named or self._full(kind):
+            return
+        if kind == "unlinks":
+            self._add(kind, named[0], len(named[0]))
+        elif len(named) == 2:
+            self._add(kind, (named[0], named[1]), len(named[0]) + len(named[1]))
+
+    def _open(self, name: str, line: str, result: str) -> None:
+        flags = line.rpartition('"')[2]  # the path is the last string; flags follow it
+        writing = name == "creat" or any(f in flags for f in _WRITE_FLAGS)
+        opened = _opened_hex(result)
+        if not writing and _plainly_quiet(opened or line[line.find('"') + 1 :]):
+            return  # the runtime loading itself
+        named = self._named(line)
+        if not named:
+            return
+        path = fd_path(_text(_hex_bytes(opened))) if opened else named[-1]
+        if result.startswith("-1 "):
+            self._failed(name, path)
+        if writing:
+            if not self._full("writes"):
+                self._add("writes", path, len(path))
+        elif _FINGERPRINTS.fullmatch(path):
+            shown = re.sub(r"^/proc/\d+/", "/proc/<pid>/", path)
+            self._add("probes", f"read {shown}", len(shown) + 5)
+        elif not path.startswith(_QUIET_READ_PREFIXES) and not self._full("reads"):
+            self._add("reads", path, len(path))
+
+    def _link(self, name: str, line: str, named: list[str]) -> None:
+        """A hard link names an existing file; a symlink's target, written as the
+        call's first string, is resolved from the link's own directory."""
+        path, hard = named[1], name.startswith("link")
+        if hard:
+            target = named[0]
         else:
-            kind = "unlinks" if name in _UNLINK else "renames"
-        if path_at == 0 or self._full(kind):
-            return
-        first, end = _string_at(line, path_at)
-        if kind != "renames":
-            self._add(kind, first, len(first))
-            return
-        second_at = line.find('"', end + 1) + 1
-        if second_at > 0:
-            second, _ = _string_at(line, second_at)
-            self._add(kind, (first, second), len(first) + len(second))
+            written = _text(
+                _hex_bytes(line[line.find('"') + 1 : line.find('"', line.find('"') + 1)])
+            )
+            target = resolved(written, posixpath.dirname(path))
+        self._add("links", Link(path, target, hard), len(path) + len(target))
+
+    def _failed(self, name: str, path: str) -> None:
+        """Count a failed call; the same one repeated is a timing probe."""
+        key = (name.removesuffix("at"), path)
+        count = self.failures.get(key, 0) + 1
+        if count > 1 or len(self.failures) < _FAILURES_KEPT:
+            self.failures[key] = count
+        if count == _PROBE_REPEATS:
+            text = f"{_PROBE_REPEATS}+ failed {key[0]}() calls on {path} in one process"
+            self._add("probes", text, len(text))
 
     def _network(self, name: str, line: str) -> None:
         # Ordered so that, once the peer list is full, a send that is not to port 53
@@ -488,22 +582,41 @@ class _Collector:
         found = self.found
         return TraceSummary(
             execs=tuple(found["execs"]),  # type: ignore[arg-type]
+            executed=tuple(found["executed"]),  # type: ignore[arg-type]
             reads=tuple(found["reads"]),  # type: ignore[arg-type]
             writes=tuple(found["writes"]),  # type: ignore[arg-type]
             unlinks=tuple(found["unlinks"]),  # type: ignore[arg-type]
             renames=tuple(found["renames"]),  # type: ignore[arg-type]
+            links=tuple(found["links"]),  # type: ignore[arg-type]
+            probes=tuple(found["probes"]),  # type: ignore[arg-type]
             connects=tuple(found["connects"]),  # type: ignore[arg-type]
             dns_queries=tuple(found["dns"]),  # type: ignore[arg-type]
             truncated=self.truncated,
         )
 
 
-def _string_at(line: str, start: int) -> tuple[str, int]:
-    """The string whose text starts at `start` (cut to the summary's path length),
-    and the offset of its closing quote."""
-    end = line.find('"', start)
-    end = len(line) if end < 0 else end
-    return _text(_hex_bytes(line[start : min(end, start + 4 * _PATH_CHARS)])), end
+# A string argument, with the path of the descriptor printed just before it (a
+# directory handle or AT_FDCWD) when there is one. With -xx neither can hold a quote
+# or an angle bracket of its own.
+_NAMED = re.compile(r'(?:<((?:\\x[0-9a-f]{2})*)>, )?"((?:\\x[0-9a-f]{2})*)"')
+
+
+def _opened_hex(result: str) -> str | None:
+    """The hex path of the descriptor an open returned (`3<\\x2f...>`), None when it failed."""
+    head, _, rest = result.partition("<")
+    return rest.rpartition(">")[0] if rest and head.isdigit() else None
+
+
+def _plainly_quiet(hexed: str) -> bool:
+    """Whether a path (as printed, from its start) is under a quiet prefix with nothing
+    the kernel would resolve elsewhere: this test alone drops the runtime's hundreds
+    of loads, before any decoding."""
+    return (
+        hexed.startswith(_QUIET_READ_HEX)
+        and not hexed.startswith(_PROC_HEX)
+        and _DOTDOT_HEX not in hexed
+        and _SLASHES_HEX not in hexed
+    )
 
 
 def _udp_inode(line: str) -> str | None:
@@ -525,6 +638,9 @@ def _hexed(data: bytes) -> str:
 
 
 _QUIET_READ_HEX = tuple(_hexed(p.encode()) for p in _QUIET_READ_PREFIXES)
+_PROC_HEX = _hexed(b"/proc/")
+_DOTDOT_HEX = _hexed(b"/..")
+_SLASHES_HEX = _hexed(b"//")
 
 
 def _argv(event: Event) -> tuple[str, ...]:
@@ -607,15 +723,29 @@ def summarise(
     launcher: Iterable[str],
     command: Iterable[str],
     trace_set: TraceSet = TraceSet.FULL,
+    harness_command: bool = False,
 ) -> TraceSummary:
-    """Events of the sandboxed command (from its exec on) and all its descendants."""
+    """Events of the sandboxed command (from its exec on) and all its descendants.
+
+    `harness_command`: the command is the caller's harness, so its own file calls
+    are left out (its exec and network calls, and all its descendants', stay in).
+    Only the first process to exec it is the command: a descendant that execs the
+    same argv is the subject, counted whole.
+    """
     profile = PROFILES[trace_set]
     files = _process_files(out_prefix)
     setup = _setup_pids(files, tuple(launcher), profile.string_bytes)
     start_marker = _exec_line_prefix(tuple(command), profile.string_bytes)
     collector = _Collector(profile)
+    command_seen = False
     for pid in sorted(files):  # pids grow with time (roughly)
-        if pid not in setup:
-            for batch in _from_command_exec(_batches(files[pid]), start_marker):
-                collector.feed_all(batch)
+        if pid in setup:
+            continue
+        batches = _from_command_exec(_batches(files[pid]), start_marker)
+        first = next(batches, [])
+        is_command = not command_seen and bool(first) and first[0].startswith(start_marker)
+        command_seen |= is_command
+        collector.start_process(skip_files=harness_command and is_command)
+        for batch in itertools.chain([first], batches):
+            collector.feed_all(batch)
     return collector.summary()

