@@ -10,6 +10,7 @@ from assay.mechanism.spec import Track
 from assay.records.plan import RoundPlan
 from assay.records.scorecard import Scorecard
 from assay.schema.manifest import AgentManifest
+from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import Store
 
 
@@ -53,18 +54,21 @@ def completed_round(
     `unsigned` (agent hash -> weight, no manifest)."""
     manifests = {agent_hash(n, v): manifest(n, v) for n, v in signed}
     weights = {agent_hash(n, v): w for (n, v), w in signed.items()} | (unsigned or {})
+    spec = pinned()
     plan = RoundPlan(
         round_seed="5eed",
         validator_id="local",
-        mechanism_version="1",
-        mechanism_digest="d",
+        mechanism_version=spec.version,
+        mechanism_digest=spec.digest,
         corpus="corpus",
         reps={Track.SKILLS: 1},
         tasks=(),
         agents=tuple(sorted(weights)),
         manifests=manifests,
     )
-    card = Scorecard(mechanism_version="1", mechanism_digest="d", scores={}, weights=weights)
+    card = Scorecard(
+        mechanism_version=spec.version, mechanism_digest=spec.digest, scores={}, weights=weights
+    )
     with Store(db) as store:
         store.create_round(round_id, plan, [])
         store.finish(round_id, card, weights)

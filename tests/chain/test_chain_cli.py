@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from chain_rounds import author, completed_round
+from chain_rounds import author, completed_round, hotkey
 
-from assay.chain.snapshot import read_snapshot
+from assay.chain.snapshot import read_snapshot, write_snapshot
+from assay.records.chain import MetagraphSnapshot, Neuron
 from inprocess_cli import run_cli
 
 
@@ -87,3 +88,33 @@ def test_serve_with_nothing_submitted_and_its_status(tmp_path: Path) -> None:
     assert json.loads(shown.stdout)["phase"] == "stopped"
     missing = run_cli(["validator", "status", "--status", str(tmp_path / "none.json")])
     assert missing.returncode == 2 and "is it serving" in missing.stderr
+
+
+def test_the_html_report_previews_consensus_only_with_a_snapshot(tmp_path: Path) -> None:
+    db = tmp_path / "rounds.db"
+    completed_round(db, "round-0001", {("ana", 1): 0.75, ("bo", 1): 0.25})
+    snap = tmp_path / "subnet.json"
+    neurons = (
+        Neuron(uid=0, hotkey="validator-0", stake=40.0, validator_permit=True),
+        Neuron(uid=1, hotkey="validator-1", stake=60.0, validator_permit=True, weights={5: 1.0}),
+        Neuron(uid=4, hotkey=hotkey("ana"), stake=1.0),
+        Neuron(uid=5, hotkey=hotkey("bo"), stake=1.0),
+    )
+    write_snapshot(MetagraphSnapshot(netuid=3, block=900, neurons=neurons), snap)
+    plain, previewed = tmp_path / "plain.html", tmp_path / "previewed.html"
+    report = ["round", "report", "round-0001", "--db", str(db), "--html"]
+    assert run_cli([*report, str(plain)]).returncode == 0
+    shown = run_cli([*report, str(previewed), "--snapshot", str(snap), "--as", "0"])
+    assert shown.returncode == 0, shown.stderr
+    assert 'id="consensus"' not in plain.read_text()
+    page = previewed.read_text()
+    assert 'id="consensus"' in page and "subnet 3 at block 900" in page
+    # UID 0 (40% of the stake) puts 0.75/0.25 on UIDs 4/5, UID 1 (60%) all on 5: the
+    # consensus is UID 1's row, so UID 0 keeps only its 0.25 on UID 5.
+    assert 'vtrust of UID 0</div><div class="big">0.2500' in page
+    disagreements = page.split('<table class="disagreements">')[1].split("</table>")[0]
+    assert disagreements.count("<tr>") == 3  # the header, miner 4, miner 5
+    assert disagreements.index("+0.7500") < disagreements.index("-0.7500")
+    # A [chain] hotkey that is no address and no --as: the report asks which validator.
+    asked = run_cli([*report, str(previewed), "--snapshot", str(snap)])
+    assert asked.returncode == 2 and "--as UID" in asked.stderr

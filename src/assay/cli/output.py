@@ -22,9 +22,17 @@ from rich.text import Text
 
 from assay.cli import EXIT_INFRA
 from assay.records.agent import short_hash
+from assay.records.chain import YumaPreview
 from assay.records.diagnostics import RepDiagnostic
 from assay.records.scorecard import AgentTrackScore, Scorecard
-from assay.validator.api import USER_ERRORS, RoundResult, report_format, visible, write_document
+from assay.validator.api import (
+    USER_ERRORS,
+    RoundResult,
+    report_format,
+    visible,
+    write_document,
+    write_html,
+)
 
 
 class SafeConsole(Console):
@@ -290,11 +298,16 @@ def print_scorecard(
 
 
 def show_round(
-    result: RoundResult, fmt: OutputFormat, output: Path | None, html: Path | None = None
+    result: RoundResult,
+    fmt: OutputFormat,
+    output: Path | None,
+    html: Path | None = None,
+    yuma: YumaPreview | None = None,
 ) -> None:
-    """A round result in the chosen format; `--html FILE` writes the page besides."""
+    """A round result in the chosen format; `--html FILE` writes the page besides (with
+    the subnet's consensus on the round's weights when `yuma` is given)."""
     if html is not None:
-        report_format("html").write(result, html)
+        write_html(result, html, yuma)
     if fmt is not OutputFormat.TABLE:
         emit_text(report_format(fmt.value).render(result), output)
         return

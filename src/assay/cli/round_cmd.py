@@ -11,6 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay.cli import app
+from assay.cli.chain_cmd import ConfigOption as ChainConfigOption
+from assay.cli.chain_cmd import SnapshotOption
 from assay.cli.options import (
     AddressOption,
     AgentsOption,
@@ -45,6 +47,7 @@ from assay.validator.api import (
     parse_tracks,
     printable,
     round_config,
+    round_preview,
     stored_result,
 )
 
@@ -162,11 +165,27 @@ def report_command(
     html: HtmlOption = None,
     fmt: FormatOption = None,
     output: OutputOption = None,
+    config_file: ChainConfigOption = None,
+    snapshot: SnapshotOption = None,
+    uid: Annotated[
+        int | None,
+        typer.Option(
+            "--as",
+            min=0,
+            help="the validator's UID in the --html consensus section",
+            show_default="the [chain] hotkey's UID",
+        ),
+    ] = None,
 ) -> None:
-    """Show a stored round: rankings, matrices, failures, weights."""
+    """Show a stored round: rankings, matrices, failures, weights. With --html and a
+    snapshot (--snapshot or [chain] snapshot) the page previews the subnet's consensus on
+    the round's weights."""
     shown = chosen_format(fmt, as_json, output)
     with user_errors():
-        show_round(stored_result(round_id, db), shown, output, html)
+        yuma = None
+        if html is not None:
+            yuma = round_preview(round_id, chain_config(config_file, snapshot=snapshot), uid, db=db)
+        show_round(stored_result(round_id, db), shown, output, html, yuma)
 
 
 @round_app.command("list")

@@ -151,3 +151,26 @@ class WeightReceipt(msgspec.Struct, frozen=True, kw_only=True):
     extrinsic_id: str | None = None
     commit_reveal: bool = False
     reveal_round: int | None = None  # the drand round a timelocked commit opens at
+
+
+class MinerConsensus(msgspec.Struct, frozen=True, kw_only=True):
+    """One miner in a consensus preview, as the report shows it."""
+
+    uid: Uid
+    weight: float  # the previewed validator's normalised weight on the miner
+    consensus: float
+    incentive: float
+
+
+class YumaPreview(msgspec.Struct, frozen=True, kw_only=True):
+    """Yuma on a snapshot with one validator's row replaced by a round's UID vector:
+    the validator's vtrust, each miner's consensus and incentive, and the miners where
+    the row is farthest from consensus (farthest first)."""
+
+    uid: Uid
+    netuid: Count
+    block: Count
+    validator_permit: bool
+    vtrust: float
+    miners: tuple[MinerConsensus, ...]  # highest incentive first
+    disagreements: tuple[MinerConsensus, ...]

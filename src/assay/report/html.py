@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from assay.mechanism.spec import Track
 from assay.records.agent import short_hash
+from assay.records.chain import YumaPreview
 from assay.records.diagnostics import Diagnostics, RepDiagnostic
 from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.plan import PlannedTask
@@ -24,7 +25,7 @@ from assay.records.round import RoundResult
 from assay.records.scorecard import AgentTrackScore, RankStability, TaskView
 from assay.report import svg
 from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
-from assay.report.interface import ReportFormat
+from assay.report.interface import ReportFormat, write_document
 from assay.report.templating import environment
 
 NAME_LIMIT = 22  # characters of an agent name shown before it is cut (full name on hover)
@@ -396,8 +397,11 @@ def _failure_totals(sections: Sequence[TrackSection]) -> Counter[str]:
     return totals
 
 
-def render_html(result: RoundResult, nav: Markup | None = None) -> str:
-    """The report; `nav` is a bar a host page puts above it (the viewer's links)."""
+def render_html(
+    result: RoundResult, nav: Markup | None = None, yuma: YumaPreview | None = None
+) -> str:
+    """The report; `nav` is a bar a host page puts above it (the viewer's links); `yuma`,
+    the subnet's consensus on the round's weights, adds a section."""
     agents = _agents(result)
     scores = result.card.scores if result.card is not None else {}
     reps = {t.value: n for t, n in result.plan.reps.items()}
@@ -423,9 +427,14 @@ def render_html(result: RoundResult, nav: Markup | None = None) -> str:
         open_tables=len(result.agents) <= TASK_TABLES_OPEN,
         inference=[(agents[t.agent], t) for t in result.diagnostics.inference()],
         nav=nav,
+        yuma=yuma,
+        yuma_miners=yuma.miners[:YUMA_MINERS_SHOWN] if yuma else (),
     )
 
 
+YUMA_MINERS_SHOWN = (
+    50  # miners in the consensus table, by incentive (`assay chain preview` lists all)
+)
 HISTORY_AGENTS = 8  # lines on the weights-over-rounds chart: the heaviest agents
 
 
@@ -455,6 +464,6 @@ class HtmlFormat(ReportFormat):
         return render_html(result)
 
 
-def write_html(result: RoundResult, path: Path) -> None:
+def write_html(result: RoundResult, path: Path, yuma: YumaPreview | None = None) -> None:
     """Write the round's HTML report to `path` (the CLI's entry point)."""
-    HtmlFormat().write(result, path)
+    write_document(path, render_html(result, yuma=yuma))

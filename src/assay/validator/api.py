@@ -36,6 +36,7 @@ from assay.records.outcome import RunOutcome
 from assay.records.rep import RecordError
 from assay.records.round import RoundResult
 from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
+from assay.report.html import write_html
 from assay.report.interface import write_document
 from assay.report.registry import report_format
 from assay.report.text import markdown, printable
@@ -74,6 +75,7 @@ from assay.validator.subnet import (
     Preview,
     open_chain,
     preview_file,
+    round_preview,
     save_snapshot,
     set_round_weights,
     validator_address,
@@ -323,6 +325,7 @@ __all__ = [
     "report_format",
     "report_json_schema",
     "round_config",
+    "round_preview",
     "round_trends",
     "save_snapshot",
     "score_file",
@@ -337,5 +340,6 @@ __all__ = [
     "verify_file",
     "visible",
     "write_document",
+    "write_html",
     "write_split",
 ]

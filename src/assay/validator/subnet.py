@@ -36,9 +36,11 @@ from assay.records.chain import (
     Dropped,
     HotkeyWeight,
     MetagraphSnapshot,
+    MinerConsensus,
     SnapshotError,
     UidWeights,
     WeightReceipt,
+    YumaPreview,
 )
 from assay.records.plan import RoundPlan
 from assay.schema.manifest import AgentManifest
@@ -276,6 +278,30 @@ class Preview:
             "disagreements": [vars(d) for d in self.disagreements],
         }
 
+    def record(self) -> YumaPreview:
+        """The preview as the HTML report renders it."""
+        r = self.result
+
+        def miner(uid: int) -> MinerConsensus:
+            return MinerConsensus(
+                uid=uid,
+                weight=self.row.get(uid, 0.0),
+                consensus=r.consensus.get(uid, 0.0),
+                incentive=r.incentive.get(uid, 0.0),
+            )
+
+        return YumaPreview(
+            uid=self.uid,
+            netuid=self.netuid,
+            block=self.block,
+            validator_permit=self.permit,
+            vtrust=r.vtrust.get(self.uid, 0.0),
+            miners=tuple(
+                miner(m) for m in sorted(r.consensus, key=lambda m: (-r.incentive.get(m, 0.0), m))
+            ),
+            disagreements=tuple(miner(d.miner) for d in self.disagreements),
+        )
+
 
 def preview(snapshot: MetagraphSnapshot, uid: int, row: Mapping[int, float]) -> Preview:
     """`assay chain preview`: what the subnet's consensus makes of `row` set by `uid`."""
@@ -352,6 +378,25 @@ def preview_file(
     else:
         row = dict(neuron.weights) if neuron else {}
     return preview(snapshot, uid, row)
+
+
+def round_preview(
+    round_id: str, chain: ChainConfig, uid: int | None = None, *, db: Path | None = None
+) -> YumaPreview | None:
+    """The HTML report's consensus section: the preview of a round's weights on the
+    configured snapshot as `uid` (by default the UID of the `[chain]` hotkey's address);
+    None when no snapshot is configured."""
+    if chain.snapshot is None:
+        return None
+    if uid is None:
+        address = validator_address(chain)
+        uid = read_snapshot(chain.snapshot).uid_of(address) if address else None
+        if uid is None:
+            raise ConfigError(
+                f"which validator's view of {chain.snapshot}? give --as UID "
+                "(or [chain] hotkey as an address registered on it)"
+            )
+    return preview_file(chain.snapshot, uid, round_id=round_id, db=db).record()
 
 
 def registered_on(snapshot: MetagraphSnapshot) -> Callable[[AgentManifest], str | None]:
