@@ -82,7 +82,7 @@ def test_serve_with_nothing_submitted_and_its_status(tmp_path: Path) -> None:
         ]
     )
     assert served.returncode == 0, served.stderr
-    assert "stopped: round -" in served.stdout
+    assert "stopped: round -" in served.stdout and "0 re-pushes" in served.stdout
     shown = run_cli(["validator", "status", "--status", str(status), "--json"])
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["phase"] == "stopped"

@@ -99,7 +99,7 @@ def _print_status(status: ServeStatus) -> None:
         f"({status.reps_done}/{status.reps_total} reps), "
         f"{status.rounds_completed} rounds completed; last weights "
         f"{status.last_weights_round or '-'} at block {status.last_weights_block or '-'}; "
-        f"{status.chain_retries} chain retries",
+        f"{status.chain_retries} chain retries; {status.repushes} re-pushes",
         highlight=False,
         markup=False,
     )
