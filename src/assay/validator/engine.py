@@ -145,6 +145,10 @@ class RoundEngine:
     # execution ----------------------------------------------------------------
 
     def run(self) -> RoundResult:
+        with self.store.running(self.round_id):
+            return self._run()
+
+    def _run(self) -> RoundResult:
         try:
             self.executor.prepare()
             self._verify_artifacts()
