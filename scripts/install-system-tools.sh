@@ -17,9 +17,16 @@ command -v setpriv >/dev/null || want+=(util-linux)
 # pip for the sandbox's interpreter installs the agents' runtime below.
 /usr/bin/python3 -m pip --version >/dev/null 2>&1 || want+=(python3-pip)
 command -v node >/dev/null || want+=(nodejs)
+command -v npm >/dev/null || want+=(npm)
 # Detonation (assay.detonate): setuptools runs package install hooks inside the
 # sandbox, and libfaketime shifts the clock to wake time-bombed code.
 /usr/bin/python3 -c 'import setuptools' 2>/dev/null || want+=(python3-setuptools)
+# pip builds packages offline without isolation: setuptools' wheel support is the runtime's.
+/usr/bin/python3 -c 'import wheel' 2>/dev/null || want+=(python3-wheel)
+# npm runs the implicit `node-gyp rebuild` of a binding.gyp: make, a compiler, Node's headers.
+command -v make >/dev/null || want+=(make)
+command -v c++ >/dev/null || want+=(g++)
+[ -f /usr/include/node/node.h ] || want+=(libnode-dev)
 compgen -G '/usr/lib/*/faketime/libfaketime.so.1' >/dev/null || want+=(libfaketime)
 # Go MCP servers are built inside the sandbox, offline, with Debian's toolchain.
 command -v go >/dev/null || want+=(golang-go)

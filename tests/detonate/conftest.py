@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -34,12 +35,14 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 
 @pytest.fixture
 def detonate_tree(backend: BwrapBackend, tmp_path: Path) -> Callable[..., Detonation]:
-    """Detonate an artifact written from {relative path: text}, under chosen profiles."""
+    """Detonate an artifact written from {relative path: text}, under chosen profiles;
+    each call's artifact is its own tree (a control never sees the hostile one's files)."""
+    made = itertools.count()
 
     def run(
         files: dict[str, str], track: Track, only: tuple[str, ...] = ("baseline",)
     ) -> Detonation:
-        artifact = write_tree(tmp_path / "artifact", files)
+        artifact = write_tree(tmp_path / f"artifact{next(made)}", files)
         return detonate(artifact, track, backend=backend, only=only)
 
     return run

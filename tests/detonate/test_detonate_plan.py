@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+from assay.detonate.core import load_notes
 from assay.detonate.harness import (
     VARIATIONS_PER_TOOL,
+    Child,
+    LoadClock,
     argument_variations,
     call_rounds,
     merge_env,
+    session_usage,
 )
 from assay.detonate.steps import PYTHON, build_plan
-from assay.detonate.wire import McpTool
+from assay.detonate.wire import HarnessLog, McpTool, StepLog
 from assay.mechanism.spec import Track
 
 
@@ -82,3 +91,52 @@ def test_rounds_call_every_tool_before_any_variation_and_cap_what_is_left_out() 
     assert len(varied) == VARIATIONS_PER_TOOL and {t.name for t, _, _ in varied} == {"wide"}
     assert left_out == 12 - VARIATIONS_PER_TOOL
     assert [label for _, label, _ in repeated] == ["repeat 2", "repeat 3"] * 2
+
+
+# --- steps bounded by CPU time, with a wall backstop (issue 24) -----------------------------
+
+SPIN = (sys.executable, "-c", "while True: pass")
+SLEEP = (sys.executable, "-c", "import time; time.sleep(600)")
+
+
+def _run(argv: tuple[str, ...], timeout_s: float, backstop_s: float) -> tuple[int | None, str]:
+    code, _, _, stopped = Child(list(argv), "/", dict(os.environ), b"").wait(timeout_s, backstop_s)
+    return code, stopped
+
+
+def test_a_step_that_exits_is_not_stopped() -> None:
+    assert _run((sys.executable, "-c", "pass"), 30.0, 60.0) == (0, "")
+
+
+def test_an_idle_step_ends_at_its_timeout_however_busy_the_host() -> None:
+    assert _run(SLEEP, 0.3, 60.0) == (None, "idle")
+
+
+def test_a_working_step_ends_when_its_cpu_budget_is_spent() -> None:
+    assert _run(SPIN, 0.3, 600.0) == (None, "cpu")
+
+
+def test_a_step_still_working_at_its_backstop_is_stopped_there() -> None:
+    """A step the host gives no CPU (its budget never spent) ends at the backstop."""
+    child = subprocess.Popen(SPIN, start_new_session=True)
+    try:
+        clock = LoadClock(child.pid, 0.1, 0.5, cpu_s=math.inf)
+        verdicts = iter(clock.verdict, "wall")  # polled until the backstop says so
+        assert set(itertools.islice(verdicts, 10_000)) <= {""}
+        _, busy = session_usage(child.pid)
+        assert busy and clock.cpu_s > 0
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_step_run_twice_for_load_is_marked_in_the_observation() -> None:
+    log = HarnessLog(
+        steps=(
+            StepLog("retried", exit=0, attempts=2),
+            StepLog("walled", exit=None, timed_out=True, stopped="wall", attempts=2),
+            StepLog("plain", exit=0),
+        )
+    )
+    (note,) = load_notes(log)
+    assert note.startswith("step 'retried' ran twice")

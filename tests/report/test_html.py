@@ -20,6 +20,7 @@ from report_fixtures import (
 from report_markup import Page, parse
 
 from assay.records.round import RoundResult
+from assay.report import svg
 from assay.report.html import HtmlFormat, render_html, write_html
 
 Render = Callable[[RoundResult], str]
@@ -67,11 +68,11 @@ def test_confusion_heatmaps_only_on_behavioural_tracks(
 
 
 def test_threshold_line_sits_at_the_track_threshold(page: Page) -> None:
-    # The plot runs from x=230 (0.0) to x=790 (1.0); skills' threshold is 0.20.
+    # The plot runs from x=BAR_LEFT (0.0) over BAR_PLOT (to 1.0); skills' threshold is 0.20.
     line = page.find("line", "threshold-line", "track-skills")[0]
-    assert float(line.attrs["x1"]) == pytest.approx(230 + 0.2 * 560)
+    assert float(line.attrs["x1"]) == pytest.approx(svg.BAR_LEFT + 0.2 * svg.BAR_PLOT)
     repositories = page.find("line", "threshold-line", "track-repositories")[0]
-    assert float(repositories.attrs["x1"]) == pytest.approx(230 + 0.5 * 560)
+    assert float(repositories.attrs["x1"]) == pytest.approx(svg.BAR_LEFT + 0.5 * svg.BAR_PLOT)
 
 
 def test_grid_cells_are_correct_wrong_or_failed_and_repositories_shaded(page: Page) -> None:

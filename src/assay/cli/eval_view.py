@@ -133,7 +133,7 @@ def print_eval(result: RoundResult, track: Track, verbose: bool = False) -> None
         for t in score.task_results:
             print_task_details(result, track, agent, t)
     print_failures(result.diagnostics.failed(), "failed reps")
-    print_inference(result.diagnostics.inference())
+    print_inference(result)
     if score.confusion is not None:
         c = score.confusion
         silent = f"  (no verdict on {c.no_verdict}, counted as wrong)" if c.no_verdict else ""

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from assay.cli import EXIT_INFRA
 from assay.records.agent import short_hash
-from assay.records.diagnostics import InferenceTotals, RepDiagnostic
+from assay.records.diagnostics import RepDiagnostic
 from assay.records.scorecard import AgentTrackScore, Scorecard
 from assay.validator.api import USER_ERRORS, RoundResult, report_format, visible, write_document
 
@@ -225,17 +225,20 @@ def print_failures(
             console.print(f"  {escape(short(agent, names))}  … {count - limit} more (see --json)")
 
 
-def print_inference(
-    totals: Sequence[InferenceTotals], names: Mapping[str, str] | None = None
-) -> None:
-    """What agents spent through the inference proxy (diagnostic, like CPU seconds)."""
+def print_inference(result: RoundResult, names: Mapping[str, str] | None = None) -> None:
+    """What agents spent through the inference proxy (diagnostic, like CPU seconds), and
+    what it cost when the round has a price table."""
+    totals = result.diagnostics.inference()
     if not totals:
         return
+    priced = result.plan.inference is not None and result.plan.inference.price is not None
     table = Table(title="inference (per agent and track, summed over reps)", title_justify="left")
-    for column in ("track", "agent", "requests", "429", "errors", "tokens in+out", "upstream s"):
+    columns = ("track", "agent", "requests", "429", "errors", "tokens in+out", "upstream s")
+    for column in columns + (("cost",) if priced else ()):
         table.add_column(column, justify="left" if column in ("track", "agent") else "right")
     for t in totals:
         counted = "*" if t.estimated else ""
+        cost = result.cost_text(t)
         table.add_row(
             t.track.value,
             escape(short(t.agent, names)),
@@ -244,6 +247,7 @@ def print_inference(
             str(t.errors),
             f"{t.prompt_tokens}+{t.completion_tokens}{counted}",
             f"{t.upstream_s:.2f}",
+            *([escape(cost)] if cost is not None else []),
         )
     console.print(table)
     if any(t.estimated for t in totals):
@@ -296,10 +300,16 @@ def show_round(
         return
     if result.card is not None:
         print_scorecard(result.card, result.agents, result.weights, result.diagnostics.failed())
-    print_inference(result.diagnostics.inference(), result.agents)
+    print_inference(result, result.agents)
     status = "[green]completed[/]" if result.status == "completed" else f"[red]{result.status}[/]"
     # Reasons and names come from agents, artifacts and exceptions: never markup.
     console.print(f"round {result.round_id}: {status} {escape(result.reason or '')}")
+    for track, why in result.abstained_tracks.items():
+        console.print(
+            f"  [red]abstained on {escape(track)}[/]: {escape(why)} "
+            "(not scored; `assay round resume` runs it again)",
+            highlight=False,
+        )
     for agent, name in sorted(result.agents.items(), key=lambda kv: kv[1]):
         console.print(f"  {short(agent)}  {escape(name)}", highlight=False)
     for agent, refusals in sorted(result.plan.refused.items()):
@@ -314,6 +324,14 @@ def show_round(
 
 def exit_for(result: RoundResult) -> None:
     """A round that did not complete (the validator abstained) exits as an infrastructure
-    fault."""
+    fault. One that completed without a track it abstained on exits 0 (its weights stand,
+    that track's share split as an idle track's), saying so on stderr."""
+    if result.abstained_tracks and result.status == "completed":
+        errors.print(
+            f"round {result.round_id} completed without "
+            f"{', '.join(result.abstained_tracks)} (an infrastructure fault; "
+            "`assay round resume` runs it again)",
+            markup=False,
+        )
     if result.status != "completed":
         raise typer.Exit(EXIT_INFRA)

@@ -38,6 +38,8 @@ from assay.validator.api import (
     ExecutionChoice,
     Round,
     RoundOverrides,
+    RoundSummary,
+    chain_config,
     default_db,
     list_rounds,
     parse_tracks,
@@ -64,6 +66,15 @@ def run_command(
             "--manifest",
             help="signed agent manifest, `assay agent pin` (repeat)",
             metavar="MANIFEST",
+        ),
+    ] = None,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option(
+            "--snapshot",
+            help="a subnet's metagraph snapshot: manifests of hotkeys it does not register "
+            "are refused",
+            show_default="[chain] snapshot of --config, else none",
         ),
     ] = None,
     seed: Annotated[
@@ -109,8 +120,9 @@ def run_command(
         )
         # Submitted manifests alone: the bundled agents do not join them.
         config = round_config(config_file, overrides, bundled_agents_by_default=not manifest)
+        subnet = snapshot or chain_config(config_file).snapshot
         started = Round.start(
-            config, manifests=tuple(manifest or ()), tasks_cap=tasks, notify=notify
+            config, manifests=tuple(manifest or ()), tasks_cap=tasks, notify=notify, subnet=subnet
         )
         result = drive(started)
         show_round(result, shown, output, html)
@@ -171,7 +183,7 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     for s in summaries:
         table.add_row(
             s.round_id,
-            s.status,
+            _status(s),
             ", ".join(s.tracks),
             str(s.agents),
             str(s.reps_stored),
@@ -183,6 +195,12 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
         console.print("no rounds yet: `assay round run` starts one")
     if any(s.status == "interrupted" for s in summaries):
         console.print("interrupted: its process is gone; `assay round resume ROUND_ID` finishes it")
+
+
+def _status(summary: RoundSummary) -> str:
+    if not summary.abstained_tracks:
+        return summary.status
+    return f"{summary.status} (abstained on {', '.join(summary.abstained_tracks)})"
 
 
 @round_app.command("config")

@@ -15,19 +15,21 @@ from assay.detonate.canaries import (
     FAKETIME_RC,
     HOME,
     PLAIN_HOME_FILES,
+    SHELL_PROFILES,
     USER,
     CanarySet,
     Disguise,
     make_canaries,
     make_disguise,
 )
-from assay.detonate.harness import env_refused
+from assay.detonate.harness import BACKSTOP_FACTOR, env_refused
 from assay.detonate.mapping import (
     Attribution,
     exec_capabilities,
     harness_evidence,
     home_relative,
     map_harness,
+    map_home,
     map_trace,
     map_uploads,
     secret_read_capability,
@@ -61,7 +63,6 @@ from assay.detonate.wire import (
     McpCall,
     McpClient,
     McpTool,
-    PlannedFile,
     PlannedStep,
     WireError,
 )
@@ -77,6 +78,8 @@ from assay.records.observed import (
 from assay.sandbox.interface import (
     SANDBOX_ARTIFACT_DIR,
     SANDBOX_WORKSPACE_DIR,
+    Home,
+    HomeFile,
     InfrastructureError,
     InputFile,
     Observation,
@@ -104,7 +107,7 @@ class Budget:
     interference). The harness stops starting steps at its deadline."""
 
     profile_cpu_s: float = 5.0
-    profile_deadline_s: float = 9.0
+    profile_deadline_s: float = 9.0  # CPU seconds after which the harness starts no step
     memory_bytes: int = 1 << 30
     pids: int = 128
     workspace_bytes: int = 64 << 20
@@ -113,7 +116,9 @@ class Budget:
     def limits(self) -> ResourceLimits:
         return ResourceLimits(
             cpu_budget_s=self.profile_cpu_s,
-            wall_backstop_s=self.profile_deadline_s + 3.0,
+            # The harness's own wall backstop, and time to write its log: a busy host
+            # makes a profile slower, never shorter (detonate.harness.LoadClock).
+            wall_backstop_s=self.profile_deadline_s * BACKSTOP_FACTOR + 5.0,
             memory_bytes=self.memory_bytes,
             pids=self.pids,
             workspace_bytes=self.workspace_bytes,
@@ -123,6 +128,9 @@ class Budget:
 
 
 DEFAULT_BUDGET = Budget()
+# A real installer (pip with its build backend, npm) costs seconds of CPU under the tracer
+# before the package's own code runs.
+INSTALL_BUDGET = Budget(profile_cpu_s=14.0, profile_deadline_s=24.0)
 
 
 def _shipped(name: str) -> InputFile:
@@ -139,12 +147,12 @@ def detonate(
     track: Track,
     *,
     backend: SandboxBackend,
-    budget: Budget = DEFAULT_BUDGET,
+    budget: Budget | None = None,
     seed: bytes | None = None,
     only: Collection[str] | None = None,
 ) -> Detonation:
     """Run the artifact under every profile (or those named in `only`) in the
-    sandbox and map what it did.
+    sandbox and map what it did; `budget` defaults to what its plan needs.
 
     `InfrastructureError` from the backend propagates: a broken sandbox is never
     reported as a clean artifact. Anything else the artifact provokes ends as a
@@ -165,14 +173,16 @@ def _detonate(
     artifact_dir: Path,
     track: Track,
     backend: SandboxBackend,
-    budget: Budget,
+    budget: Budget | None,
     seed: bytes,
     only: Collection[str] | None,
 ) -> Detonation:
     token = seed.hex()[:16]
+    plan = build_plan(artifact_dir, track, token)
+    budget = budget or (INSTALL_BUDGET if plan.installs else DEFAULT_BUDGET)
     setup = _Setup(
         artifact_dir=artifact_dir,
-        plan=build_plan(artifact_dir, track, token),
+        plan=plan,
         canaries=make_canaries(seed),
         disguise=make_disguise(seed),
         token=token,
@@ -200,6 +210,7 @@ def _detonate(
     observations = [(r.profile, r.observation, r.log) for r in results]
     for r in results:
         interference.extend(f"{r.profile.name}: {reason}" for reason in r.interference)
+        notes.extend(f"{r.profile.name}: {note}" for note in load_notes(r.log))
     return Detonation(
         track=track,
         capabilities=_aggregate(
@@ -241,7 +252,8 @@ class _Setup:
         log, unreadable = read_log(observation.result.data)
         who = self.attribution(profile)
         evidence = map_trace(observation.trace, who) + map_harness(log, profile.name)
-        evidence += map_uploads(observation.trace.execs, log, who)
+        evidence += map_home(observation.home_events, profile.name, evidence)
+        evidence += map_uploads(observation.trace.executed, log, who)
         status = observation.limit_hit.value if observation.limit_hit else "ok"
         if unreadable and status == "ok":
             status = "harness_failed"
@@ -278,6 +290,9 @@ class _Setup:
             artifact_dir=str(self.artifact_dir),
             trace=TraceSet.FULL,
             hostname=self.disguise.hostname(profile.name),
+            home=planted_home(self.canaries, profile, self.disguise),
+            boot_time_shift_s=offset_seconds(profile.clock_offset),
+            harness_command=True,
         )
 
     def attribution(self, profile: Profile) -> Attribution:
@@ -286,7 +301,10 @@ class _Setup:
         return Attribution(
             profile=profile.name,
             canaries=self.canaries,
-            harness_argvs=frozenset({script_argv(self.backend, HARNESS), *(s.argv for s in steps)}),
+            harness_argvs=frozenset(
+                {script_argv(self.backend, HARNESS), *(s.argv for s in steps)}
+                | set(self.plan.runner_argvs)
+            ),
             harness_prefixes=(
                 _stage_dir(self.token) + "/",
                 harness_dir(self.token) + "/",
@@ -294,6 +312,7 @@ class _Setup:
             ),
             harness_files=frozenset(self.plan.placeholders),
             runner_programs=self.plan.runner_programs,
+            runner_scripts=self.plan.runner_scripts,
         )
 
 
@@ -313,9 +332,22 @@ def _interference(
     if log.truncated:
         found.append("harness log cut down to fit its cap")
     found += [clip(e, 200) for e in log.errors][:4]
+    # Reading what tells a sandbox from a host (or timing the tracer) is how an artifact
+    # decides to stay dormant: what it then did not do is not seen.
+    found += [f"sandbox fingerprinted: {clip(p, 160)}" for p in observation.trace.probes][:4]
+    if observation.home_watch_lost:
+        found.append("the watch on the home lost events: its queue overflowed")
     if run.skipped_steps:
         found.append(f"{len(run.skipped_steps)} step(s) not run: profile deadline reached")
-    found += [f"step {s.name!r} timed out" for s in run.steps if s.timed_out][:4]
+    walled = {s.name for s in log.steps if s.stopped == "wall"}
+    found += [
+        f"step {s.name!r} still working at its wall backstop, twice: the host was too busy "
+        "for it, and what it would have done next is not seen"
+        if s.name in walled
+        else f"step {s.name!r} timed out"
+        for s in run.steps
+        if s.timed_out
+    ][:4]
     failed = [s for s in run.steps if s.error][:4]
     found += [f"step {s.name!r} could not run: {clip(s.error, 120)}" for s in failed]
     for step in log.steps:
@@ -342,6 +374,17 @@ def _interference(
     return tuple(found)
 
 
+def load_notes(log: HarnessLog) -> list[str]:
+    """Steps a busy host slowed past their wall backstop once, run again to the end: the
+    trace holds both runs (a quiet host's would hold one)."""
+    return [
+        f"step {clip(s.name, 120)!r} ran twice: its first run was still working at its wall "
+        "backstop (a busy host)"
+        for s in log.steps
+        if s.attempts > 1 and s.stopped != "wall"
+    ]
+
+
 def _harness_plan(
     plan: DetonationPlan,
     profile: Profile,
@@ -351,26 +394,17 @@ def _harness_plan(
     deadline_s: float,
     libfaketime: str | None,
 ) -> HarnessPlan:
-    home_files = {
-        **PLAIN_HOME_FILES,
-        # libfaketime reads its offset from here when FAKETIME is unset: no clock marker
-        # in the environment.
-        **({FAKETIME_RC: f"{profile.clock_offset}\n"} if profile.clock_offset else {}),
-    }
-    files = [PlannedFile(path, data, 0o600) for path, data in canaries.files.items()]
-    files += [
-        PlannedFile(f"{HOME}/{rel}", text.encode(), 0o644) for rel, text in home_files.items()
-    ]
     return HarnessPlan(
         stage=_stage_dir(token),
-        files=tuple(files),
+        # Never opened by the harness: the watch on them is the artifact's alone.
+        planted=planted_paths(planted_home(canaries, profile, disguise)),
         dirs=(HOME, PROJECT_DIR, *plan.workdirs),
         placeholders=plan.placeholders,
         copies=plan.copies,
         links=plan.links,
         user_site=user_site(),
         site_paths=plan.site_paths,
-        scan_roots=("/tmp", SANDBOX_WORKSPACE_DIR),
+        scan_roots=("/tmp", SANDBOX_WORKSPACE_DIR, HOME),
         scan_skip=(_stage_dir(token),),
         needles={name: tuple(forms) for name, forms in canaries.needles.items()},
         env=_profile_env(profile, canaries, libfaketime),
@@ -378,6 +412,40 @@ def _harness_plan(
         deadline_s=deadline_s,
         log_cap=LOG_CAP,
     )
+
+
+def offset_seconds(offset: str | None) -> int:
+    """A libfaketime relative offset ("+35d", "-2h", "+90") in seconds; 0 for none."""
+    if not offset:
+        return 0
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "y": 365 * 86400}
+    scale = units.get(offset[-1], 1)
+    return int(float(offset.rstrip("smhdy")) * scale)
+
+
+def planted_home(canaries: CanarySet, profile: Profile, disguise: Disguise) -> Home:
+    """The fake home the validator plants for one profile's run: the canary secrets
+    and a developer's ordinary files, dated back, the secrets and shell profiles
+    watched by inode, and the home itself for shell profiles written fresh."""
+    plain = {
+        **PLAIN_HOME_FILES,
+        # libfaketime reads its offset from here when FAKETIME is unset: no clock marker
+        # in the environment.
+        **({FAKETIME_RC: f"{profile.clock_offset}\n"} if profile.clock_offset else {}),
+    }
+    files = [
+        HomeFile(path.removeprefix(HOME + "/"), data, 0o600, watched=True)
+        for path, data in canaries.files.items()
+    ]
+    files += [
+        HomeFile(rel, text.encode(), 0o644, watched=rel in SHELL_PROFILES)
+        for rel, text in plain.items()
+    ]
+    return Home(USER, tuple(files), age_s=disguise.home_age_s, new_entries=("",))
+
+
+def planted_paths(home: Home) -> tuple[str, ...]:
+    return tuple(f"{home.path}/{item.path}" for item in home.files)
 
 
 def _profile_env(profile: Profile, canaries: CanarySet, libfaketime: str | None) -> dict[str, str]:
@@ -524,11 +592,13 @@ def _event_summary(
         *plan.runner_writes,
     )
     planned = {s.argv for p, _, _ in observations for s in plan.steps_for(p)}
+    planned |= set(plan.runner_argvs)
     planned |= {
         argv
         for _, observation, _ in observations
         for argv in observation.trace.execs
-        if plan.runner_programs and argv and argv[0].startswith(plan.runner_programs)
+        if (plan.runner_programs and argv and argv[0].startswith(plan.runner_programs))
+        or (plan.runner_scripts and len(argv) > 1 and argv[1].startswith(plan.runner_scripts))
     }
     kinds: dict[EventKind, set[str]] = defaultdict(set)
     for _profile, observation, log in observations:
@@ -545,6 +615,13 @@ def _event_summary(
         kinds["unlinks"].update(
             home_relative(p) for p in trace.unlinks if not p.startswith(ignored)
         )
+        watched = observation.home_events  # seen by inode, whatever path was used
+        kinds["reads"].update(home_relative(e.path) for e in watched if e.event == "read")
+        kinds["writes"].update(
+            home_relative(e.path)
+            for e in watched
+            if e.event == "write" or write_capability(e.path) == "WRITE_SHELL_PROFILE"
+        )
         kinds["connects"].update(
             f"{c.family}:{c.address}:{c.port}"
             for c in trace.connects
@@ -555,7 +632,6 @@ def _event_summary(
             kinds["canary_hits"].update(
                 f"{hit.canary} in {home_relative(hit.path)}" for hit in step.canary_hits
             )
-    kinds["reads"] -= {"/tmp", SANDBOX_WORKSPACE_DIR}  # the harness's own canary scan
     return {kind: _sample(kind, kinds[kind]) for kind in EVENT_KINDS}
 
 

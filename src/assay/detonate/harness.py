@@ -1,17 +1,16 @@
 """Validator-owned detonation harness that runs inside the sandbox (stdlib only).
 
-It reads its plan from /task/input/plan.json (`wire.HarnessPlan`), lays out a
-fake home full of canary secrets, runs each planned step as a child process
+It reads its plan from /task/input/plan.json (`wire.HarnessPlan`), finds the
+fake home the validator planted (canary secrets), runs each planned step as a child process
 (scripts, install hooks, imports, an MCP session) with a bounded budget, scans
 the writable areas for canary values after every step, and writes its log
 (`wire.HarnessLog`) to the result channel.
 
 What the validator trusts is its own trace; this log only adds what a syscall
 trace cannot show (which files ended up holding canary values, what an MCP
-server declared and answered). The harness keeps itself out of that trace:
-canary files are written under a random staging prefix and hard-linked into the
-home (links are not traced), and canary scans open files through
-/proc/self/fd/... (paths the tracer treats as the runtime's own).
+server declared and answered). The harness's own file calls are left out of that
+trace (it is the sandbox's command: `SealedRequest.harness_command`), and it never
+opens the planted files, which the validator watches by inode.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import json
+import math
 import os
 import select
 import selectors
@@ -72,15 +72,9 @@ def _undumpable() -> None:
 
 
 def lay_out_home(plan: wire.HarnessPlan) -> None:
-    """Write every planned file under the staging prefix, then hard-link it into place."""
+    """The staging prefix, the planned directories and the workspace's placeholders
+    (the home's files are the validator's, planted before the harness starts)."""
     os.makedirs(plan.stage, mode=0o700, exist_ok=True)
-    for n, item in enumerate(plan.files):
-        staged = os.path.join(plan.stage, f"f{n}")
-        with open(staged, "wb") as handle:
-            handle.write(item.data)
-        os.chmod(staged, item.mode)
-        os.makedirs(os.path.dirname(item.path), mode=0o700, exist_ok=True)
-        os.link(staged, item.path)
     for directory in plan.dirs:
         os.makedirs(directory, mode=0o755, exist_ok=True)
     # Inputs named by documented invocations live in the workspace (another filesystem,
@@ -112,7 +106,7 @@ class Scanner:
         self.roots = plan.scan_roots
         self.skip_prefixes = plan.scan_skip
         self.needles = {name: [n.encode() for n in forms] for name, forms in plan.needles.items()}
-        self.canary_inodes = {self._inode(item.path) for item in plan.files}
+        self.canary_inodes = {self._inode(path) for path in plan.planted}
         self.seen: set[tuple[str, str]] = set()
 
     @staticmethod
@@ -259,19 +253,16 @@ class EgressSink:
         self, directory: str, user_site: str, site_paths: tuple[str, ...]
     ) -> dict[str, str]:
         """Install the hooks: Python's in the fake home's user site-packages (which every
-        Python child reads on its own; written under `directory`, the harness's own, and
-        hard-linked in, untraced), Node's under `directory`; returns the child env that
-        loads the Node one."""
+        Python child reads on its own), Node's under `directory`; returns the child env
+        that loads the Node one."""
         os.makedirs(directory, exist_ok=True)
         os.makedirs(user_site, exist_ok=True)
         python_files = {"_local.pth": _HOOK_PTH.format(code=_EGRESS_HOOK.format(port=self.port))}
         if site_paths:
             python_files["vendor.pth"] = _SITE_PTH.format(paths="\n".join(site_paths))
         for name, text in python_files.items():
-            staged = os.path.join(directory, name)
-            with open(staged, "w", encoding="utf-8") as handle:
+            with open(os.path.join(user_site, name), "w", encoding="utf-8") as handle:
                 handle.write(text)
-            os.link(staged, os.path.join(user_site, name))
         node_hook = os.path.join(directory, "preload.js")
         with open(node_hook, "w", encoding="utf-8") as handle:
             handle.write(_EGRESS_HOOK_JS.replace("{port}", str(self.port)))
@@ -346,6 +337,70 @@ def _read_for(conn: socket.socket, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
+# --- time under load ---------------------------------------------------------------------
+
+# What a detonation sees must not depend on how busy the host is. A step's timeout is
+# what it may take on a quiet host; past it, a step still working (its processes running,
+# waiting to run or stopped by the tracer, or its CPU time still growing) has been slowed
+# by load and goes on, up to its CPU budget (the timeout again, in CPU seconds) or its
+# wall backstop (BACKSTOP_FACTOR times the timeout). An idle one (asleep, no CPU since
+# the last look) ends at the timeout, loaded host or not.
+BACKSTOP_FACTOR = 6.0
+_POLL_S = 0.25
+_TICKS = os.sysconf("SC_CLK_TCK")
+_BUSY_STATES = (b"R", b"D", b"t")
+
+
+def session_usage(session_id: int) -> tuple[float, bool]:
+    """CPU seconds of the live processes of one session (their reaped children's
+    included), and whether any of them is running, waiting to run or tracer-stopped."""
+    total, busy = 0.0, False
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return total, busy
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) < 15 or fields[3] != str(session_id).encode():
+            continue
+        total += sum(int(f) for f in fields[11:15]) / _TICKS
+        busy = busy or fields[0] in _BUSY_STATES
+    return total, busy
+
+
+class LoadClock:
+    """Whether a step past its timeout must end, and why: `cpu` (its CPU budget
+    spent), `idle` (nothing running, no CPU since the last look) or `wall` (its wall
+    backstop reached while still working: the host was too busy)."""
+
+    def __init__(
+        self, session_id: int, timeout_s: float, backstop_s: float, cpu_s: float | None = None
+    ) -> None:
+        self.session_id = session_id
+        self.timeout_s = timeout_s
+        self.cpu_budget_s = timeout_s if cpu_s is None else cpu_s
+        self.started = time.monotonic()
+        self.backstop = self.started + max(timeout_s, backstop_s)
+        self.cpu_s = 0.0
+
+    def verdict(self) -> str:
+        """Empty while the step may go on (asked once its timeout has passed)."""
+        cpu, busy = session_usage(self.session_id)
+        progressed, self.cpu_s = cpu > self.cpu_s, max(cpu, self.cpu_s)
+        if self.cpu_s >= self.cpu_budget_s:
+            return "cpu"
+        if time.monotonic() >= self.backstop:
+            return "wall"
+        return "" if busy or progressed else "idle"
+
+
 # --- child processes ---------------------------------------------------------------------
 
 
@@ -364,8 +419,9 @@ class Child:
             start_new_session=True,  # one process group to kill on timeout
         )
 
-    def wait(self, timeout_s: float) -> tuple[int | None, int, str]:
-        """Exit code (None once killed at the timeout), bytes of output, stderr's tail."""
+    def wait(self, timeout_s: float, backstop_s: float) -> tuple[int | None, int, str, str]:
+        """Exit code (None once killed), bytes of output, stderr's tail, and why it was
+        stopped ("" when it exited; else a `LoadClock` verdict)."""
         process = self.process
         assert process.stdin is not None and process.stdout is not None
         assert process.stderr is not None
@@ -376,16 +432,20 @@ class Child:
             pass
         counts = {process.stdout.fileno(): 0, process.stderr.fileno(): 0}
         tail = b""
+        clock = LoadClock(process.pid, timeout_s, backstop_s)
         deadline = time.monotonic() + timeout_s
-        timed_out = False
+        stopped = ""
         with selectors.DefaultSelector() as selector:
             for stream in (process.stdout, process.stderr):
                 selector.register(stream.fileno(), selectors.EVENT_READ)
             while selector.get_map():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    timed_out = True
-                    break
+                    stopped = clock.verdict()
+                    if stopped:
+                        break
+                    deadline = time.monotonic() + _POLL_S
+                    continue
                 for key, _ in selector.select(min(remaining, 0.25)):
                     chunk = os.read(key.fd, 1 << 16)
                     if not chunk:
@@ -394,20 +454,21 @@ class Child:
                     counts[key.fd] += len(chunk)
                     if key.fd == process.stderr.fileno():
                         tail = (tail + chunk)[-_TAIL:]
-        exit_code = self._finish(deadline, timed_out)
+        exit_code, stopped = self._finish(clock, stopped)
         process.stdout.close()
         process.stderr.close()
-        return exit_code, sum(counts.values()), tail.decode("utf-8", "replace")
+        return exit_code, sum(counts.values()), tail.decode("utf-8", "replace"), stopped
 
-    def _finish(self, deadline: float, timed_out: bool) -> int | None:
-        """Exit code, or None once the child outlived its deadline (its group is killed)."""
-        if not timed_out:
-            try:
-                return self.process.wait(max(0.05, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
+    def _finish(self, clock: LoadClock, stopped: str) -> tuple[int | None, str]:
+        """Exit code, or None once the child outlived its time (its group is killed);
+        with why it was stopped. Its output closed, it may still be exiting, or working."""
+        while not stopped:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                left = clock.started + clock.timeout_s - time.monotonic()
+                return self.process.wait(max(_POLL_S, left)), ""
+            stopped = clock.verdict()
         kill_group(self.process)
-        return None
+        return None, stopped
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
@@ -447,6 +508,9 @@ class McpSession:
         self.flooded = False
         self.closed = False
         self.tools_changed = 0  # notifications/tools/list_changed received
+        # Seconds requests waited past their timeout on a server still working (slowed by
+        # load): not counted against the session's own time.
+        self.credit_s = 0.0
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
@@ -458,6 +522,8 @@ class McpSession:
         if not self._send({"jsonrpc": "2.0", "id": wanted, "method": method, "params": params}):
             return {"failure": "closed"}
         deadline = time.monotonic() + timeout_s
+        # What a server spends answering is its own; only the wait is bounded.
+        clock = LoadClock(self.process.pid, timeout_s, timeout_s * BACKSTOP_FACTOR, math.inf)
         while True:
             for line in self._lines():
                 message = self._parse(line)
@@ -473,7 +539,11 @@ class McpSession:
                 return {"failure": "closed"}
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return {"failure": "timeout"}
+                if clock.verdict():
+                    return {"failure": "timeout"}
+                deadline += _POLL_S
+                self.credit_s += _POLL_S
+                remaining = _POLL_S
             self._fill(remaining)
 
     def _send(self, message: dict[str, Any]) -> bool:
@@ -662,6 +732,7 @@ class _Driver:
     ) -> None:
         self.session, self.client = session, client
         self.scanner, self.sink, self.deadline = scanner, sink, deadline
+        self.backstop_s = (deadline - time.monotonic()) * (BACKSTOP_FACTOR - 1)
         self.initialize = ""
         self.list_failure = ""
         self.tools: list[wire.McpTool] = []
@@ -712,8 +783,12 @@ class _Driver:
             fresh += self._changed_tools()
         return fresh
 
+    def _past_deadline(self) -> bool:
+        """The session's time is spent (waits on a server slowed by load not counted)."""
+        return time.monotonic() > self.deadline + min(self.session.credit_s, self.backstop_s)
+
     def _call(self, tool: wire.McpTool, label: str, arguments: dict[str, Any]) -> wire.McpCall:
-        if time.monotonic() > self.deadline:
+        if self._past_deadline():
             return wire.McpCall(tool.name, "skipped: deadline", variation=label)
         reply = self.session.request(
             "tools/call", {"name": tool.name, "arguments": arguments}, self.client.call_timeout_s
@@ -725,7 +800,7 @@ class _Driver:
     def _changed_tools(self) -> list[wire.McpTool]:
         """Tools the server lists now that it did not list before (new, or the same name
         with another description or schema), announced or not."""
-        if time.monotonic() > self.deadline or self.session.closed:
+        if self._past_deadline() or self.session.closed:
             return []
         listed, failure = _list_tools(self.session, self.client.request_timeout_s)
         self.list_failure = self.list_failure or failure
@@ -854,20 +929,30 @@ def run_step(
     sink: EgressSink,
     deadline: float,
 ) -> wire.StepLog:
+    """One step; `deadline` is the profile's wall backstop, which no step outlives."""
     env = merge_env(env, step.env)
-    timeout = min(step.timeout_s, max(0.1, deadline - time.monotonic()))
+    backstop = min(step.timeout_s * BACKSTOP_FACTOR, max(0.1, deadline - time.monotonic()))
     done = wire.StepLog(step.name)
     try:
         if step.mcp is not None:
+            timeout = min(step.timeout_s, backstop)
             mcp = run_mcp(step, step.mcp, env, scanner, sink, time.monotonic() + timeout)
             done = wire.StepLog(step.name, mcp=mcp)
         else:
             child = Child(list(step.argv), step.cwd, env, step.stdin.encode())
-            exit_code, output_bytes, tail = child.wait(timeout)
-            done = wire.StepLog(step.name, exit_code, exit_code is None, output_bytes, tail)
+            exit_code, output_bytes, tail, stopped = child.wait(step.timeout_s, backstop)
+            done = wire.StepLog(
+                step.name, exit_code, exit_code is None, output_bytes, tail, stopped=stopped
+            )
     except (OSError, ValueError, RecursionError) as exc:
         done = wire.StepLog(step.name, error=f"{type(exc).__name__}: {str(exc)[:200]}")
     return replace(done, canary_hits=scanner.scan(), egress=sink.drain())
+
+
+def _tree_cpu_s() -> float:
+    """CPU seconds of the harness and of every step it has reaped."""
+    spent = os.times()
+    return spent.user + spent.system + spent.children_user + spent.children_system
 
 
 def fit_log(log: wire.HarnessLog, cap: int) -> bytes:
@@ -905,7 +990,9 @@ def main() -> None:
         with open(PLAN_PATH, "rb") as handle:
             plan = wire.HarnessPlan.from_json(json.loads(handle.read()))
         cap = plan.log_cap
-        deadline = started + plan.deadline_s
+        # No step starts once the harness's tree has spent its CPU deadline, or its wall
+        # backstop has passed (steps slowed by load take longer, not more CPU).
+        deadline = started + plan.deadline_s * BACKSTOP_FACTOR
         lay_out_home(plan)
         scanner = Scanner(plan)
         sink = EgressSink(scanner.needles)
@@ -919,10 +1006,15 @@ def main() -> None:
         except (OSError, shutil.Error) as exc:
             errors.append(f"copying the artifact failed: {type(exc).__name__}")
         for step in plan.steps:
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or _tree_cpu_s() >= plan.deadline_s:
                 skipped.append(step.name)
                 continue
-            steps.append(run_step(step, env, scanner, sink, deadline))
+            done = run_step(step, env, scanner, sink, deadline)
+            if done.stopped == "wall" and time.monotonic() < deadline:
+                # Still working when the backstop came: the host was busy. Once more,
+                # so a passing spike of load does not decide what is seen.
+                done = replace(run_step(step, env, scanner, sink, deadline), attempts=2)
+            steps.append(done)
     except Exception as exc:
         errors.append(f"harness error: {type(exc).__name__}: {str(exc)[:200]}")
     log = wire.HarnessLog(

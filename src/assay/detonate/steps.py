@@ -13,6 +13,7 @@ import glob
 import json
 import re
 import shlex
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,7 +41,26 @@ MAX_SCRIPTS = 6
 MAX_DOCUMENTED = 4
 MAX_TRIGGER_FLAGS = 12
 COMMON_FLAGS = ("--fast", "--all", "--force", "--yes", "--verbose", "--debug", "--install")
-_SCRIPT_SUFFIXES = {".py": "python", ".sh": "sh", ".bash": "bash", ".js": "node", ".cjs": "node"}
+PERL = "/usr/bin/perl"
+_SCRIPT_SUFFIXES = {
+    ".py": "python",
+    ".sh": "sh",
+    ".bash": "bash",
+    ".js": "node",
+    ".cjs": "node",
+    ".mjs": "node",
+    ".pl": "perl",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+}
+_INTERPRETERS = {"python": PYTHON, "node": NODE, "bash": BASH, "sh": SH, "perl": PERL}
+# Script languages the sandbox has no interpreter for: such a file is named as not run,
+# never passed over in silence.
+_UNRUNNABLE_SUFFIXES = frozenset(
+    (".rb", ".php", ".lua", ".ps1", ".zsh", ".fish", ".r", ".jl", ".tcl", ".swift", ".exs")
+)
+_NAMED_NOT_RUN = 8  # files named in one interference entry
 _SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "2>", "&"}
 _PLACEHOLDER_TEXT = {
     ".md": "# Notes\n\n## Section\n- item\n",
@@ -122,6 +142,11 @@ class DetonationPlan:
     # What the pinned runner (tsx) does itself: programs it starts, files it caches.
     runner_programs: tuple[str, ...] = ()
     runner_writes: tuple[str, ...] = ()
+    # Scripts of an installer (pip's build hooks, npm's node-gyp) an interpreter runs as the
+    # installer's own helpers: argv[1] under one of these.
+    runner_scripts: tuple[str, ...] = ()
+    runner_argvs: tuple[tuple[str, ...], ...] = ()  # exact command lines of the installer's
+    installs: bool = False  # runs a real installer: the larger budget applies
     notes: tuple[str, ...] = ()
     # What planning could not cover (a walk cut short, a server it cannot start): the
     # detonation is incomplete, never quietly empty.
@@ -200,40 +225,90 @@ def _sandbox_path(relative: PurePosixPath | Path) -> str:
     return f"{SANDBOX_ARTIFACT_DIR}/{PurePosixPath(relative)}"
 
 
-def _interpreter(artifact_dir: Path, path: Path) -> str | None:
+def _runner_for(artifact_dir: Path, path: Path) -> tuple[tuple[str, ...], bool]:
+    """How a file of the artifact is run (its interpreter's argv), or () and whether it
+    is a script all the same (a language or shebang the sandbox cannot run)."""
     kind = _SCRIPT_SUFFIXES.get(path.suffix)
     if kind is None:
         first = _read(artifact_dir, path, _HEAD).split("\n", 1)[0]
         if not first.startswith("#!"):
-            return None
-        kind = next((k for k in ("python", "node", "bash", "sh") if k in first), None)
-    return {"python": PYTHON, "node": NODE, "bash": BASH, "sh": SH}.get(kind or "")
+            return (), path.suffix.lower() in _UNRUNNABLE_SUFFIXES
+        kind = next((k for k in ("python", "node", "bash", "sh", "perl") if k in first), None)
+        if kind is None:
+            return (), True
+    if kind == "typescript":
+        runner = _typescript_runner()
+        return runner, not runner
+    return (_INTERPRETERS[kind],), False
 
 
-def _scripts(artifact_dir: Path) -> tuple[list[tuple[PurePosixPath, str]], str]:
+def _typescript_runner() -> tuple[str, ...]:
+    """Node with its own type stripping, else the pinned tsx loader; () with neither."""
+    if node_strips_types():
+        return (NODE, "--experimental-strip-types")
+    if Path(_TSX_LOADER).is_file():
+        return (NODE, "--import", f"file://{_TSX_LOADER}")
+    return ()
+
+
+def _scripts(
+    artifact_dir: Path, commands: list[list[str]]
+) -> tuple[list[tuple[PurePosixPath, tuple[str, ...]]], list[str]]:
+    """The scripts to run, documented ones first, and what was left unrun and why."""
     files, stopped = _files(artifact_dir)
-    found: list[tuple[PurePosixPath, str]] = []
+    problems = [stopped] if stopped else []
+    runnable: list[tuple[PurePosixPath, tuple[str, ...]]] = []
+    unrunnable: list[str] = []
     for relative in files:
         if "node_modules" in relative.parts:
             continue
-        interpreter = _interpreter(artifact_dir, artifact_dir / relative)
-        if interpreter is not None:
-            found.append((relative, interpreter))
-    return found[:MAX_SCRIPTS], stopped
+        runner, is_script = _runner_for(artifact_dir, artifact_dir / relative)
+        if runner:
+            runnable.append((relative, runner))
+        elif is_script:
+            unrunnable.append(str(relative))
+    if unrunnable:
+        problems.append(
+            f"{len(unrunnable)} script(s) in a language the sandbox cannot run, not run: "
+            + _named(unrunnable)
+        )
+    documented = [r for r in runnable if _documented_args(commands, r[0])]
+    ordered = documented + [r for r in runnable if r not in documented]
+    if len(ordered) > MAX_SCRIPTS:
+        left = [str(relative) for relative, _ in ordered[MAX_SCRIPTS:]]
+        problems.append(
+            f"{len(left)} script(s) not run, over the {MAX_SCRIPTS}-script cap: " + _named(left)
+        )
+    return ordered[:MAX_SCRIPTS], problems
+
+
+def _named(names: list[str]) -> str:
+    shown = ", ".join(n[:80] for n in names[:_NAMED_NOT_RUN])
+    return shown + (" …" if len(names) > _NAMED_NOT_RUN else "")
 
 
 def _doc_text(artifact_dir: Path) -> str:
     return "\n".join(_read(artifact_dir, artifact_dir / name) for name in ("SKILL.md", "README.md"))
 
 
-def _documented_args(doc: str, script: PurePosixPath) -> list[tuple[tuple[str, ...], bool]]:
-    """Argument lists SKILL.md shows for `script`, and whether input is piped into it."""
-    found: list[tuple[tuple[str, ...], bool]] = []
+def _doc_commands(doc: str) -> list[list[str]]:
+    """The words of every command line the documentation shows."""
+    out = []
     for line in _command_lines(doc):
         try:
-            words = shlex.split(line, comments=True)
+            out.append(shlex.split(line, comments=True))
         except ValueError:
             continue
+    return out
+
+
+def _documented_args(
+    commands: list[list[str]], script: PurePosixPath
+) -> list[tuple[tuple[str, ...], bool]]:
+    """Argument lists the documentation shows for `script`, and whether input is piped
+    into it."""
+    found: list[tuple[tuple[str, ...], bool]] = []
+    for words in commands:
         for n, word in enumerate(words):
             if word == str(script) or word.endswith("/" + str(script)) or word == script.name:
                 args = tuple(_until_operator(words[n + 1 :]))
@@ -241,7 +316,7 @@ def _documented_args(doc: str, script: PurePosixPath) -> list[tuple[tuple[str, .
                 if (args, piped) not in found:
                     found.append((args, piped))
                 break
-    return found[:MAX_DOCUMENTED]
+    return found
 
 
 def _command_lines(doc: str) -> Iterator[str]:
@@ -283,17 +358,22 @@ def _placeholders(args: tuple[str, ...]) -> dict[str, str]:
 
 
 def _skill_plan(artifact_dir: Path) -> DetonationPlan:
-    doc = _doc_text(artifact_dir)
+    commands = _doc_commands(_doc_text(artifact_dir))
     core: list[Step] = []
     variations: list[Step] = []
     placeholders: dict[str, str] = {}
-    scripts, stopped = _scripts(artifact_dir)
-    for relative, interpreter in scripts:
-        base = (interpreter, _sandbox_path(relative))
+    scripts, problems = _scripts(artifact_dir, commands)
+    for relative, runner in scripts:
+        base = (*runner, _sandbox_path(relative))
         label = str(relative)
         core.append(Step(f"{label} (plain)", base))
-        documented = _documented_args(doc, relative)
-        for args, piped in documented:
+        documented = _documented_args(commands, relative)
+        if len(documented) > MAX_DOCUMENTED:
+            problems.append(
+                f"{label}: {len(documented) - MAX_DOCUMENTED} documented invocation(s) not run, "
+                f"over the {MAX_DOCUMENTED}-per-script cap"
+            )
+        for args, piped in documented[:MAX_DOCUMENTED]:
             placeholders.update(_placeholders(args))
             stdin = _PLACEHOLDER_TEXT[".md"] if piped else ""
             core.append(Step(f"{label} {shlex.join(args)} (documented)", base + args, stdin=stdin))
@@ -313,12 +393,15 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
         if s.argv not in {c.argv for c in unique_core}
     )
     notes = () if core else ("no runnable script found",)
+    typescript = any(runner[1:2] == ("--import",) for _, runner in scripts)
     return DetonationPlan(
         unique_core,
         unique_variations,
         placeholders=placeholders,
+        runner_programs=(f"{MCP_RUNTIME}/",) if typescript else (),
+        runner_writes=("/tmp/tsx-",) if typescript else (),
         notes=notes,
-        interference=(stopped,) if stopped else (),
+        interference=tuple(problems),
     )
 
 
@@ -464,14 +547,14 @@ def _script_server(script: str, root: str, rest: tuple[str, ...]) -> _Server:
     if script.endswith((".sh", ".bash")):
         return _Server((BASH, path, *rest))
     if script.endswith((".ts", ".mts", ".cts")):
-        if node_strips_types():
-            return _Server((NODE, "--experimental-strip-types", path, *rest))
-        if not Path(_TSX_LOADER).is_file():
+        runner = _typescript_runner()
+        if not runner:
             return _Server(not_run=f"TypeScript server not run: {_TSX_LOADER} is not installed")
+        tsx = runner[1:2] == ("--import",)
         return _Server(
-            (NODE, "--import", f"file://{_TSX_LOADER}", path, *rest),
-            runner=f"{MCP_RUNTIME}/",
-            runner_writes=("/tmp/tsx-",),  # its transpile cache
+            (*runner, path, *rest),
+            runner=f"{MCP_RUNTIME}/" if tsx else "",
+            runner_writes=("/tmp/tsx-",) if tsx else (),  # its transpile cache
         )
     return _Server((NODE, path, *rest))
 
@@ -579,16 +662,23 @@ def harness_dir(token: str) -> str:
     return f"{SANDBOX_WORKSPACE_DIR}/.cache-{token[:8]}"
 
 
-# Installs the source tree the way pip does without an index or build isolation:
-# setuptools' own `install` command (so setup.py runs, with every cmdclass and build
-# hook), into a private target. pip itself is not used: under the tracer its start-up
-# (platform probing, a metadata subprocess, wheel build and fallbacks) costs ~10 s.
-_QUIET_SETUPTOOLS = (("PYTHONWARNINGS", "ignore"),)  # its deprecation notices bury real errors
-_SETUPTOOLS_SHIM = "from setuptools import setup; setup()"
+# The package is installed as a user would: the real `pip install` of the sandbox's Python
+# (the host's, bound read-only), offline and without build isolation (the runtime's own
+# setuptools and wheel build it), into a throw-away environment. So its build backend
+# runs (setup.py with every cmdclass, or an in-tree `backend-path` backend), and what it
+# installs (`.pth` files, entry points) is where Python finds it.
+_PIP_ENV = (
+    ("PIP_CONFIG_FILE", "/dev/null"),  # no user or system pip configuration applies
+    ("PIP_NO_INPUT", "1"),
+    ("PYTHONWARNINGS", "ignore"),  # setuptools' deprecation notices bury real errors
+)
+# Run by the environment's Python, freshly started after the install (so every `.pth`
+# file the package installed runs): imports each top-level module the package installed,
+# then starts each of its console and GUI entry points, each in a forked child (no exec
+# of the harness's to mistake for the package's) that the alarm ends.
 IMPORT_DRIVER = (
-    "import importlib, os, sys\n"
+    "import importlib, importlib.metadata as md, os, signal, sys\n"
     "site = sys.argv[1]\n"
-    "sys.path.insert(0, site)\n"
     "for name in sorted(os.listdir(site)):\n"
     "    stem = name[:-3] if name.endswith('.py') else name\n"
     "    if name.endswith(('.egg-info', '.dist-info')) or not stem.isidentifier():\n"
@@ -598,51 +688,136 @@ IMPORT_DRIVER = (
     "            importlib.import_module(stem)\n"
     "        except Exception as exc:\n"
     "            print(f'import {stem} failed: {exc!r}', file=sys.stderr)\n"
+    "points = [e for d in md.distributions(path=[site]) for e in d.entry_points\n"
+    "          if e.group in ('console_scripts', 'gui_scripts')]\n"
+    "if len(points) > 16:\n"
+    "    print(f'{len(points) - 16} entry point(s) not started: over the cap', file=sys.stderr)\n"
+    "for point in points[:16]:\n"
+    "    child = os.fork()\n"
+    "    if child == 0:\n"
+    "        signal.alarm(2)\n"
+    "        sys.argv = [point.name]\n"
+    "        try:\n"
+    "            point.load()()\n"
+    "        except BaseException as exc:\n"
+    "            print(f'entry point {point.name} failed: {exc!r}', file=sys.stderr)\n"
+    "        os._exit(0)\n"
+    "    os.waitpid(child, 0)\n"
 )
 
 
+# pip, with one change: its user agent (which it builds even offline, by running
+# `lsb_release` and `uname`) is fixed, so no program of pip's looks like the package's.
+_PIP_MAIN = (
+    "import sys, pip._internal.network.session as s; s.user_agent = lambda: 'pip'; "
+    "from pip._internal.cli.main import main; sys.argv[0] = 'pip'; sys.exit(main())"
+)
+
+
+@functools.cache
+def pip_dir() -> str | None:
+    """Where the sandbox's Python keeps pip (the host's, bound read-only): the build
+    hooks pip starts from there are the installer's, not the package's."""
+    try:
+        out = subprocess.run(
+            (PYTHON, "-c", "import os, pip; print(os.path.dirname(pip.__file__))"),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = out.stdout.strip()
+    return found + "/" if out.returncode == 0 and found.startswith("/") else None
+
+
+def python_version() -> str:
+    return Path(PYTHON).resolve().name  # python3.11
+
+
 def _pip_plan(artifact_dir: Path, token: str) -> DetonationPlan:
-    source = f"{harness_dir(token)}/src"
-    site = f"{harness_dir(token)}/site"
-    has_setup_py = _regular(artifact_dir, artifact_dir / "setup.py")
-    setup = ("setup.py",) if has_setup_py else ("-c", _SETUPTOOLS_SHIM)
+    pip = pip_dir()
+    if pip is None:
+        return DetonationPlan((), interference=("package not installed: pip is not available",))
+    work = harness_dir(token)
+    source, env = f"{work}/src", f"{work}/env"
+    site = f"{env}/lib/{python_version()}/site-packages"
+    python = f"{env}/bin/python"
     install = (
-        PYTHON,
-        *setup,
-        "-q",
-        # Absolute build and metadata directories: the tracer records the paths a
-        # process names, and relative ones could not be told from the package's own.
-        "egg_info",
-        "--egg-base",
-        f"{harness_dir(token)}/meta",
-        "build",
-        "--build-base",
-        f"{harness_dir(token)}/build",
-        "install",
-        "--single-version-externally-managed",
-        "--record",
-        f"{harness_dir(token)}/installed.txt",
-        "--root",
-        "/",
-        "--install-lib",
-        site,
-        "--install-scripts",
-        f"{harness_dir(token)}/bin",
-        "--install-data",
-        f"{harness_dir(token)}/data",
-        "--install-headers",
-        f"{harness_dir(token)}/include",
+        *(python, "-c", _PIP_MAIN, "install", "--no-index", "--no-build-isolation", "--no-deps"),
+        *("--no-compile", "--no-cache-dir", "--use-pep517", "--disable-pip-version-check"),
+        *("--quiet", source),
     )
     steps = (
-        Step("setup.py install (hooks)", install, cwd=source, timeout_s=8.0, env=_QUIET_SETUPTOOLS),
-        Step("import the installed package", (PYTHON, "-c", IMPORT_DRIVER, site), timeout_s=3.0),
+        Step(
+            "make a throw-away environment",
+            (PYTHON, "-m", "venv", "--without-pip", "--system-site-packages", env),
+        ),
+        Step(
+            "pip install (build backend, hooks)",
+            install,
+            timeout_s=20.0,
+            env=(*_PIP_ENV, ("TMPDIR", f"{work}/tmp")),
+        ),
+        Step(
+            "start Python, import the package, start its entry points",
+            (python, f"{work}/load.py", site),
+            timeout_s=6.0,
+        ),
     )
-    notes = () if has_setup_py else ("pyproject-only: setuptools reads [project]",)
-    workdirs = tuple(f"{harness_dir(token)}/{name}" for name in ("meta", "build"))
-    return DetonationPlan(steps, copies=(source,), workdirs=workdirs, notes=notes)
+    return DetonationPlan(
+        steps,
+        copies=(source,),
+        # A file, not `-c`: the tracer keeps command lines to 512 bytes per argument, and
+        # the harness's own argv must be recognised whole.
+        placeholders={f"{work}/load.py": IMPORT_DRIVER},
+        workdirs=(f"{work}/tmp",),
+        runner_scripts=(pip,),
+        installs=True,
+    )
+
+
+# npm's own CLI (the host's, bound read-only), run by Node directly: `npm` itself is a
+# `#!/usr/bin/env node` script, whose extra exec would look like the package's.
+NPM = "/usr/bin/npm"
+NODE_HEADERS = "/usr/include/node/node.h"  # what node-gyp builds against, offline
+# The implicit install step of a package with a binding.gyp and no install script, and the
+# programs node-gyp runs for it (its helper scripts run from npm's directory).
+_GYP_SCRIPT = "node-gyp rebuild"
+_GYP_ARGVS = (
+    ("node-gyp", "rebuild"),
+    ("make", "BUILDTYPE=Release", "-C", "build"),
+    ("uname",),
+    # node-gyp finding its Python
+    (PYTHON, "-c", 'import sys; print("%s.%s.%s" % sys.version_info[:3]);'),
+    ("python3", "-c", "import sys; sys.stdout.buffer.write(sys.executable.encode('utf-8'));"),
+)
+
+
+@functools.cache
+def npm_cli() -> str | None:
+    found = Path(NPM).resolve()
+    return str(found) if found.name == "npm-cli.js" and found.is_file() else None
+
+
+def _gyp_missing() -> str:
+    """What the implicit `node-gyp rebuild` needs and this host lacks ("" when nothing)."""
+    missing = [name for name in ("make", "c++") if shutil.which(name) is None]
+    if not Path(NODE_HEADERS).is_file():
+        missing.append(f"the Node headers ({NODE_HEADERS})")
+    return ", ".join(missing)
 
 
 def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
+    """The package is placed in a project's node_modules and npm's install step for it runs
+    offline: `npm rebuild`, the part of `npm install` that runs after the files are in
+    place (preinstall, install, postinstall and, for a binding.gyp without an install
+    script, the implicit `node-gyp rebuild` against the runtime's own Node headers). A
+    package's dependencies cannot be fetched offline; its own scripts all run. `prepare`,
+    which npm runs only when installing from a source tree, runs as its own step."""
+    cli = npm_cli()
+    if cli is None:
+        return DetonationPlan((), interference=(f"package not installed: no npm at {NPM}",))
     manifest = _json(artifact_dir, artifact_dir / "package.json")
     if not isinstance(manifest, dict):
         manifest = {}
@@ -650,40 +825,63 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     # The install directory is the harness's: a name such as "." or "../x" must not
     # choose where (or over what) the copy lands.
     name = declared.replace("/", "__") if _NPM_NAME.fullmatch(declared) else "package"
-    package_dir = f"{harness_dir(token)}/node_modules/{name}"
+    work = harness_dir(token)
+    package_dir = f"{work}/node_modules/{name}"
     scripts = manifest.get("scripts") if isinstance(manifest.get("scripts"), dict) else {}
     assert isinstance(scripts, dict)
-    steps: list[Step] = []
-    for event in _LIFECYCLE:
-        command = scripts.get(event)
-        if isinstance(command, str) and command.strip():
-            env = (
-                ("npm_lifecycle_event", event),
-                ("npm_package_name", name),
-                ("npm_package_version", str(manifest.get("version", ""))),
-                ("INIT_CWD", PROJECT_DIR),
+    commands = {e: c for e in _LIFECYCLE if isinstance(c := scripts.get(e), str) and c.strip()}
+    npm_env = (
+        ("npm_config_cache", f"{work}/npm-cache"),
+        ("npm_config_userconfig", "/dev/null"),
+        ("npm_config_update_notifier", "false"),
+        ("npm_config_nodedir", "/usr"),  # the runtime's headers: node-gyp fetches nothing
+        ("INIT_CWD", PROJECT_DIR),
+    )
+    rebuild = (NODE, cli, "rebuild", "--offline", "--foreground-scripts", "--no-audit")
+    steps = [
+        Step("npm install scripts (npm rebuild)", rebuild, cwd=work, timeout_s=20.0, env=npm_env)
+    ]
+    if "prepare" in commands:
+        steps.append(
+            Step(
+                f"npm prepare: {commands['prepare'][:80]}",
+                (SH, "-c", commands["prepare"]),
+                cwd=package_dir,
+                env=(("npm_lifecycle_event", "prepare"), ("npm_package_name", name)),
             )
-            steps.append(
-                Step(
-                    f"npm {event}: {command[:80]}",
-                    _lifecycle_argv(command),
-                    cwd=package_dir,
-                    env=env,
-                )
-            )
+        )
     require = f"require({json.dumps(package_dir)})"
     steps.append(Step("require the main module", (NODE, "-e", require), cwd=PROJECT_DIR))
-    return DetonationPlan(tuple(steps), copies=(package_dir,))
+    shells = [*commands.values(), _GYP_SCRIPT]
+    gyp = (
+        _regular(artifact_dir, artifact_dir / "binding.gyp")
+        and manifest.get("gypfile") is not False
+        and not {"install", "preinstall"} & set(commands)
+    )
+    missing = _gyp_missing() if gyp else ""
+    return DetonationPlan(
+        tuple(steps),
+        copies=(package_dir,),
+        runner_argvs=(*((SH_NAME, "-c", c) for c in shells), *_run_directly(shells), *_GYP_ARGVS),
+        runner_scripts=(str(Path(cli).parent.parent) + "/",),
+        runner_writes=(f"{package_dir}/build/",),  # node-gyp's build tree
+        installs=True,
+        interference=(f"binding.gyp not built: this host lacks {missing}",) if missing else (),
+    )
 
 
-def _lifecycle_argv(command: str) -> tuple[str, ...]:
-    """npm runs lifecycle scripts with `sh -c`; a plain `node file.js` runs directly so
-    the shell npm itself would start is not mistaken for the package's own."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = []
-    simple = words and not any(c in command for c in "|&;<>$`()*?")
-    if simple and words[0] == "node":
-        return (NODE, *words[1:])
-    return (SH, "-c", command)
+SH_NAME = "sh"  # how npm names the shell it runs scripts with
+
+
+def _run_directly(commands: list[str]) -> list[tuple[str, ...]]:
+    """The programs npm's shell starts for simple script lines (`node install.js`): they
+    are how npm runs the package's script, not programs the package starts."""
+    out = []
+    for command in commands:
+        try:
+            words = tuple(shlex.split(command))
+        except ValueError:
+            continue
+        if words and not any(c in command for c in "|&;<>$`()*?"):
+            out.append(words)
+    return out

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from assay.records.diagnostics import Diagnostics
+from assay.records.diagnostics import Diagnostics, InferenceTotals
 from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.plan import RoundPlan
 from assay.records.rep import RepRecord
@@ -30,6 +30,9 @@ class RoundResult:
     kind: str = "round"  # "eval" when one agent was scored locally on one track
     # Written weights of the store's completed rounds, oldest first (for the report's chart).
     weight_history: tuple[tuple[str, dict[str, float]], ...] = ()
+    # track -> why the validator abstained on it (an infrastructure fault confined to that
+    # track): not scored, its emission share split as an idle track's, run again on resume.
+    abstained_tracks: dict[str, str] = field(default_factory=dict)
     # "track/task" -> why its detonation was disturbed (`observed.interference`)
     incomplete_detonations: dict[str, list[str]] = field(default_factory=dict)
     # (agent, track, task) -> the rep whose report stands for the task (the lowest-numbered
@@ -45,6 +48,20 @@ class RoundResult:
             out.setdefault(track, {}).setdefault(agent, {})[task] = m.to_json()
         return out
 
+    def cost_text(self, totals: InferenceTotals) -> str | None:
+        """What an agent's inference cost, by the round's `[inference.price]` (None unpriced)."""
+        price = self.plan.inference.price if self.plan.inference else None
+        return price.text(totals.prompt_tokens, totals.completion_tokens) if price else None
+
+    def _usage_json(self) -> list[dict[str, Any]]:
+        usage = []
+        for totals in self.diagnostics.inference():
+            entry = msgspec.to_builtins(totals)
+            if (cost := self.cost_text(totals)) is not None:
+                entry["cost"] = cost
+            usage.append(entry)
+        return usage
+
     def to_json(self) -> dict[str, Any]:
         card = self.card.to_json_dict() if self.card else {}
         failed = [msgspec.to_builtins(d) for d in self.diagnostics.failed()]
@@ -52,6 +69,7 @@ class RoundResult:
             "round_id": self.round_id,
             "status": self.status,
             "reason": self.reason,
+            "abstained_tracks": self.abstained_tracks,
             "round_seed": self.plan.round_seed,
             "validator_id": self.plan.validator_id,
             "mechanism_version": self.plan.mechanism_version,
@@ -72,6 +90,6 @@ class RoundResult:
                 if self.plan.inference
                 else None,
                 "models": self.plan.models,
-                "usage": [msgspec.to_builtins(t) for t in self.diagnostics.inference()],
+                "usage": self._usage_json(),
             },
         }

@@ -131,6 +131,17 @@ def _weights(result: RoundResult) -> list[str]:
     return ["### Weights", "", *_table(["agent", "written (EMA)", "this round"], rows), ""]
 
 
+def _abstained_tracks(result: RoundResult) -> list[str]:
+    if not result.abstained_tracks:
+        return []
+    lines = ["### Abstained tracks", ""]
+    for track, why in result.abstained_tracks.items():
+        lines.append(
+            f"- **{md(track)}**: not scored, its share split as an idle track's; {md(why, 300)}"
+        )
+    return [*lines, ""]
+
+
 def render_markdown(result: RoundResult) -> str:
     title = "eval" if result.kind == "eval" else "round"
     lines = [
@@ -140,7 +151,9 @@ def render_markdown(result: RoundResult) -> str:
         "",
     ]
     if result.card is None:
-        return "\n".join([*lines, f"Abstained: {md(result.reason or 'no reason recorded')}", ""])
+        abstained = f"Abstained: {md(result.reason or 'no reason recorded')}"
+        return "\n".join([*lines, abstained, "", *_abstained_tracks(result)])
+    lines += _abstained_tracks(result)
     for track, scores in result.card.scores.items():
         lines += _track(result, track, scores)
         if result.kind == "eval":

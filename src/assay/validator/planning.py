@@ -37,6 +37,19 @@ def _planned(task: Task, snapshots: Path) -> PlannedTask:
     )
 
 
+def _one_task_per_artifact(track: Track, planned: Sequence[PlannedTask]) -> None:
+    """Two drawn tasks of a track with one artifact would score it twice (and their labels
+    may disagree): the corpus is refused, as its import refuses such rows."""
+    owners: dict[str, str] = {}
+    for task in planned:
+        owner = owners.setdefault(task.artifact_digest, task.task_id)
+        if owner != task.task_id:
+            raise PlanError(
+                f"{track.value}: tasks {owner} and {task.task_id} have the same artifact; "
+                "one artifact is one task (remove or merge one of them)"
+            )
+
+
 def make_plan(
     *,
     corpus: CorpusSource,
@@ -69,7 +82,9 @@ def make_plan(
         drawn = draw_tasks(
             available, track=track, round_seed=round_seed, validator_id=validator_id, count=count
         )
-        tasks.extend(_planned(t, snapshots.resolve()) for t in drawn)
+        planned = [_planned(t, snapshots.resolve()) for t in drawn]
+        _one_task_per_artifact(track, planned)
+        tasks.extend(planned)
     return RoundPlan(
         round_seed=round_seed,
         validator_id=validator_id,

@@ -7,6 +7,7 @@ task ids, findings and trace paths are the agents' and artifacts' text, never ma
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,6 +24,7 @@ from assay.validator.api import (
     RoundTrend,
     RunOutcome,
     agent_history,
+    list_rounds,
     round_trends,
     stored_result,
     task_reps,
@@ -42,6 +44,20 @@ def short(agent_hash: str) -> str:
 
 
 _ENV.globals.update(href=href, short=short)
+
+
+@lru_cache(maxsize=8)
+def _recomputed(db: Path, round_id: str, state: tuple[str, int]) -> RoundResult:
+    return stored_result(round_id, db)
+
+
+def _result(db: Path, round_id: str) -> RoundResult:
+    """The round recomputed from its rows, once per state: a round's pages share one
+    recomputation until its status or its number of stored reps changes."""
+    summary = next((s for s in list_rounds(db) if s.round_id == round_id), None)
+    if summary is None:
+        raise LookupError(f"the store has no round {round_id!r}")
+    return _recomputed(db, round_id, (summary.status, summary.reps_stored))
 
 
 # -- rounds ----------------------------------------------------------------------------
@@ -111,7 +127,7 @@ def _round_nav(result: RoundResult) -> Markup:
 
 
 def round_page(db: Path, round_id: str) -> str:
-    result = stored_result(round_id, db)
+    result = _result(db, round_id)
     return render_html(result, nav=_round_nav(result))
 
 
@@ -123,7 +139,7 @@ class TaskLine:
 
 
 def round_agent_page(db: Path, round_id: str, agent_hash: str) -> str:
-    result = stored_result(round_id, db)
+    result = _result(db, round_id)
     if agent_hash not in result.agents:
         raise LookupError(f"round {round_id} has no agent {agent_hash}")
     tracks = []
@@ -180,7 +196,7 @@ def agent_page(db: Path, agent_hash: str) -> str:
 
 
 def task_page(db: Path, round_id: str, agent_hash: str, track: str, task: str) -> str:
-    result = stored_result(round_id, db)
+    result = _result(db, round_id)
     reps: list[RunOutcome] = task_reps(round_id, agent_hash, track, task, db)
     scores = result.card.scores.get(track, {}) if result.card else {}
     score = scores.get(agent_hash)
@@ -202,5 +218,6 @@ def task_page(db: Path, round_id: str, agent_hash: str, track: str, task: str) -
         speaking=speaking.rep if speaking else None,
         records={r.rep: r for r in result.records if (r.agent, r.track.value, r.task) == key},
         reps=reps,
+        budget=score.cpu_budget_s if score else None,
         trace_shown=TRACE_SHOWN,
     )
