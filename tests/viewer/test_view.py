@@ -75,10 +75,12 @@ def test_the_viewer_serves_rounds_reports_agents_and_tasks(reference_round: Stor
         tasks = links(client.get(keyword).text, keyword + "/")
         assert {t.split("/")[-2] for t in tasks} == {"skills", "repositories"}
         drill = client.get(next(t for t in tasks if t.endswith("/skills/skill-0001"))).text
-        # The label's expected findings, marked, beside what the speaking rep reported,
-        # and every rep with its verdict and its trace.
-        assert "Expected by the label" in drill and "Reported by rep 0" in drill
-        assert "✓ matched" in drill and "credential_theft" in drill
+        # The label's expected findings beside what the speaking rep reported, each pair
+        # with the matcher's reasons, and every rep with its verdict and its trace.
+        assert "rep 0&#39;s report" in drill
+        assert "matched by reported #1 credential_theft" in drill
+        assert "missed; nearest reported #3 exfiltration" in drill
+        assert "title: 0/12 words in common" in drill
         agent_hash = keyword.rsplit("/", 1)[1]
         scored = payload["scores"]["skills"][agent_hash]["task_results"]
         reps = next(t["reps"] for t in scored if t["task"] == "skill-0001")
