@@ -100,17 +100,20 @@ def test_the_viewer_serves_rounds_reports_agents_and_tasks(reference_round: Stor
 @pytest.mark.slow
 @pytest.mark.xdist_group("chromium")  # one headless Chromium at a time
 @pytest.mark.skipif(not browser.AVAILABLE, reason="chromium or its driver is missing")
-def test_the_viewer_pages_fit_a_phone(reference_round: StoredRound, tmp_path: Path) -> None:
-    """At 420 px no viewer page scrolls sideways (the report's own page: tests/report)."""
+def test_the_viewer_pages_fit_a_desktop_and_a_phone(
+    reference_round: StoredRound, tmp_path: Path
+) -> None:
+    """At 1400 and 420 px no viewer page scrolls sideways (the report's page: tests/report)."""
     with viewer(reference_round.db) as client, browser.chromium(tmp_path / "profile") as driver:
         base = str(client.base_url).rstrip("/")
         agent = links(client.get(f"/rounds/{reference_round.round_id}").text, "/rounds/")[0]
         task = links(client.get(agent).text, agent + "/")[0]
         agent_hash = agent.rsplit("/", 1)[1]
-        for path in ("/", agent, task, f"/agents/{agent_hash}"):
-            browser.show(driver, base + path, 420)
-            inner, scrolled = driver.execute_script(browser.PAGE_WIDTH)
-            assert (inner, scrolled) == (420, 420), path
+        for width in (1400, 420):
+            for path in ("/", agent, task, f"/agents/{agent_hash}"):
+                browser.show(driver, base + path, width)
+                inner, scrolled = driver.execute_script(browser.PAGE_WIDTH)
+                assert (inner, scrolled) == (width, width), (path, width)
 
 
 def _can_mount() -> bool:
