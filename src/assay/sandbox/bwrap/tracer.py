@@ -93,7 +93,8 @@ _QUIET_READ_PREFIXES = (
 _FINGERPRINTS = re.compile(r"/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/status")
 # One process failing the same call on the same path this often is timing the
 # tracer (a traced call costs far more than an untraced one), not looking for a file.
-_PROBE_REPEATS = 32
+# (Runtimes retry a missing file a few dozen times at most: Node's time zone lookup.)
+_PROBE_REPEATS = 128
 _FAILURES_KEPT = 4096  # distinct failing calls counted per process, at most
 # strace prints paths whole (up to 4 KiB) whatever its string limit; the summary keeps this much.
 _PATH_CHARS = 512
