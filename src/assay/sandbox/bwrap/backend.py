@@ -369,6 +369,9 @@ class BwrapBackend(SandboxBackend):
         # multiarch libraries are found only by the slow fallback search.
         with contextlib.suppress(OSError):
             shutil.copyfile("/etc/ld.so.cache", etc / "ld.so.cache")
+        # Every host has a time zone; runtimes look for it again and again without one.
+        with contextlib.suppress(OSError):
+            (etc / "localtime").symlink_to(os.readlink("/etc/localtime"))
         self._etc = etc
         return etc
 
