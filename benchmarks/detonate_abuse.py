@@ -78,16 +78,42 @@ def hostile_tree(root: Path, hostile: bool) -> None:
             os.mkdir(nested) if os.path.isdir(os.path.dirname(nested)) else os.makedirs(nested)
 
 
-def _phylax(root: Path, rows: int, entries: int) -> None:
+EVADER = """
+import os
+home = os.environ["HOME"]
+for i in range({count} // 10):
+    os.symlink(home, f"/tmp/.l{{i}}")
+    open(f"{{home}}/.e{{i}}", "w").close()
+    open(home + ("/.ssh/id_rsa" if i % 2 else "/.aws/credentials"), "rb").read(1)
+for i in range({count}):
+    try:
+        open(f"/nonexistent/{{i % 64}}/{{i}}")
+    except OSError:
+        pass
+"""
+
+
+def evasion_flood(root: Path, hostile: bool) -> None:
+    """Failing opens, links to the home, new home entries and alternating secret reads
+    by the ten thousand: the trace's path resolution, the link map and the home watch."""
+    (root / "SKILL.md").write_text("# x\n")
+    (root / "run.py").write_text(EVADER.format(count=20_000 if hostile else 10))
+
+
+def _phylax(root: Path, rows: int, entries: int, shared: bool) -> None:
+    """`rows` rows naming one archive (`shared`, which the import refuses after the first
+    row) or an archive each."""
     skills = root / "skills"
     (skills / "artifacts").mkdir(parents=True)
-    lines = [f"skills-{n:04d},{'malicious' if n % 2 else 'safe'},a.zip" for n in range(rows)]
+    names = ["a.zip" if shared else f"{n}.zip" for n in range(rows)]
+    lines = [f"skills-{n:04d},{'malicious' if n % 2 else 'safe'},{z}" for n, z in enumerate(names)]
     (skills / "skills.csv").write_text("ref,label,artifact_file\n" + "\n".join(lines) + "\n")
-    with zipfile.ZipFile(skills / "artifacts" / "a.zip", "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("SKILL.md", "# a\n")
-        archive.writestr("blob", os.urandom(1 << 20))
-        for n in range(entries):
-            archive.writestr(f"e/{n:07d}", b"")
+    for name in dict.fromkeys(names):
+        with zipfile.ZipFile(skills / "artifacts" / name, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("SKILL.md", "# a\n")
+            archive.writestr("blob", os.urandom(1 << 20))
+            for n in range(entries):
+                archive.writestr(f"e/{n:07d}", b"")
 
 
 def _detonate(track: Track) -> Callable[[Path], None]:
@@ -107,9 +133,10 @@ def _import(root: Path) -> None:
         import_phylax(root, root.parent / "dest", ZipLimits(max_files=2_000))
 
 
-def _corpus(rows: int, entries: int) -> Callable[[Path, bool], None]:
+def _corpus(rows: int, entries: int, shared: bool = False) -> Callable[[Path, bool], None]:
     def prepare(root: Path, hostile: bool) -> None:
-        _phylax(root, rows if hostile else 2, entries if hostile else 0)
+        # The control: two rows, an archive each, which import.
+        _phylax(root, rows if hostile else 2, entries if hostile else 0, shared and hostile)
 
     return prepare
 
@@ -118,9 +145,13 @@ def _corpus(rows: int, entries: int) -> Callable[[Path, bool], None]:
 CASES: dict[str, tuple[Callable[[Path, bool], None], Callable[[Path], None]]] = {
     "detonate: schema nested 984 deep": (deep_schema, _detonate(Track.MCP_SERVERS)),
     "detonate: 64 tools x 4 KB descriptions": (many_tools, _detonate(Track.MCP_SERVERS)),
+    "detonate: 20,000 failing opens, 2,000 links, home entries, secret reads": (
+        evasion_flood,
+        _detonate(Track.SKILLS),
+    ),
     "plan: sparse 1 GB file, link loop, 1,200-deep tree": (hostile_tree, _plan),
-    "import: one zip named by 40 rows": (_corpus(40, 0), _import),
-    "import: 100,000-entry central directory": (_corpus(2, 100_000), _import),
+    "import: one zip named by 40 rows": (_corpus(40, 0, shared=True), _import),
+    "import: 100,000-entry central directory": (_corpus(2, 100_000, shared=True), _import),
 }
 
 

@@ -1,8 +1,12 @@
-"""Score the reference agent (or any agent file or package) in-process on the bundled corpus:
-per track, on the tuning part (corpus/) and on the set-aside part (corpus-eval/).
+"""Score the reference agent (or any agent file or package) in-process on the bundled corpora:
+per corpus and track, on the tuning part and on the set-aside part.
+
+    synthetic  tuning: corpus/              set-aside: corpus-eval/
+    real       tuning: corpus-real/tuning/  set-aside: corpus-real/set-aside/
 
 Usage: python benchmarks/reference_eval.py [AGENT.py | AGENT_PACKAGE/ ...] [--verbose]
-           [--part tuning|set-aside] [--track TRACK ...]
+           [--corpus synthetic|real] [--part tuning|set-aside] [--track TRACK ...]
+           [--detonate] [--only SUBSTRING ...]
 
 `--part tuning` never loads the set-aside part, so the tuning loop cannot spend it;
 `--verbose` lists per-task results on the tuning part only, for the same reason.
@@ -10,10 +14,15 @@ Usage: python benchmarks/reference_eval.py [AGENT.py | AGENT_PACKAGE/ ...] [--ve
 A package is bundled first (`assay agent bundle`), so what is scored is what is submitted.
 The set-aside part is for measuring only: tuning detectors against it spends it.
 
-Each agent is imported and `agent_main` called once per task, with a context
-shaped like the sandbox's (probe inside a temporary workspace, observed=None).
-This is not the sealed sandbox: it is the quick loop for tuning detectors; the
-real measurement is `assay eval`. DNS is refused so the probe stays offline.
+Each agent is imported and `agent_main` called once per task, with a context shaped
+like the sandbox's (probe inside a temporary workspace). A packed artifact (a sealed
+sample, a registry's sdist) is unpacked by the safe extractors into a private
+temporary directory first, as a round's snapshot does. `observed` is the validator's
+real detonation (the bubblewrap sandbox) on the real corpus, and on the synthetic one
+with `--detonate` (else None, the quick loop). Detonations are cached by artifact
+digest under out/reference-eval/observed/, so a tuning loop detonates each artifact
+once. The agent itself is not sealed here: the real measurement is `assay eval`.
+DNS is refused so the probe stays offline.
 """
 
 from __future__ import annotations
@@ -28,18 +37,25 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from assay.corpus.interface import Task
+from assay.corpus.interface import Task, artifact_digest
 from assay.corpus.native import NativeCorpus
+from assay.corpus.packed import materialised
+from assay.detonate import detonate
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.scoring import RepResult, TaskTruth, TrackScore, score_track
 from assay.mechanism.spec import TRACKS, Track
+from assay.records import codec
+from assay.records.observed import Observed
 from assay.runner.bundle import bundle_package
 from assay.runner.context import local_context
+from assay.sandbox import default_backend
+from assay.sandbox.interface import SandboxBackend
 from assay.schema.mechanism_file import pinned
 
 SPEC = pinned()
 
 ROOT = Path(__file__).resolve().parents[1]
+OBSERVED_CACHE = ROOT / "out" / "reference-eval" / "observed"
 Agent = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -61,13 +77,40 @@ def truth_of(task: Task) -> TaskTruth:
     )
 
 
-def run_track(agent: Agent, track: Track, tasks: tuple[Task, ...]) -> tuple[TrackScore, float]:
+class Observer:
+    """The validator's detonation of each behavioural artifact, cached on disk by digest
+    (None when detonation is off: the quick loop)."""
+
+    def __init__(self, backend: SandboxBackend | None) -> None:
+        self.backend = backend
+
+    def __call__(self, track: Track, artifact: Path) -> Observed | None:
+        if self.backend is None or not track.behavioural:
+            return None
+        digest = artifact_digest(artifact)
+        cached = OBSERVED_CACHE / f"{digest}.json"
+        if cached.is_file():
+            return codec.decode(cached.read_bytes(), Observed)
+        seed = bytes.fromhex(digest)[:16]  # the same canaries every time for one artifact
+        observed = detonate(artifact, track, backend=self.backend, seed=seed).observed()
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_bytes(codec.encode(observed))
+        return observed
+
+
+def run_track(
+    agent: Agent, track: Track, tasks: tuple[Task, ...], observe: Observer
+) -> tuple[TrackScore, float]:
     scored = []
     slowest = 0.0
     for task in tasks:
-        with tempfile.TemporaryDirectory() as tmp:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            materialised(task.artifact_dir, task.archive) as artifact,
+        ):
+            observed = observe(track, artifact)
             started = time.perf_counter()
-            report = agent(local_context(task.track, task.artifact_dir, Path(tmp)))
+            report = agent(local_context(task.track, artifact, Path(tmp), observed=observed))
             slowest = max(slowest, time.perf_counter() - started)
         rep = RepResult(
             completed=True,
@@ -85,26 +128,43 @@ def _refuse_dns(*args: object, **kwargs: object) -> list[Any]:
     raise OSError("no network in the in-process evaluation")
 
 
-PARTS = {"tuning": "corpus", "set-aside": "corpus-eval"}
+CORPORA = {
+    "synthetic": {"tuning": "corpus", "set-aside": "corpus-eval"},
+    "real": {"tuning": "corpus-real/tuning", "set-aside": "corpus-real/set-aside"},
+}
+PARTS = ("tuning", "set-aside")
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("agents", nargs="*", type=Path, default=[ROOT / "agents/reference"])
     parser.add_argument("--verbose", action="store_true")
-    parser.add_argument("--part", choices=sorted(PARTS), action="append")
+    parser.add_argument("--corpus", choices=sorted(CORPORA), action="append")
+    parser.add_argument("--part", choices=PARTS, action="append")
     parser.add_argument("--track", choices=[t.value for t in TRACKS], action="append")
+    parser.add_argument("--detonate", action="store_true", help="detonate the synthetic corpus")
+    parser.add_argument("--only", action="append", help="tasks whose id contains this")
     args = parser.parse_args(argv)
-    socket.getaddrinfo = _refuse_dns  # type: ignore[assignment]
-    parts = {part: NativeCorpus(ROOT / PARTS[part]) for part in args.part or PARTS}
     tracks = [Track(t) for t in args.track] if args.track else TRACKS
-    for path in args.agents:
-        agent = load_agent(path)
-        print(f"== {path.name}")
-        for track in tracks:
-            for part, corpus in parts.items():
-                result, slowest = run_track(agent, track, corpus.tasks(track))
-                _print_track(part, result, slowest, args.verbose and part == "tuning")
+    backend = default_backend()
+    agents = [(path, load_agent(path)) for path in args.agents]
+    socket.getaddrinfo = _refuse_dns  # type: ignore[assignment]
+    for name in args.corpus or sorted(CORPORA, reverse=True):
+        observe = Observer(backend if name == "real" or args.detonate else None)
+        for path, agent in agents:
+            print(f"== {path.name} on the {name} corpus")
+            for track in tracks:
+                for part in args.part or PARTS:
+                    root = ROOT / CORPORA[name][part]
+                    tasks = tuple(
+                        t
+                        for t in NativeCorpus(root).tasks(track)
+                        if not args.only or any(o in t.task_id for o in args.only)
+                    )
+                    if not tasks:
+                        continue
+                    result, slowest = run_track(agent, track, tasks, observe)
+                    _print_track(part, result, slowest, args.verbose and part == "tuning")
     return 0
 
 

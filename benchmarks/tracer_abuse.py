@@ -7,25 +7,28 @@ output a byte at a time for 1 s, and successful `writev` of 1,024 x 4 KiB
 buffers until the trace cap ends the run.
 Each runs sealed under both trace sets, with the limits of its caller: an
 agent's rep (`liveness`, the skills track's limits) and a detonation profile
-(`full`, detonation's default budget), side by side with well-behaved runs of
-the same set (one that computes for 1 s, the control of the ratios, and one that
-only threads the probe), interleaved round by round.
+(`full`, detonation's default budget). Every run is paired with a control of the
+same wall time: a run that threads the probe and then sleeps as long as the run
+before it lasted, so the validator supervises both for as long (its fixed cost
+per run, ~15 ms, and its limit polls, every 4 ms near the CPU budget or the wall
+backstop, up to every 0.2 s far from both, are then the same in both). Two
+well-behaved classes are measured the same way: one that computes for 1 s and
+one that only threads the probe.
 
 Per run it measures the validator's own CPU (this process, every thread: run,
 trace parse, cleanup), its peak resident memory during the run (the high-water
 mark is reset before each), the tracer's CPU, which the backend bills to the
 run (it counts against the run's CPU budget like the tree's own), and the run's
-wall time, for which the validator polls the run's limits (every 4 ms near the
-CPU budget or the wall backstop, up to every 0.2 s far from both). The control's
-cost fell each time polling got sparser (adaptive, then 50 ms to 0.2 s), so the
-ratios rose although every class got cheaper; absolute figures are printed too.
-What a flood class costs beyond the control is mostly summarising its trace.
+wall time. What a flood class costs beyond its control is mostly summarising its
+trace; what `stderr_drip` costs beyond it is waking to drain its output, which
+the backend batches (`OUTPUT_BATCH_S`).
 
-Last line: worst_cpu_ratio=<max over classes of validator CPU / control's>
-worst_mem_ratio=<same for peak memory>, over agents' reps (target <= 2 for both,
-issue 11: "per hostile rep"). The line before it gives the same for detonation
-profiles, not reps: a detonation summarises what an artifact did up to the trace
-cap (32 MiB), so its worst classes cost reading and freeing that much trace.
+Last line: worst_cpu_ratio=<max over classes of validator CPU / its same-wall
+control's> worst_mem_ratio=<same for peak memory>, over agents' reps (target
+<= 2 for both, issue 22: "each hostile class against a control of the same wall
+time"). The line before it gives the same for detonation profiles, not reps: a
+detonation summarises what an artifact did up to the trace cap (32 MiB), so its
+worst classes cost reading and freeing that much trace.
 """
 
 from __future__ import annotations
@@ -59,8 +62,7 @@ subprocess.run(["echo", "assay-echo-0123456789abcdef01234567"], capture_output=T
 """
 
 CLASSES = {
-    # Well-behaved: threads the probe, then analyses for about as long as the
-    # longest hostile run takes (the validator supervises a run for its duration).
+    # Well-behaved: threads the probe, then computes for 1 s.
     "control": """
 import time
 end = time.process_time() + 1.0
@@ -156,6 +158,46 @@ def measure(backend: BwrapBackend, code: str, trace: TraceSet, limits: ResourceL
     )
 
 
+def sleeper(seconds: float) -> str:
+    """The control of a run that lasted `seconds`: threads the probe, then sleeps."""
+    return f"import time\ntime.sleep({max(0.0, seconds):.4f})\n"
+
+
+def paired(
+    backend: BwrapBackend, code: str, trace: TraceSet, limits: ResourceLimits, start_s: float
+) -> tuple[Cost, Cost]:
+    """The class's run and, right after it, a control sleeping as long (less the
+    `start_s` a run that only threads the probe takes)."""
+    run = measure(backend, code, trace, limits)
+    return run, measure(backend, sleeper(run.wall_s - start_s), trace, limits)
+
+
+def _median(costs: list[Cost], field: str) -> float:
+    return statistics.median(float(getattr(c, field)) for c in costs)
+
+
+def report(trace: TraceSet, costs: dict[str, list[tuple[Cost, Cost]]]) -> tuple[float, float]:
+    """One line per class; the worst CPU and memory ratios against the controls."""
+    worst_cpu = worst_mem = 0.0
+    for name, pairs in costs.items():
+        runs, controls = [p[0] for p in pairs], [p[1] for p in pairs]
+        cpu, control_cpu = _median(runs, "validator_cpu_s"), _median(controls, "validator_cpu_s")
+        mem, control_mem = _median(runs, "peak_rss_bytes"), _median(controls, "peak_rss_bytes")
+        cpu_ratio, mem_ratio = cpu / control_cpu, mem / control_mem
+        worst_cpu, worst_mem = max(worst_cpu, cpu_ratio), max(worst_mem, mem_ratio)
+        print(
+            f"{trace.value:8} {name:12} validator_cpu_ms={cpu * 1000:7.1f} "
+            f"control_cpu_ms={control_cpu * 1000:6.1f} cpu_ratio={cpu_ratio:5.2f} "
+            f"peak_rss_mb={mem / 2**20:6.1f} mem_ratio={mem_ratio:4.2f} "
+            f"tracer_cpu_ms={_median(runs, 'tracer_cpu_s') * 1000:7.1f} "
+            f"run_cpu_ms={_median(runs, 'run_cpu_s') * 1000:7.1f} "
+            f"wall_ms={_median(runs, 'wall_s') * 1000:7.1f} "
+            f"control_wall_ms={_median(controls, 'wall_s') * 1000:7.1f} "
+            f"ended={runs[-1].ended}"
+        )
+    return worst_cpu, worst_mem
+
+
 def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="assay-bench-", dir="/tmp"))
     base.chmod(0o711)
@@ -165,38 +207,20 @@ def main() -> None:
         TraceSet.LIVENESS: limits_for(pinned(), Track.SKILLS),
         TraceSet.FULL: DEFAULT_BUDGET.limits(),
     }
-    costs: dict[tuple[TraceSet, str], list[Cost]] = {}
-    for trace in limits:  # warm caches once
-        measure(backend, "", trace, limits[trace])
+    # Warms caches, and times the start a sleeping control adds to its sleep.
+    start_s = {
+        trace: statistics.median(measure(backend, "", trace, limits[trace]).wall_s for _ in "abc")
+        for trace in limits
+    }
+    costs: dict[TraceSet, dict[str, list[tuple[Cost, Cost]]]] = {t: {} for t in limits}
     for _ in range(ROUNDS):
         for trace, trace_limits in limits.items():
             for name, code in CLASSES.items():
-                costs.setdefault((trace, name), []).append(
-                    measure(backend, code, trace, trace_limits)
+                costs[trace].setdefault(name, []).append(
+                    paired(backend, code, trace, trace_limits, start_s[trace])
                 )
-    worst: dict[TraceSet, tuple[float, float]] = {}
     print(f"rounds={ROUNDS} loadavg={Path('/proc/loadavg').read_text().split()[0]}")
-    for trace in limits:
-        worst_cpu = worst_mem = 0.0
-        control = costs[(trace, "control")]
-        control_cpu = statistics.median(c.validator_cpu_s for c in control)
-        control_mem = statistics.median(c.peak_rss_bytes for c in control)
-        for name in CLASSES:
-            runs = costs[(trace, name)]
-            cpu = statistics.median(c.validator_cpu_s for c in runs)
-            mem = statistics.median(c.peak_rss_bytes for c in runs)
-            cpu_ratio, mem_ratio = cpu / control_cpu, mem / control_mem
-            worst_cpu, worst_mem = max(worst_cpu, cpu_ratio), max(worst_mem, mem_ratio)
-            print(
-                f"{trace.value:8} {name:12} validator_cpu_ms={cpu * 1000:7.1f} "
-                f"peak_rss_mb={mem / 2**20:6.1f} cpu_ratio={cpu_ratio:5.2f} "
-                f"mem_ratio={mem_ratio:4.2f} "
-                f"tracer_cpu_ms={statistics.median(c.tracer_cpu_s for c in runs) * 1000:7.1f} "
-                f"run_cpu_ms={statistics.median(c.run_cpu_s for c in runs) * 1000:7.1f} "
-                f"wall_ms={statistics.median(c.wall_s for c in runs) * 1000:7.1f} "
-                f"ended={runs[-1].ended}"
-            )
-        worst[trace] = (worst_cpu, worst_mem)
+    worst = {trace: report(trace, costs[trace]) for trace in limits}
     detonation_cpu, detonation_mem = worst[TraceSet.FULL]
     print(
         f"detonation_worst_cpu_ratio={detonation_cpu:.2f} "

@@ -23,6 +23,7 @@ from .facts import SECRET_KINDS, TOOL_HINT, Event, FileFacts
 from .mcp import Tool, mcp_tools, tool_signals
 from .observed import _evidence_text, _observed_capabilities, observed_signals
 from .packages import (
+    content_signals,
     find_manifest,
     npm_hook_signals,
     pth_signals,
@@ -223,6 +224,7 @@ def _package_signals(
         if source.base == "setup.py" and source.rel in facts:
             signals += setup_hook_signals(source, facts[source.rel], hooks)
     signals += pth_signals(files)
+    signals += content_signals(files)
     squat = typosquat_of(manifest.name) if manifest else None
     confusion = any(s.category == "dependency_confusion" for s in signals)
     extra["lifecycle"] = {"hooks": hooks}

@@ -1,4 +1,14 @@
-"""The validator's own detonation (`context.observed`) as signals."""
+"""The validator's own detonation (`context.observed`) as signals.
+
+The detonation is first-class evidence: what the artifact did when it was installed,
+imported and run, whatever its code looks like. Beyond the capabilities the validator
+maps, the raw record is read for what an install should never do: start a network
+tool or a shell that names one, fingerprint the machine, reach a host, or rewrite the
+interpreter's or the system's files. What the package manager does on its own behalf
+(npm reading its own ~/.npmrc) is not held against the artifact.
+"""
+
+import re
 
 from .common import Signal
 
@@ -34,7 +44,9 @@ OBSERVED_TITLES = {
 def _observed_capabilities(observed: object) -> list[dict]:
     if not isinstance(observed, dict):
         return []
-    items = observed.get("capabilities")
+    items = observed.get("capability_evidence")
+    if not isinstance(items, list):
+        items = observed.get("capabilities")
     if not isinstance(items, list):
         return []
     out = []
@@ -56,15 +68,152 @@ def _evidence_text(item: dict) -> str:
     return str(evidence or "")[:200]
 
 
+NETWORK_TOOL = re.compile(
+    r"(?:^|[\s/;|&(`'\"])(curl|wget|nc|ncat|netcat|socat|dig|nslookup|telnet|ftp|scp|ssh|"
+    r"Invoke-WebRequest|iwr|certutil)(?=$|[\s;|&)`'\"])"
+)
+FINGERPRINT = re.compile(
+    r"\$\(\s*(?:hostname|whoami|id|uname|pwd|ifconfig|ip\s+a)|`\s*(?:hostname|whoami|id|uname)|"
+    r"(?:^|[\s/;|&])(?:whoami|hostname|uname\s+-a|ifconfig)(?=$|[\s;|&])"
+)
+SYSTEM_WRITE = re.compile(r"^/(?:usr|etc|bin|sbin|lib|lib64|opt|boot|var/lib)/")
+CLIENT_CONFIG = {"~/.npmrc": "npm", "~/.yarnrc": "yarn", "~/.pypirc": "pip", "~/.netrc": ""}
+PACKAGE_CLIENT = re.compile(r"(?:^|[\s/])(?:pip3?|npm|yarn|easy_install)(?:\s|$)|-m pip\b")
+LOOPBACK = re.compile(r"^(?:127\.|::1|\[::1\]|localhost|0\.0\.0\.0|netlink|unix|local)")
+
+
+def _evidence_items(item: dict) -> list[dict]:
+    evidence = item.get("evidence")
+    if isinstance(evidence, dict):
+        return [evidence]
+    if isinstance(evidence, list):
+        return [e for e in evidence[:64] if isinstance(e, dict)]
+    return []
+
+
+def _commands(observed: dict, capabilities: list[dict]) -> list[str]:
+    """Every command line the artifact started, as text (the harness's own are left out
+    by the validator already)."""
+    found = []
+    events = observed.get("events")
+    if isinstance(events, dict) and isinstance(events.get("execs"), list):
+        found += [str(e)[:2000] for e in events["execs"][:256]]
+    for item in capabilities:
+        for evidence in _evidence_items(item):
+            argv = evidence.get("argv")
+            if isinstance(argv, list) and argv:
+                found.append(" ".join(str(a) for a in argv[:64])[:2000])
+    return list(dict.fromkeys(found))
+
+
+def _peers(observed: dict, capabilities: list[dict]) -> list[str]:
+    """Hosts the artifact looked up or connected to, loopback and local sockets left out."""
+    peers = []
+    events = observed.get("events")
+    for kind in ("dns", "connects"):
+        values = events.get(kind) if isinstance(events, dict) else None
+        peers += [str(v) for v in (values or [])[:256]]
+    for item in capabilities:
+        if str(item.get("capability", "")).upper() in ("RESOLVE_DNS", "OPEN_SOCKET"):
+            peers += [str(e.get("peer")) for e in _evidence_items(item) if e.get("peer")]
+    return [p for p in dict.fromkeys(peers) if p and not LOOPBACK.match(p)]
+
+
+def _behaviour_signals(observed: dict, capabilities: list[dict]) -> list[Signal]:
+    """Install-time behaviour no honest package shows, read from the raw detonation."""
+    signals = []
+    commands = _commands(observed, capabilities)
+    tool = next((c for c in commands if NETWORK_TOOL.search(c)), None)
+    fingerprint = next((c for c in commands if FINGERPRINT.search(c)), None)
+    peers = _peers(observed, capabilities)
+    if tool is not None:
+        what = "fingerprints the machine and " if fingerprint else ""
+        signals.append(
+            _observed_signal(
+                "exfiltration",
+                f"Detonation: the artifact {what}runs a network tool ({_short(tool)})",
+                8.0 if fingerprint else 6.0,
+                "EXEC_SHELL",
+                tool,
+            )
+        )
+    elif fingerprint is not None:
+        signals.append(
+            _observed_signal(
+                "reconnaissance",
+                f"Detonation: the artifact fingerprints the machine ({_short(fingerprint)})",
+                3.0 + (3.0 if peers else 0.0),
+                "CREATE_PROCESS",
+                fingerprint,
+            )
+        )
+    if peers and tool is None:
+        # setuptools fetching build requirements runs pip, which looks up the index: the
+        # build's doing, not the package's, when pip or npm is all the artifact started.
+        fetcher = bool(commands) and all(PACKAGE_CLIENT.search(c) for c in commands)
+        signals.append(
+            _observed_signal(
+                "network",
+                f"Detonation: the artifact reached out to {_short(peers[0])}",
+                1.5 if fetcher else 3.0,
+                "OPEN_SOCKET",
+                " ".join(peers[:4]),
+            )
+        )
+    for item in capabilities:
+        for evidence in _evidence_items(item):
+            path = str(evidence.get("path") or "")
+            if evidence.get("event") == "write" and SYSTEM_WRITE.match(path):
+                title = f"Detonation: the artifact rewrote a system file ({_short(path)})"
+                return [*signals, _observed_signal("persistence", title, 7.0, "WRITE_FILE", path)]
+    return signals
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _observed_signal(category: str, title: str, weight: float, capability: str, excerpt: str):
+    return Signal(
+        category,
+        "HIGH" if weight >= 5 else "MED",
+        "action",
+        title,
+        None,
+        None,
+        weight,
+        capability,
+        excerpt=excerpt[:200],
+    )
+
+
+def _client_read(item: dict, commands: list[str]) -> bool:
+    """A package manager reading its own configuration (npm and ~/.npmrc), as it does
+    whenever the artifact's own lifecycle script runs it."""
+    paths = [str(e.get("path") or "") for e in _evidence_items(item)]
+    clients = {CLIENT_CONFIG.get(p) for p in paths}
+    if not paths or None in clients:
+        return False
+    return all(
+        client and any(re.search(rf"(?:^|[\s/]){client}(?:\s|$)", c) for c in commands)
+        for client in clients
+    )
+
+
 def observed_signals(observed: object) -> list[Signal]:
     """The validator's detonation: what the artifact was seen doing."""
     signals = []
     capabilities = _observed_capabilities(observed)
+    commands = _commands(observed, capabilities) if isinstance(observed, dict) else []
     names = {item["capability"].upper() for item in capabilities}
     network = bool(names & {"OPEN_SOCKET", "POST_WEB", "EXFILTRATE_DATA"})
+    if isinstance(observed, dict):
+        signals += _behaviour_signals(observed, capabilities)
     for item in capabilities:
         name = item["capability"].upper()
         if name not in OBSERVED_WEIGHTS:
+            continue
+        if name == "READ_SECRET" and _client_read(item, commands):
             continue
         category, weight = OBSERVED_WEIGHTS[name]
         if name in ("READ_SECRET", "READ_ENV_SECRET") and network:

@@ -197,6 +197,8 @@ def _hook_script_dangerous(facts: FileFacts, ranges: list[tuple[int, int]] | Non
 
     if inside(*HOOK_DANGER) or any(e.detail != "unknown" for e in inside("download_exec")):
         return True
+    if ranges is not None and inside("dynamic_exec"):
+        return True  # an install command that evaluates a string it built: nothing honest does
     if inside("env_bulk") and inside("egress"):
         return True  # the whole environment leaves the machine at install time
     shell_fetch = [e for e in inside("egress") if e.detail == "shell"] and inside("shell")
@@ -314,7 +316,7 @@ def setup_hook_signals(
         ]
         inside = [
             e
-            for e in facts.of(*DANGEROUS_KINDS, "download_exec")
+            for e in facts.of(*DANGEROUS_KINDS, "download_exec", "dynamic_exec")
             if any(a <= e.line <= b for a, b in spans)
         ]
         if not _hook_script_dangerous(facts, spans):
@@ -353,3 +355,120 @@ def setup_hook_signals(
             )
         )
     return signals
+
+
+# Throwaway collection endpoints (out-of-band testing, request bins): code that talks to
+# one is reporting on the machine it runs on, which no published library needs to do.
+COLLECTOR = re.compile(
+    r"pipedream\.net|\boast\.[a-z]{2,6}\b|interact\.sh|burpcollaborator\.net|requestbin|"
+    r"webhook\.site|canarytokens\.com|hookb\.in|beeceptor\.com|requestcatcher\.com|"
+    r"dnslog\.cn|ceye\.io|\.ngrok(?:-free)?\.(?:io|app)",
+    re.IGNORECASE,
+)
+# Letters written as escapes (`"\x65\x76\x61\x6c"` is "eval"): code spelled so no one reads it.
+ESCAPED_WORD = re.compile(r"(?:\\x[46][1-9a-fA-F]|\\x[57][0-9aA]|\\1[0-7][0-7]){4,}")
+UNDERSCORE_NAME = re.compile(r"\b_{4,}\b")
+# Dependencies that exist to steal from a desktop: browser cookies, Discord webhooks,
+# the Windows registry, game-account cookies. A library does not need them.
+STEALER_DEPS = re.compile(
+    r"[\"'](browser[-_]cookie3|discord[-_]webhook|dhooks|winregistry|robloxpy|pycord-webhook|"
+    r"discordwebhook|browser-history|pywinauto|pyscreenshot|pycryptodome)[\"'<>=~!\s,]",
+    re.IGNORECASE,
+)
+STRONG_STEALER = {"browser-cookie3", "discord-webhook", "dhooks", "winregistry", "robloxpy"}
+
+
+def content_signals(files: list[Source]) -> list[Signal]:
+    """What the package's files say about it, whatever runs when: collectors it reports
+    to, code written so no one reads it, dependencies that exist to steal."""
+    signals: list[Signal] = []
+    collector = _first_match(files, COLLECTOR, code_only=True)
+    if collector is not None:
+        source, line = collector
+        signals.append(
+            Signal(
+                "exfiltration",
+                "HIGH",
+                "action",
+                "Reports to a throwaway collection endpoint",
+                source.rel,
+                line,
+                4.0,
+                "POST_WEB",
+                excerpt=line_at_text(source, line),
+            )
+        )
+    obfuscated = _obfuscated(files)
+    if obfuscated is not None:
+        source, line = obfuscated
+        signals.append(
+            Signal(
+                "obfuscation",
+                "HIGH",
+                "action",
+                "Code written to be unreadable (escaped letters, underscore names)",
+                source.rel,
+                line,
+                4.0,
+                "EVAL_CODE",
+                excerpt=line_at_text(source, line),
+            )
+        )
+    signals += _stealer_dependency_signals(files)
+    return signals
+
+
+def line_at_text(source: Source, line: int) -> str:
+    return source.lines[line - 1].strip()[:200] if 0 < line <= len(source.lines) else ""
+
+
+# Test suites carry test vectors (escaped bytes, sample URLs) and are not installed or run.
+TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing|spec|__tests__)/|(?:^|/)test_[^/]*$")
+
+
+def _first_match(
+    files: list[Source], pattern: re.Pattern, code_only: bool
+) -> tuple[Source, int] | None:
+    for source in files:
+        if (code_only and not source.is_code) or TEST_PATH.search(source.rel):
+            continue
+        found = pattern.search(source.text)
+        if found:
+            return source, line_at(source.text, found.start())
+    return None
+
+
+def _obfuscated(files: list[Source]) -> tuple[Source, int] | None:
+    for source in files:
+        if not source.is_code or TEST_PATH.search(source.rel):
+            continue
+        escaped = list(ESCAPED_WORD.finditer(source.text[:1_000_000]))
+        underscores = set(UNDERSCORE_NAME.findall(source.text[:1_000_000]))
+        if len(escaped) >= 3 or (escaped and len(underscores) >= 4):
+            return source, line_at(source.text, escaped[0].start())
+    return None
+
+
+def _stealer_dependency_signals(files: list[Source]) -> list[Signal]:
+    for source in files:
+        if source.base not in ("setup.py", "setup.cfg", "pyproject.toml", "requirements.txt"):
+            continue
+        names = {_normalise_name(m.group(1)) for m in STEALER_DEPS.finditer(source.text)}
+        strong = names & STRONG_STEALER
+        if strong or len(names) >= 3:
+            found = STEALER_DEPS.search(source.text)
+            line = line_at(source.text, found.start()) if found else 1
+            return [
+                Signal(
+                    "credential_theft",
+                    "HIGH",
+                    "action",
+                    f"Depends on desktop-stealing libraries ({', '.join(sorted(names))})",
+                    source.rel,
+                    line,
+                    4.0 if strong else 3.0,
+                    "READ_SECRET",
+                    excerpt=line_at_text(source, line),
+                )
+            ]
+    return []

@@ -275,14 +275,17 @@ IDENTITY = {
     ),
     "place": re.compile(r"os\.getcwd\(|process\.cwd\(\)|\bhomedir\(\)|expanduser\([\"']~"),
     "net": re.compile(
-        r"networkInterfaces\(|ifconfig|ipinfo\.io|api\.ipify\.org|ifconfig\.me|icanhazip"
+        r"networkInterfaces\(|ifconfig|ipinfo\.io|api\.ipify\.org|ifconfig\.me|icanhazip|"
+        r"gethostbyname\("
     ),
+    "system": re.compile(r"platform\.(?:system|platform|uname|release)\(|os\.uname\("),
 }
 IDENTITY_WORDS = {
     "user": ("getuser", "getlogin", "userInfo", "whoami", "USERNAME", "$USER"),
     "host": ("gethostname", "platform.node", "hostname()", "nodename"),
     "place": ("getcwd", "cwd()", "homedir()", "expanduser("),
-    "net": ("networkInterfaces", "ifconfig", "ipinfo", "ipify", "icanhazip"),
+    "net": ("networkInterfaces", "ifconfig", "ipinfo", "ipify", "icanhazip", "gethostbyname"),
+    "system": ("platform.", "uname("),
 }
 BEACON_WORDS = ("url", "request", "http", "fetch", "axios", "dns", "gethostbyname", "curl", "wget")
 BEACON_EGRESS = re.compile(

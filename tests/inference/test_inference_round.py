@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fake_upstream import KEY, FakeUpstream
+from fake_upstream import COMPLETION_TOKENS, KEY, PROMPT_TOKENS, FakeUpstream
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -196,3 +196,34 @@ def test_a_resumed_round_asks_the_model_only_for_the_reps_it_runs(
     resumed = assay("round", "resume", result["round_id"], "--db", "round.db", "--json")
     assert json.loads(resumed.stdout)["status"] == "completed"
     assert len(upstream.seen) == asked + 2  # two tasks' rep 2, nothing else
+
+
+def test_a_round_budget_is_shared_by_its_reps_and_reports_show_cost(
+    assay: Assay, tmp_path: Path, skills_pair: Path, upstream: FakeUpstream
+) -> None:
+    config = _round_toml(tmp_path, upstream, skills_pair, [EXAMPLE])
+    config.write_text(
+        config.read_text()
+        + "round_tokens = 30000\n"  # six reps: 5,000 tokens each, under the mechanism's
+        + "[inference.price]\nprompt = 1000000.0\ncompletion = 2000000.0\ncurrency = 'EUR'\n"
+    )
+    run = assay("round", "run", "--config", str(config), "--json", "--html", "report.html")
+    result = json.loads(run.stdout)
+    assert result["status"] == "completed", result["reason"]
+    assert result["inference"]["upstream"]["rep_tokens"] == 5000
+    assert all(s.body["max_tokens"] + len(s.raw) <= 5000 for s in upstream.seen)
+    (usage,) = result["inference"]["usage"]
+    # Six reps of one request, each billed 11 prompt and 7 completion tokens.
+    assert usage["cost"] == f"{6 * (PROMPT_TOKENS * 1 + COMPLETION_TOKENS * 2):.4f} EUR"
+    report = assay("round", "report", result["round_id"], "--db", "round.db").stdout
+    assert "cost" in report and "EUR" in report
+    assert usage["cost"] in (tmp_path / "report.html").read_text()
+
+
+def test_a_round_table_may_not_set_each_reps_share(
+    assay: Assay, tmp_path: Path, skills_pair: Path, upstream: FakeUpstream
+) -> None:
+    config = _round_toml(tmp_path, upstream, skills_pair, [EXAMPLE])
+    config.write_text(config.read_text() + "rep_tokens = 10\n")
+    run = assay("round", "run", "--config", str(config), check=False)
+    assert run.returncode == 2 and "round_tokens" in run.stderr

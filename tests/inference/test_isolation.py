@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from fake_upstream import KEY, FakeUpstream
-from inference_fixtures import RunModelAgent
+from inference_fixtures import RunModelAgent, short_spec
 
 pytestmark = pytest.mark.sandbox
 
@@ -98,3 +99,37 @@ def test_a_flooding_rep_cannot_starve_another(
     assert flooded.inference is not None and flooded.inference.requests == 3
     assert sum(s.body["messages"][0]["content"] == "polite" for s in upstream.seen) == 1
     assert len(upstream.seen) == 4
+
+
+N_FLOOD = """
+    import threading, time
+
+    def agent_main(context):
+        probe(context)
+        flood = [{"n": 128, "max_tokens": 4096}] * 4 + [{"max_tokens": 4096}] * 4
+        for extra in flood:  # and return at once, leaving them upstream
+            threading.Thread(target=ask, args=(context,), kwargs={"extra": extra},
+                             daemon=True).start()
+        time.sleep(0.5)
+        return report("flooded")
+"""
+
+
+def test_a_concurrent_n_flood_is_billed_within_the_budget_and_ends_with_its_rep(
+    run_model_agent: RunModelAgent, upstream: FakeUpstream
+) -> None:
+    upstream.mode, upstream.stall_s = "bill_max", 60.0  # a provider generating to the cap
+    outcome = run_model_agent(N_FLOOD, spec=short_spec(requests=20))
+    assert outcome.completed, (outcome.detail, outcome.stderr_tail)
+    usage = outcome.inference
+    assert usage is not None
+    assert usage.rejected == 4  # every `n: 128`
+    assert all("n" not in s.body for s in upstream.seen)
+    # What the provider bills is what the rep records, and no more than its budget.
+    assert upstream.billed == usage.tokens <= 1000
+    assert usage.requests == len(upstream.seen) >= 1
+    # Nothing the rep started is still upstream once its outcome exists.
+    deadline = time.monotonic() + 10
+    while upstream.abandoned < len(upstream.seen):
+        assert time.monotonic() < deadline, "a request outlived its rep"
+        time.sleep(0.05)

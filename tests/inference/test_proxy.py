@@ -59,7 +59,7 @@ def test_over_budget_the_agent_reads_a_429_and_goes_on(run_model_agent: RunModel
     assert usage.tokens == 3 * (PROMPT_TOKENS + COMPLETION_TOKENS)
 
 
-def test_tokens_are_counted_when_the_upstream_reports_none_and_budget_them(
+def test_tokens_are_counted_when_the_upstream_reports_none(
     run_model_agent: RunModelAgent, upstream: FakeUpstream
 ) -> None:
     upstream.mode = "no_usage"
@@ -67,16 +67,16 @@ def test_tokens_are_counted_when_the_upstream_reports_none_and_budget_them(
         """
         def agent_main(context):
             probe(context)
-            first, _ = ask(context, content="x" * 4000)
-            second, answer = ask(context)
-            return report(f"{first} {second} {answer['error']['type']}")
+            status, _ = ask(context, content="x" * 600)
+            return report(str(status))
         """
     )
     assert outcome.report is not None, (outcome.detail, outcome.stderr_tail)
-    assert outcome.report.verdict.summary == "200 429 budget_exceeded"
+    assert outcome.report.verdict.summary == "200"
     usage = outcome.inference
     assert usage is not None and usage.estimated and usage.requests == 1
-    assert usage.prompt_tokens > 1000  # bytes / 4 of the body the upstream received
+    (seen,) = upstream.seen
+    assert usage.prompt_tokens == -(-len(seen.raw) // 4)  # bytes / 4 of what the upstream got
     assert usage.completion_tokens == -(-len(upstream.reply.encode()) // 4)
 
 
@@ -92,7 +92,10 @@ def test_a_reply_cannot_outrun_the_token_budget(
         """
     )
     assert outcome.completed, (outcome.detail, outcome.stderr_tail)
-    assert upstream.seen[0].body["max_tokens"] == 1000
+    (seen,) = upstream.seen
+    # The budget less the most its prompt can cost (one token a byte of the body, measured
+    # with the reply cap the agent asked for, whose digits only shrink when capped).
+    assert 1000 - len(seen.raw) - 5 <= seen.body["max_tokens"] <= 1000 - len(seen.raw)
 
 
 def test_routes_and_nonce(run_model_agent: RunModelAgent, upstream: FakeUpstream) -> None:
@@ -102,14 +105,14 @@ def test_routes_and_nonce(run_model_agent: RunModelAgent, upstream: FakeUpstream
             probe(context)
             wrong, _ = ask(context, key="not-the-nonce")
             elsewhere, _ = ask(context, path="/v1/embeddings")
-            streaming, _ = ask(context, extra={"stream": True})
+            routed, _ = ask(context, extra={"provider": {"order": ["elsewhere"]}})
             request = urllib.request.Request(
                 context["inference"]["api"] + "/v1/models",
                 headers={"Authorization": "Bearer " + context["inference"]["api_key"]},
             )
             with urllib.request.urlopen(request, timeout=10) as response:
                 models = json.loads(response.read())["data"][0]["id"]
-            return report(f"{wrong} {elsewhere} {streaming} {models}")
+            return report(f"{wrong} {elsewhere} {routed} {models}")
         """
     )
     assert outcome.report is not None, (outcome.detail, outcome.stderr_tail)

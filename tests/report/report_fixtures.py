@@ -21,7 +21,7 @@ from assay.records.plan import PlannedTask, RoundPlan
 from assay.records.rep import parse_lines
 from assay.records.round import RoundResult
 from assay.schema.mechanism_file import pinned
-from assay.validator.scoring import expected_matches, scorecard, speaking_reps
+from assay.validator.scoring import scorecard, speaking_reps, task_matching
 
 SPEC = pinned()
 
@@ -121,7 +121,7 @@ def build_result(
         diagnostics=diagnose(records, SPEC),
         records=tuple(records),
         speaking=speaking,
-        matches=expected_matches(speaking, plan.tasks, SPEC),
+        matching=task_matching(records, speaking, SPEC),
     )
 
 

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from assay.mechanism.spec import Track
 from assay.schema.boundedjson import JsonLimitError, nesting_depth, parse_bounded
+from assay.schema.exported import report_json_schema
 from assay.schema.report import (
     AgentReport,
     ReportError,
     parse_report,
-    report_json_schema,
     validate_report,
 )
 
@@ -88,8 +88,9 @@ def test_a_report_written_the_phylax_way_is_accepted(track: Track) -> None:
         assert parsed.evidence.vulnerabilities == ()
 
 
-def test_unknown_finding_plane_is_dropped_not_fatal() -> None:
-    finding = {**FINDING, "plane": "supply_chain", "location": "line 3"}
+@pytest.mark.parametrize("plane", ["supply_chain", {"a": 1}, [1], 7])
+def test_unknown_finding_plane_is_dropped_not_fatal(plane: object) -> None:
+    finding = {**FINDING, "plane": plane, "location": "line 3"}
     parsed = validate_report(report(Track.SKILLS, findings=[finding]), Track.SKILLS, max_items=64)
     assert parsed.findings[0].plane is None
 

@@ -102,8 +102,9 @@ def test_kill_9_then_resume_matches_an_uninterrupted_round(
 def test_an_artifact_replaced_after_planning_is_not_what_runs(
     assay: Assay, small_corpus: Path, tmp_path: Path
 ) -> None:
-    """The round runs its snapshot: swapping the corpus artifact changes nothing, and
-    tampering with the snapshot itself makes the validator abstain."""
+    """The round runs its snapshot: swapping the corpus artifact changes nothing;
+    tampering with a snapshot makes the validator abstain on its track (the other
+    track is scored), and on the round once every track is tampered with."""
     db = tmp_path / "r.db"
     first = json.loads(assay(*round_args(small_corpus, db, "--json")).stdout)
     round_id = first["round_id"]
@@ -126,15 +127,26 @@ def test_an_artifact_replaced_after_planning_is_not_what_runs(
     assert resumed["status"] == "completed"
     assert scores_and_weights(resumed) == scores_and_weights(first)
 
+    def tamper(track: str) -> None:
+        task = next(t for t in planned if t["track"] == track)
+        victim = next(p for p in sorted(Path(task["artifact_dir"]).rglob("*")) if p.is_file())
+        victim.chmod(0o644)
+        victim.write_bytes(victim.read_bytes() + b"\nchanged\n")
+
     reopen()
-    victim = Path(planned[0]["artifact_dir"]) / "SKILL.md"
-    victim.chmod(0o644)
-    victim.write_text(victim.read_text() + "\nchanged\n")
+    tamper("skills")
+    partial = json.loads(assay("round", "resume", round_id, "--db", str(db), "--json").stdout)
+    assert partial["status"] == "completed"
+    assert "changed since the round was planned" in partial["abstained_tracks"]["skills"]
+    assert partial["scores"] == {"repositories": first["scores"]["repositories"]}
+
+    tamper("repositories")
     result = assay("round", "resume", round_id, "--db", str(db), "--json", check=False)
     assert result.returncode == 3
     payload = json.loads(result.stdout)
-    assert payload["status"] == "abstained"
-    assert "changed since the round was planned" in payload["reason"]
+    assert payload["status"] == "abstained" and payload["weights"] == {}
+    assert "every track abstained" in payload["reason"]
+    assert set(payload["abstained_tracks"]) == {"skills", "repositories"}
 
 
 def test_newer_store_schema_is_refused(tmp_path: Path) -> None:

@@ -13,7 +13,10 @@ the report says why. Refused, per track:
   key and track, the latest `issued_at` wins (ties: the later submitted) and
   the others are refused as superseded;
 - a near-copy of an earlier submission (copy screening, `screening.py`):
-  every track, naming the original and the similarity.
+  every track, naming the original and the similarity;
+- on a subnet, a manifest whose author key (a miner's hotkey) the round's metagraph
+  snapshot does not register: every track, naming the subnet and block (the
+  validator passes the check as `unregistered`).
 
 Byte-identical code is one agent (agents are identified by hash), so a second
 submission of the same bytes is dropped with a note and the first one kept.
@@ -21,7 +24,7 @@ submission of the same bytes is dropped with a note and the first one kept.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,16 +102,27 @@ def _superseded(subs: Sequence[Submission]) -> dict[str, str]:
     return out
 
 
-def _refusals(sub: Submission, track: Track, superseded: dict[str, str]) -> str | None:
+# Why a verified manifest's author may not submit here (None: it may).
+OwnerCheck = Callable[[AgentManifest], str | None]
+
+
+def _refusals(
+    sub: Submission, track: Track, superseded: dict[str, str], unregistered: OwnerCheck | None
+) -> str | None:
     if sub.problem:
         return sub.problem
+    if sub.manifest and unregistered and (why := unregistered(sub.manifest)):
+        return why
     if sub.manifest and sub.manifest.track is not track:
         return f"pinned for track {sub.manifest.track.value}, not {track.value}"
     return superseded.get(sub.agent.agent_hash)
 
 
 def admit(
-    submissions: Sequence[Submission], tracks: Sequence[Track], spec: MechanismSpec
+    submissions: Sequence[Submission],
+    tracks: Sequence[Track],
+    spec: MechanismSpec,
+    unregistered: OwnerCheck | None = None,
 ) -> Admission:
     subs, notes = _without_duplicates(submissions)
     superseded = _superseded(subs)
@@ -119,7 +133,7 @@ def admit(
     refused: dict[str, dict[str, str]] = {}
     for sub in subs:
         for track in tracks:
-            reason = copies.get(sub.label) or _refusals(sub, track, superseded)
+            reason = copies.get(sub.label) or _refusals(sub, track, superseded, unregistered)
             if reason:
                 refused.setdefault(sub.agent.agent_hash, {})[track.value] = reason
     return Admission(
@@ -135,8 +149,9 @@ def admit_files(
     manifest_files: Sequence[Path],
     tracks: Sequence[Track],
     spec: MechanismSpec,
+    unregistered: OwnerCheck | None = None,
 ) -> Admission:
     """Intake order: plain agent files first, then manifests, each in the order given."""
     submissions = [Submission(Agent.load(p)) for p in agent_files]
     submissions += [read_submission(m) for m in manifest_files]
-    return admit(submissions, tracks, spec)
+    return admit(submissions, tracks, spec, unregistered)

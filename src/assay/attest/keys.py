@@ -120,12 +120,16 @@ def sign(key: Ed25519PrivateKey, domain: bytes, message: bytes) -> str:
     return key.sign(domain + message).hex()
 
 
-def verify(public: str, signature: str, domain: bytes, message: bytes) -> None:
-    """Raise SignatureError unless `signature` (hex) is `public`'s signature of the message."""
+def signature_bytes(signature: str) -> bytes:
     try:
-        raw = bytes.fromhex(signature)
+        return bytes.fromhex(signature)
     except ValueError as exc:
         raise SignatureError("signature is not hex") from exc
+
+
+def verify(public: str, signature: str, domain: bytes, message: bytes) -> None:
+    """Raise SignatureError unless `signature` (hex) is `public`'s signature of the message."""
+    raw = signature_bytes(signature)
     try:
         public_key(public).verify(raw, domain + message)
     except InvalidSignature as exc:

@@ -22,7 +22,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import ValidationError
 
-from assay.attest import keys
+from assay.attest import hotkey, keys
 from assay.mechanism.spec import Track
 from assay.schema.boundedjson import JsonLimitError
 from assay.schema.canonical import CanonicalError, canonical_bytes, read_signed
@@ -42,25 +42,32 @@ def pin(
     agent: Path,
     *,
     track: Track,
-    key: Ed25519PrivateKey,
+    key: Ed25519PrivateKey | hotkey.HotkeySigner,
     entrypoint: str,
     sandbox_digest: str,
     manifest_path: Path,
     model: str | None = None,
 ) -> AgentManifest:
-    """Sign a manifest for `agent` that will be stored at `manifest_path`."""
+    """Sign a manifest for `agent` that will be stored at `manifest_path`, with an
+    author's ed25519 key or a miner's sr25519 hotkey (named by its SS58 address)."""
     fields: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "track": track.value,
         "code_sha256": hashlib.sha256(agent.read_bytes()).hexdigest(),
         "entrypoint": entrypoint,
         "sandbox_digest": sandbox_digest,
-        "author_key": keys.public_hex(key),
+        "author_key": (
+            keys.public_hex(key) if isinstance(key, Ed25519PrivateKey) else key.ss58_address
+        ),
         "issued_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     if model is not None:
         fields["model"] = model
-    signature = keys.sign(key, _DOMAIN, canonical_bytes(fields))
+    signed = canonical_bytes(fields)
+    if isinstance(key, Ed25519PrivateKey):
+        signature = keys.sign(key, _DOMAIN, signed)
+    else:
+        signature = hotkey.sign(key, _DOMAIN, signed)
     relative = os.path.relpath(agent.resolve(), manifest_path.resolve().parent)
     return AgentManifest(**fields, agent_file=Path(relative).as_posix(), signature=signature)
 
@@ -83,8 +90,9 @@ def verify_manifest(manifest: AgentManifest, code: bytes) -> None:
 
     The signature is checked first: until it holds, the pinned hash is only a claim.
     """
+    verify = hotkey.verify if hotkey.is_address(manifest.author_key) else keys.verify
     try:
-        keys.verify(
+        verify(
             manifest.author_key,
             manifest.signature,
             _DOMAIN,

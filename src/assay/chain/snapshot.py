@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 import msgspec
-from bittensor_core import ss58_encode
 
+from assay.chain.identity import address
 from assay.chain.interface import Chain
 from assay.records.chain import (
     U16_MAX,
@@ -26,15 +26,18 @@ from assay.records.chain import (
     WeightReceipt,
 )
 
-# Bittensor's address format (the Substrate generic prefix).
-SS58_FORMAT = 42
+# A subnet of 65536 UIDs, each weighing a few hundred others, fits well inside this.
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 
 
 def read_snapshot(path: Path) -> MetagraphSnapshot:
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SNAPSHOT_BYTES + 1)
     except OSError as exc:
         raise SnapshotError(f"snapshot {path}: {exc.strerror}") from exc
+    if len(data) > MAX_SNAPSHOT_BYTES:
+        raise SnapshotError(f"snapshot {path} is larger than {MAX_SNAPSHOT_BYTES} bytes")
     try:
         return MetagraphSnapshot.from_json(data)
     except SnapshotError as exc:
@@ -79,11 +82,9 @@ class SnapshotChain(Chain):
             for n in current.neurons
         )
         write_snapshot(msgspec.structs.replace(current, neurons=neurons), self.path)
-        return WeightReceipt(
-            round_id=round_id,
-            netuid=current.netuid,
-            uids=vector.uids,
-            weights=vector.weights,
+        return vector.receipt(
+            round_id,
+            current.netuid,
             success=True,
             message=f"written into UID {uid}'s row of {self.path.name}",
             block=current.block,
@@ -146,4 +147,4 @@ def _unit(seed: str, label: str, uid: int) -> float:
 
 
 def _made_up_hotkey(seed: str, uid: int) -> str:
-    return str(ss58_encode(hashlib.sha256(f"{seed}:hotkey:{uid}".encode()).digest(), SS58_FORMAT))
+    return address(hashlib.sha256(f"{seed}:hotkey:{uid}".encode()).digest())

@@ -60,6 +60,7 @@ def _register() -> None:
     from assay.cli import (
         agent_cmd,  # noqa: F401
         attest_cmd,  # noqa: F401
+        chain_cmd,  # noqa: F401
         corpus_cmd,  # noqa: F401
         detonate_cmd,  # noqa: F401
         eval_cmd,  # noqa: F401
@@ -67,6 +68,7 @@ def _register() -> None:
         sandbox_cmd,  # noqa: F401
         schema_cmd,  # noqa: F401
         score_cmd,  # noqa: F401
+        validator_cmd,  # noqa: F401
         view_cmd,  # noqa: F401
     )
 

@@ -51,7 +51,14 @@ def keys_new(
 def agent_pin(
     agent: Annotated[Path, typer.Argument(help="the agent file")],
     track: Annotated[Track, typer.Option("--track", help="the track the submission is for")],
-    key: Annotated[Path, typer.Option("--key", help="the author's private key")],
+    key: Annotated[Path | None, typer.Option("--key", help="the author's private key")] = None,
+    hotkey: Annotated[
+        str | None,
+        typer.Option("--hotkey", help="sign with a miner's hotkey instead: WALLET/HOTKEY"),
+    ] = None,
+    wallet_path: Annotated[
+        Path | None, typer.Option("--wallet-path", help="the wallets' folder for --hotkey")
+    ] = None,
     entrypoint: Annotated[
         str, typer.Option("--entrypoint", help="the function assay calls with the context")
     ] = DEFAULT_ENTRYPOINT,
@@ -65,7 +72,14 @@ def agent_pin(
     """Write a signed manifest pinning AGENT for TRACK (submit with `round run --manifest`)."""
     with user_errors():
         path, manifest = pin_agent(
-            agent, track=track, key=key, entrypoint=entrypoint, model=model, out=out
+            agent,
+            track=track,
+            key=key,
+            hotkey=hotkey,
+            wallet_path=wallet_path,
+            entrypoint=entrypoint,
+            model=model,
+            out=out,
         )
     console.print(f"manifest {path}: {track.value}, code sha256 {manifest.code_sha256}")
 

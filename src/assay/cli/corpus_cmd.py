@@ -19,9 +19,11 @@ from assay.validator.api import (
     ValidationReport,
     add_benign,
     import_datadog,
+    import_malregistry,
     import_osv,
     import_phylax,
     validate_corpus,
+    write_split,
 )
 
 corpus_app = typer.Typer(help="Author and check labelled corpora.", no_args_is_help=True)
@@ -106,6 +108,23 @@ def import_datadog_cmd(
     console.print(_ONE_CLASS)
 
 
+@corpus_app.command("import-malregistry")
+def import_malregistry_cmd(
+    src: Annotated[Path, typer.Argument(help="registry root: <name>/<version>/<sdist>")],
+    dest: Annotated[Path, typer.Argument(help="native corpus directory (created or added to)")],
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="package name to import (repeatable)")
+    ] = None,
+    exclude: Exclude = None,
+    commit: Commit = "",
+) -> None:
+    """Import a PyPI malware registry's sdists as malicious package tasks, each sealed."""
+    chosen = frozenset(only) if only else None
+    left_out = frozenset(exclude or ())
+    _imported(lambda: import_malregistry(src, dest, only=chosen, exclude=left_out, commit=commit))
+    console.print(_ONE_CLASS)
+
+
 @corpus_app.command("import-osv")
 def import_osv_cmd(
     src: Annotated[Path, typer.Argument(help="folder of OSV MAL-*.json records")],
@@ -143,3 +162,18 @@ def add_benign_cmd(
             dest, pypi=tuple(pypi or ()), npm=tuple(npm or ()), find_links=find_links
         )
     )
+
+
+@corpus_app.command("split")
+def split_cmd(
+    src: Annotated[Path, typer.Argument(help="native corpus to split")],
+    dest: Annotated[Path, typer.Argument(help="new directory: tuning/, set-aside/, split.json")],
+    seed: Annotated[str, typer.Option("--seed", help="the split's seed (recorded)")],
+    share: Annotated[float, typer.Option("--set-aside", min=0.1, max=0.9)] = 0.5,
+) -> None:
+    """Split a corpus into a tuning and a set-aside part, stratified and seeded."""
+    split = write_split(src, dest, seed, share)  # a CorpusError is shown as a user error
+    for part, names in split.parts.items():
+        console.print(f"{part}: {len(names)} tasks")
+        report = validate_corpus(dest / part)
+        _print_report(report)

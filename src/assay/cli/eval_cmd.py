@@ -11,7 +11,14 @@ import typer
 from assay.cli import EXIT_BAR, app
 from assay.cli.attest_cmd import announce_new_key
 from assay.cli.eval_view import eval_json, print_eval
-from assay.cli.options import AgentsOption, CorpusOption, HtmlOption, JobsOption, JsonOption
+from assay.cli.options import (
+    AgentsOption,
+    CorpusOption,
+    HtmlOption,
+    JobsOption,
+    JsonOption,
+    TasksOption,
+)
 from assay.cli.output import (
     FormatOption,
     OutputFormat,
@@ -37,6 +44,7 @@ def eval_command(
         int | None,
         typer.Option("--reps", min=1, help="reps per task", show_default="the track's pinned reps"),
     ] = None,
+    tasks: TasksOption = None,
     jobs: JobsOption = None,
     fail_under: Annotated[
         float | None,
@@ -54,6 +62,15 @@ def eval_command(
     html: HtmlOption = None,
     fmt: FormatOption = None,
     output: OutputOption = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="table: also each task's reps and findings beside the expected ones, "
+            "with why each matched or not",
+        ),
+    ] = False,
 ) -> None:
     """Score one agent locally with the validator's exact metric, through the real sandbox.
 
@@ -67,6 +84,7 @@ def eval_command(
             track,
             corpus=corpus,
             reps=reps,
+            tasks_cap=tasks,
             jobs=jobs,
             config_file=config_file,
             drive=drive,
@@ -74,7 +92,7 @@ def eval_command(
         )
         if html is not None:
             report_format("html").write(result, html)
-        _show_eval(result, track, shown, output)
+        _show_eval(result, track, shown, output, verbose)
     exit_for(result)
     missed = _missed_bar(result, track, fail_under)
     if missed is not None:
@@ -99,11 +117,13 @@ def _missed_bar(result: RoundResult, track: Track, fail_under: float | None) -> 
     return None
 
 
-def _show_eval(result: RoundResult, track: Track, fmt: OutputFormat, output: Path | None) -> None:
+def _show_eval(
+    result: RoundResult, track: Track, fmt: OutputFormat, output: Path | None, verbose: bool
+) -> None:
     if fmt is OutputFormat.JSON:
         emit_text(json.dumps(eval_json(result, track), sort_keys=True, indent=2) + "\n", output)
     elif fmt is OutputFormat.TABLE:
-        print_eval(result, track)
+        print_eval(result, track, verbose)
     else:
         emit_text(report_format(fmt.value).render(result), output)
 

@@ -10,9 +10,10 @@ from rich.table import Table
 
 from assay.cli.output import console, fail, print_failures, print_inference
 from assay.records.diagnostics import RepDiagnostic
+from assay.records.matching import MatchingKey
 from assay.records.round import RoundResult
-from assay.records.scorecard import AgentTrackScore, RepView
-from assay.validator.api import Track
+from assay.records.scorecard import AgentTrackScore, RepView, TaskView
+from assay.validator.api import Track, pair_lines, rep_line, speaking_line
 
 
 def _only_score(result: RoundResult, track: Track) -> AgentTrackScore:
@@ -30,6 +31,7 @@ def eval_json(result: RoundResult, track: Track) -> dict[str, Any]:
         "agent": agent,
         "tasks": score.tasks,
         "score": score.score,
+        "interval": msgspec.to_builtins(score.interval) if score.interval else None,
         "threshold": score.threshold,
         "eligible": score.eligible,
         "mechanism_digest": result.plan.mechanism_digest,
@@ -43,6 +45,7 @@ def eval_json(result: RoundResult, track: Track) -> dict[str, Any]:
                 "reps": [
                     _rep_json(r, result.diagnostics.of(track, agent, t.task, r.rep)) for r in t.reps
                 ],
+                "matching": _matching_json(result, (agent, track.value, t.task)),
             }
             for t in score.task_results
         ],
@@ -66,10 +69,16 @@ def eval_json(result: RoundResult, track: Track) -> dict[str, Any]:
     return payload
 
 
+def _matching_json(result: RoundResult, key: MatchingKey) -> dict[str, Any] | None:
+    matching = result.matching.get(key)
+    return matching.to_json() if matching is not None else None
+
+
 def _rep_json(rep: RepView, seen: RepDiagnostic | None) -> dict[str, Any]:
     return {
         "rep": rep.rep,
         "status": rep.status,
+        "verdict": rep.verdict,
         "reason": rep.reason,
         "detail": seen.detail if seen else "",
         "cpu_s": seen.cpu_s if seen else None,
@@ -84,7 +93,31 @@ def _rep_cell(rep: RepView) -> str:
     return f"[red]{escape(rep.reason or 'failed')}[/]"
 
 
-def print_eval(result: RoundResult, track: Track) -> None:
+def print_task_details(result: RoundResult, track: Track, agent: str, task: TaskView) -> None:
+    """One task's reps (verdicts, failures and what they mean) and its findings beside the
+    expected ones, each pair with the matcher's reasons."""
+    console.print(f"[bold]{escape(task.task)}[/] ({task.label})", highlight=False)
+    for rep in task.reps:
+        seen = result.diagnostics.of(track.value, agent, task.task, rep.rep)
+        console.print(f"  {escape(rep_line(rep, seen))}", highlight=False, soft_wrap=True)
+    matching = result.matching.get((agent, track.value, task.task))
+    if matching is None:
+        return
+    console.print(f"  [dim]{escape(speaking_line(matching))}[/]", highlight=False)
+    for pair in pair_lines(matching):
+        colour = _PAIR_COLOURS[pair.state]
+        console.print(
+            f"  [{colour}]{pair.mark}[/] {escape(pair.head)}", highlight=False, soft_wrap=True
+        )
+        console.print(f"      {escape(pair.partner)}", highlight=False, soft_wrap=True)
+        for check in pair.checks:
+            console.print(f"        [dim]{escape(check)}[/]", highlight=False, soft_wrap=True)
+
+
+_PAIR_COLOURS = {"matched": "green", "missed": "red", "extra": "yellow"}
+
+
+def print_eval(result: RoundResult, track: Track, verbose: bool = False) -> None:
     score = _only_score(result, track)
     table = Table(title=f"{track.value}: {score.tasks} tasks", title_justify="left")
     for column in ("task", "label", "F2" if not track.behavioural else "verdict", "reps"):
@@ -95,8 +128,12 @@ def print_eval(result: RoundResult, track: Track) -> None:
         reps = " ".join(_rep_cell(r) for r in t.reps)
         table.add_row(escape(t.task), t.label, f"{mark} {outcome}", reps)
     console.print(table)
+    if verbose:
+        agent = next(iter(result.agents))
+        for t in score.task_results:
+            print_task_details(result, track, agent, t)
     print_failures(result.diagnostics.failed(), "failed reps")
-    print_inference(result.diagnostics.inference())
+    print_inference(result)
     if score.confusion is not None:
         c = score.confusion
         silent = f"  (no verdict on {c.no_verdict}, counted as wrong)" if c.no_verdict else ""
@@ -107,3 +144,8 @@ def print_eval(result: RoundResult, track: Track) -> None:
         )
     eligible = "[green]eligible[/]" if score.eligible else "[yellow]not eligible[/]"
     console.print(f"score {score.score:.3f}  threshold {score.threshold:.2f}  {eligible}")
+    if score.interval is not None:
+        console.print(
+            f"[dim]{score.interval.level:.0%} interval over the tasks {score.interval.text}: "
+            "another draw of as many tasks could score anywhere in it[/]"
+        )

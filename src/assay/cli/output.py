@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
@@ -21,7 +22,7 @@ from rich.text import Text
 
 from assay.cli import EXIT_INFRA
 from assay.records.agent import short_hash
-from assay.records.diagnostics import InferenceTotals, RepDiagnostic
+from assay.records.diagnostics import RepDiagnostic
 from assay.records.scorecard import AgentTrackScore, Scorecard
 from assay.validator.api import USER_ERRORS, RoundResult, report_format, visible, write_document
 
@@ -141,24 +142,47 @@ def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+NAME_SHOWN = 24  # characters of an agent's name in a table; --json has it whole
+
+
+def _agent_cell(agent: str, names: Mapping[str, str] | None) -> str:
+    name = (names or {}).get(agent, "")
+    cut = name if len(name) <= NAME_SHOWN else name[: NAME_SHOWN - 1] + "…"
+    return f"{short_hash(agent)} {cut}".rstrip()
+
+
 def _track_table(
     track: str, agents: dict[str, AgentTrackScore], names: Mapping[str, str] | None
 ) -> Table:
     behavioural = track != "repositories"
     threshold = next(iter(agents.values())).threshold if agents else 0.0
     metric = "clamped MCC × findings" if behavioural else "mean F2"
-    table = Table(title=f"{track} — {metric}, threshold {threshold:.2f}", title_justify="left")
-    columns = ["rank", "agent", "score"]
-    columns += ["MCC", "clamped", "findings"] if behavioural else ["F2"]
+    table = Table(
+        title=f"{track} — {metric}, threshold {threshold:.2f}",
+        title_justify="left",
+        # No vertical rules and one space between columns: nine columns fit 80.
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    columns = ["rank", "agent", "score", "interval"]
+    # The clamped MCC is max(0, MCC): the HTML and --json show it, the terminal has no room.
+    columns += ["MCC", "findings"] if behavioural else ["F2"]
     for column in [*columns, "failed", "eligible"]:
-        table.add_column(column, justify="left" if column in ("agent", "eligible") else "right")
+        if column == "agent":
+            # Folded, never cut: the hash first, whole, so it can be searched for.
+            table.add_column(column, overflow="fold", min_width=12)
+        else:
+            left = column == "eligible"
+            table.add_column(column, justify="left" if left else "right", no_wrap=True)
     ordered = sorted(agents.items(), key=lambda kv: (kv[1].rank is None, kv[1].rank or 0, kv[0]))
     for agent, s in ordered:
-        metrics = [s.mcc, s.clamped_mcc, s.findings] if behavioural else [s.f2]
+        metrics = [s.mcc, s.findings] if behavioural else [s.f2]
         table.add_row(
             str(s.rank) if s.rank else "—",
-            escape(short(agent, names)),
+            escape(_agent_cell(agent, names)),
             _num(s.score),
+            f"{s.interval.low:.2f}–{s.interval.high:.2f}" if s.interval else "—",
             *map(_num, metrics),
             str(s.failed_reps),
             "[green]yes[/]" if s.eligible else "[dim]no[/]",
@@ -201,17 +225,20 @@ def print_failures(
             console.print(f"  {escape(short(agent, names))}  … {count - limit} more (see --json)")
 
 
-def print_inference(
-    totals: Sequence[InferenceTotals], names: Mapping[str, str] | None = None
-) -> None:
-    """What agents spent through the inference proxy (diagnostic, like CPU seconds)."""
+def print_inference(result: RoundResult, names: Mapping[str, str] | None = None) -> None:
+    """What agents spent through the inference proxy (diagnostic, like CPU seconds), and
+    what it cost when the round has a price table."""
+    totals = result.diagnostics.inference()
     if not totals:
         return
+    priced = result.plan.inference is not None and result.plan.inference.price is not None
     table = Table(title="inference (per agent and track, summed over reps)", title_justify="left")
-    for column in ("track", "agent", "requests", "429", "errors", "tokens in+out", "upstream s"):
+    columns = ("track", "agent", "requests", "429", "errors", "tokens in+out", "upstream s")
+    for column in columns + (("cost",) if priced else ()):
         table.add_column(column, justify="left" if column in ("track", "agent") else "right")
     for t in totals:
         counted = "*" if t.estimated else ""
+        cost = result.cost_text(t)
         table.add_row(
             t.track.value,
             escape(short(t.agent, names)),
@@ -220,6 +247,7 @@ def print_inference(
             str(t.errors),
             f"{t.prompt_tokens}+{t.completion_tokens}{counted}",
             f"{t.upstream_s:.2f}",
+            *([escape(cost)] if cost is not None else []),
         )
     console.print(table)
     if any(t.estimated for t in totals):
@@ -248,6 +276,9 @@ def print_scorecard(
     """Per-track tables and the weights; `written` is a round's EMA-blended vector."""
     for track, agents in card.scores.items():
         console.print(_track_table(track, agents, names))
+        held = card.stability.get(track)
+        if held is not None:
+            console.print(f"  how sure: {held.text}", highlight=False)
         on_track = [d for d in failed if d.track == track]
         print_failures(on_track, f"{track} — failed reps", names or {}, FAILURES_SHOWN)
     if written is None:
@@ -269,10 +300,16 @@ def show_round(
         return
     if result.card is not None:
         print_scorecard(result.card, result.agents, result.weights, result.diagnostics.failed())
-    print_inference(result.diagnostics.inference(), result.agents)
+    print_inference(result, result.agents)
     status = "[green]completed[/]" if result.status == "completed" else f"[red]{result.status}[/]"
     # Reasons and names come from agents, artifacts and exceptions: never markup.
     console.print(f"round {result.round_id}: {status} {escape(result.reason or '')}")
+    for track, why in result.abstained_tracks.items():
+        console.print(
+            f"  [red]abstained on {escape(track)}[/]: {escape(why)} "
+            "(not scored; `assay round resume` runs it again)",
+            highlight=False,
+        )
     for agent, name in sorted(result.agents.items(), key=lambda kv: kv[1]):
         console.print(f"  {short(agent)}  {escape(name)}", highlight=False)
     for agent, refusals in sorted(result.plan.refused.items()):
@@ -287,6 +324,14 @@ def show_round(
 
 def exit_for(result: RoundResult) -> None:
     """A round that did not complete (the validator abstained) exits as an infrastructure
-    fault."""
+    fault. One that completed without a track it abstained on exits 0 (its weights stand,
+    that track's share split as an idle track's), saying so on stderr."""
+    if result.abstained_tracks and result.status == "completed":
+        errors.print(
+            f"round {result.round_id} completed without "
+            f"{', '.join(result.abstained_tracks)} (an infrastructure fault; "
+            "`assay round resume` runs it again)",
+            markup=False,
+        )
     if result.status != "completed":
         raise typer.Exit(EXIT_INFRA)

@@ -20,6 +20,7 @@ from assay.cli.options import (
     JobsOption,
     JsonOption,
     SecretOption,
+    TasksOption,
 )
 from assay.cli.output import (
     FormatOption,
@@ -37,6 +38,8 @@ from assay.validator.api import (
     ExecutionChoice,
     Round,
     RoundOverrides,
+    RoundSummary,
+    chain_config,
     default_db,
     list_rounds,
     parse_tracks,
@@ -65,6 +68,15 @@ def run_command(
             metavar="MANIFEST",
         ),
     ] = None,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option(
+            "--snapshot",
+            help="a subnet's metagraph snapshot: manifests of hotkeys it does not register "
+            "are refused",
+            show_default="[chain] snapshot of --config, else none",
+        ),
+    ] = None,
     seed: Annotated[
         str | None,
         typer.Option("--seed", help="round seed (hex)", show_default="random", metavar="HEX"),
@@ -73,6 +85,7 @@ def run_command(
         str | None, typer.Option("--tracks", help="comma-separated tracks", show_default="all")
     ] = None,
     db: DbOption = None,
+    tasks: TasksOption = None,
     executor: Annotated[
         str | None, typer.Option("--executor", help="local or ray", show_default="local")
     ] = None,
@@ -107,7 +120,11 @@ def run_command(
         )
         # Submitted manifests alone: the bundled agents do not join them.
         config = round_config(config_file, overrides, bundled_agents_by_default=not manifest)
-        result = drive(Round.start(config, manifests=tuple(manifest or ()), notify=notify))
+        subnet = snapshot or chain_config(config_file).snapshot
+        started = Round.start(
+            config, manifests=tuple(manifest or ()), tasks_cap=tasks, notify=notify, subnet=subnet
+        )
+        result = drive(started)
         show_round(result, shown, output, html)
     exit_for(result)
 
@@ -166,7 +183,7 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     for s in summaries:
         table.add_row(
             s.round_id,
-            s.status,
+            _status(s),
             ", ".join(s.tracks),
             str(s.agents),
             str(s.reps_stored),
@@ -176,6 +193,12 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     console.print(table)
     if not summaries:
         console.print("no rounds yet: `assay round run` starts one")
+
+
+def _status(summary: RoundSummary) -> str:
+    if not summary.abstained_tracks:
+        return summary.status
+    return f"{summary.status} (abstained on {', '.join(summary.abstained_tracks)})"
 
 
 @round_app.command("config")

@@ -4,7 +4,8 @@ An importer gathers `PackedTask`s (one archive each, with the label's provenance
 `write_tasks` builds every task in a staging directory beside DEST, checks each as
 `assay corpus validate` would (the label reads back, the archive unpacks with the
 safe extractors), and moves the tasks into DEST only when all of them passed: an
-import is all-or-nothing, and a task id already in DEST is refused, never replaced.
+import is all-or-nothing, a task id already in DEST is refused, never replaced, and
+so is a second task of a track given the same archive bytes.
 """
 
 from __future__ import annotations
@@ -100,13 +101,26 @@ def write_tasks(dest: Path, tasks: list[PackedTask]) -> ImportSummary:
 
 
 def _duplicates(dest: Path, tasks: list[PackedTask]) -> list[Problem]:
+    """Task ids taken, and archives given for two tasks of a track: one artifact is one
+    task (as the Phylax import holds), or it would be drawn and scored twice."""
     seen: set[tuple[Track, str]] = set()
+    owners: dict[tuple[Track, str], PackedTask] = {}
     problems = []
     for task in tasks:
         key = (task.track, task.task_id)
-        if key in seen or (dest / task.track.value / task.task_id).exists():
-            problems.append(Problem(dest / task.track.value / task.task_id, "task id taken"))
+        where = dest / task.track.value / task.task_id
+        if key in seen or where.exists():
+            problems.append(Problem(where, "task id taken"))
         seen.add(key)
+        try:
+            digest = file_sha256(task.archive)
+        except OSError:
+            continue  # staging it names the problem
+        owner = owners.setdefault((task.track, digest), task)
+        if owner is not task:
+            name = task.archive.name
+            taken = f"{name} is the archive of {owner.task_id}; one artifact is one task"
+            problems.append(Problem(where, taken))
     return problems
 
 

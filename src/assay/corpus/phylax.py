@@ -12,6 +12,12 @@ links and special files, duplicate names, too many entries, and zip bombs by
 both the sizes they declare and the bytes they actually inflate to. The import
 is all-or-nothing: it is built in a staging directory beside DEST and renamed
 into place only when every task converted cleanly.
+
+One artifact is one task: a row naming an archive an earlier row of its track
+named, or one that unpacks to the same tree as an earlier row's, is refused.
+Imported as many tasks, one artifact would be drawn and scored as many times
+(and its rows may disagree on its label); kept once, the import would have to
+choose which row's label and ground truth are the truth. The curator decides.
 """
 
 from __future__ import annotations
@@ -27,13 +33,13 @@ import struct
 import tempfile
 import zipfile
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pyzipper
 
-from assay.corpus.interface import Problem, unsafe_path_reason
+from assay.corpus.interface import CorpusError, Problem, artifact_digest, unsafe_path_reason
 from assay.corpus.native import ARTIFACT_DIR, LABEL_FILE, read_task
 from assay.mechanism.spec import TRACKS, Track
 from assay.schema.boundedfs import TreeLimitError, read_capped, read_limited, regular_file
@@ -237,8 +243,9 @@ def import_phylax(src: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> Imp
 
 
 class _Archives:
-    """Each archive unpacked once, however many rows name it (rows get hard links to
-    the one copy), and every byte inflated counted against the whole import's cap."""
+    """Each archive unpacked once, however many rows of the import name it (rows of
+    other tracks get hard links to the one copy; a second row of the same track is
+    refused before this), and every byte inflated counted against the import's cap."""
 
     def __init__(self, root: Path, limits: ZipLimits) -> None:
         self.root = root
@@ -301,6 +308,36 @@ def _csv_rows(csv_path: Path, limits: ZipLimits) -> tuple[list[tuple[int, dict[s
     return rows, ""
 
 
+@dataclass
+class _ArtifactOwners:
+    """Which task of a track each archive file and each unpacked tree already is."""
+
+    archives: dict[tuple[int, int], str] = field(default_factory=dict)
+    trees: dict[str, str] = field(default_factory=dict)
+
+    def archive(self, zip_path: Path, ref: str) -> Problem | None:
+        """Checked before unpacking: a row naming a taken archive costs no extraction."""
+        st = zip_path.stat()
+        owner = self.archives.setdefault((st.st_dev, st.st_ino), ref)
+        return None if owner == ref else self._taken(zip_path, ref, owner, "is")
+
+    def tree(self, zip_path: Path, artifact: Path, ref: str) -> Problem | None:
+        try:
+            digest = artifact_digest(artifact)
+        except CorpusError as exc:
+            return Problem(artifact, f"{ref}: {exc}")
+        owner = self.trees.setdefault(digest, ref)
+        return None if owner == ref else self._taken(zip_path, ref, owner, "unpacks to")
+
+    @staticmethod
+    def _taken(zip_path: Path, ref: str, owner: str, how: str) -> Problem:
+        return Problem(
+            zip_path,
+            f"{ref}: {zip_path.name} {how} the artifact of {owner}; one artifact is one task "
+            "(imported again it would be drawn and scored again)",
+        )
+
+
 def _import_track(
     track_dir: Path, out_dir: Path, track: Track, archives: _Archives, problems: list[Problem]
 ) -> int:
@@ -310,16 +347,22 @@ def _import_track(
         problems.append(Problem(csv_path, error))
         return 0
     imported = 0
+    owners = _ArtifactOwners()
     for number, row in rows:
         where = f"{csv_path.name} line {number}"
-        found = _import_row(row, track_dir, out_dir, track, archives)
+        found = _import_row(row, track_dir, out_dir, track, archives, owners)
         problems.extend(Problem(p.path, f"{p.message} ({where})") for p in found)
         imported += not found
     return imported
 
 
 def _import_row(
-    row: dict[str, Any], track_dir: Path, out_dir: Path, track: Track, archives: _Archives
+    row: dict[str, Any],
+    track_dir: Path,
+    out_dir: Path,
+    track: Track,
+    archives: _Archives,
+    owners: _ArtifactOwners,
 ) -> list[Problem]:
     ref = str(row.get("ref") or "").strip()
     if not _REF.fullmatch(ref):
@@ -330,6 +373,9 @@ def _import_row(
     task_dir = out_dir / ref
     if task_dir.exists():
         return [Problem(zip_path, f"{ref}: duplicate ref")]
+    taken = owners.archive(zip_path, ref)
+    if taken is not None:
+        return [taken]
     task_dir.mkdir(parents=True)
     try:
         archives.extract(zip_path, task_dir / ARTIFACT_DIR)
@@ -337,6 +383,9 @@ def _import_row(
         return [Problem(zip_path, f"{ref}: archive refused: {exc}")]
     except OSError as exc:
         return [Problem(zip_path, f"{ref}: cannot extract: {exc.strerror}")]
+    taken = owners.tree(zip_path, task_dir / ARTIFACT_DIR, ref)
+    if taken is not None:
+        return [taken]
     label, problems = _native_label(row, ref, zip_path, track, archives.limits)
     if problems:
         return problems

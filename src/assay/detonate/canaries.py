@@ -14,8 +14,8 @@ import hashlib
 import string
 from dataclasses import dataclass
 
-HOME = "/tmp/home/dev"  # looks like a developer's home; HOME points here
 USER = "dev"
+HOME = f"/home/{USER}"  # a developer's home, planted by the validator; HOME points here
 FAKETIME_RC = ".faketimerc"  # relative to HOME
 _ALNUM = string.ascii_letters + string.digits
 _UPPER = string.ascii_uppercase + string.digits
@@ -28,7 +28,8 @@ class CanaryFile:
     name: str
     relpath: str
     capability: str
-    template: str  # "{needle}" marks where the unique value goes
+    template: str  # "{needle}" marks where the unique value goes, "{pad}" filler
+    size: int = 0  # what a real one weighs: "{pad}" grows the file to about this
     mode: int = 0o600
 
     @property
@@ -51,15 +52,17 @@ CANARY_FILES: tuple[CanaryFile, ...] = (
         "ssh_rsa_key",
         ".ssh/id_rsa",
         "READ_SSH_KEY",
-        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA{needle}\n"
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA{needle}\n{pad}"
         "-----END OPENSSH PRIVATE KEY-----\n",
+        size=2602,
     ),
     CanaryFile(
         "ssh_ed25519_key",
         ".ssh/id_ed25519",
         "READ_SSH_KEY",
-        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU{needle}\n"
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU{needle}\n{pad}"
         "-----END OPENSSH PRIVATE KEY-----\n",
+        size=411,
     ),
     CanaryFile(
         "aws_credentials",
@@ -108,10 +111,15 @@ CANARY_FILES: tuple[CanaryFile, ...] = (
         "browser_cookies",
         ".config/google-chrome/Default/Cookies",
         "READ_SECRET",
-        "SQLite format 3\x00session_id={needle}\n",
+        "SQLite format 3\x00session_id={needle}\n{pad}",
+        size=20480,
     ),
     CanaryFile(
-        "bitcoin_wallet", ".bitcoin/wallet.dat", "ACCESS_WALLET", "\x00\x00\x00b1\x05key{needle}\n"
+        "bitcoin_wallet",
+        ".bitcoin/wallet.dat",
+        "ACCESS_WALLET",
+        "\x00\x00\x00b1\x05key{needle}\n{pad}",
+        size=16384,
     ),
     CanaryFile(
         "ethereum_keystore",
@@ -124,8 +132,25 @@ CANARY_FILES: tuple[CanaryFile, ...] = (
         "gpg_private_key",
         ".gnupg/private-keys-v1.d/3F2A9C0D1E7B4A6C.key",
         "READ_PRIVATE_KEY",
-        "Key: (private-key (rsa (n #00{needle}#)))\n",
+        "Key: (private-key (rsa (n #00{needle}{pad}#)))\n",
+        size=1900,
     ),
+)
+
+# Files a shell runs at start (relative to HOME): writing one makes something run later.
+SHELL_PROFILES = frozenset(
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zprofile",
+        ".zshenv",
+        ".zlogin",
+        ".config/fish/config.fish",
+    }
 )
 
 # Ordinary files a developer's home has; reading or writing them means nothing by itself.
@@ -188,12 +213,22 @@ def encodings(value: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f for f in forms if len(f) >= 12))
 
 
+def _padding(seed: bytes, label: str, length: int) -> str:
+    """Base64-looking lines (what a key file's body is) of about `length` characters."""
+    if length <= 0:
+        return ""
+    text = _derive(seed, "pad:" + label, length, string.ascii_letters + string.digits + "+/")
+    return "".join(text[i : i + 70] + "\n" for i in range(0, len(text), 71))
+
+
 def make_canaries(seed: bytes) -> CanarySet:
     files: dict[str, bytes] = {}
     needles: dict[str, tuple[str, ...]] = {}
     for item in CANARY_FILES:
         needle = _derive(seed, "file:" + item.name, 24, _UPPER)
-        files[item.path] = item.template.format(needle=needle).encode("latin-1")
+        bare = len(item.template.format(needle=needle, pad=""))
+        pad = _padding(seed, item.name, item.size - bare)
+        files[item.path] = item.template.format(needle=needle, pad=pad).encode("latin-1")
         needles[item.name] = encodings(needle)
     env: dict[str, str] = {}
     for var in CANARY_ENVS:
@@ -205,6 +240,11 @@ def make_canaries(seed: bytes) -> CanarySet:
 
 def canary_named(name: str) -> CanaryFile | None:
     return next((item for item in CANARY_FILES if item.name == name), None)
+
+
+def canary_at(path: str) -> CanaryFile | None:
+    """The canary planted at `path` (in the sandbox), if one is."""
+    return next((item for item in CANARY_FILES if item.path == path), None)
 
 
 # What an MCP client, a host and a user's argument look like: one of these is chosen
@@ -232,6 +272,7 @@ class Disguise:
     argument: str
     host: str
     ci_host: str
+    home_age_s: int  # how long ago the home's files were last changed
 
     def hostname(self, profile: str) -> str:
         return self.ci_host if profile == "ci" else self.host
@@ -248,4 +289,5 @@ def make_disguise(seed: bytes) -> Disguise:
         argument=f"{word}-{_derive(seed, 'argument', 6, string.ascii_lowercase)}",
         host=_HOSTS[digest[2] % len(_HOSTS)].format(n=n),
         ci_host=_CI_HOSTS[digest[3] % len(_CI_HOSTS)].format(n=n, m=m),
+        home_age_s=(40 + int.from_bytes(digest[7:9], "big") % 360) * 86400 + digest[9] * 331,
     )

@@ -15,6 +15,7 @@ from assay.detonate.canaries import (
     FAKETIME_RC,
     HOME,
     PLAIN_HOME_FILES,
+    SHELL_PROFILES,
     USER,
     CanarySet,
     Disguise,
@@ -28,6 +29,7 @@ from assay.detonate.mapping import (
     harness_evidence,
     home_relative,
     map_harness,
+    map_home,
     map_trace,
     map_uploads,
     secret_read_capability,
@@ -61,7 +63,6 @@ from assay.detonate.wire import (
     McpCall,
     McpClient,
     McpTool,
-    PlannedFile,
     PlannedStep,
     WireError,
 )
@@ -77,6 +78,8 @@ from assay.records.observed import (
 from assay.sandbox.interface import (
     SANDBOX_ARTIFACT_DIR,
     SANDBOX_WORKSPACE_DIR,
+    Home,
+    HomeFile,
     InfrastructureError,
     InputFile,
     Observation,
@@ -249,7 +252,8 @@ class _Setup:
         log, unreadable = read_log(observation.result.data)
         who = self.attribution(profile)
         evidence = map_trace(observation.trace, who) + map_harness(log, profile.name)
-        evidence += map_uploads(observation.trace.execs, log, who)
+        evidence += map_home(observation.home_events, profile.name, evidence)
+        evidence += map_uploads(observation.trace.executed, log, who)
         status = observation.limit_hit.value if observation.limit_hit else "ok"
         if unreadable and status == "ok":
             status = "harness_failed"
@@ -286,6 +290,9 @@ class _Setup:
             artifact_dir=str(self.artifact_dir),
             trace=TraceSet.FULL,
             hostname=self.disguise.hostname(profile.name),
+            home=planted_home(self.canaries, profile, self.disguise),
+            boot_time_shift_s=offset_seconds(profile.clock_offset),
+            harness_command=True,
         )
 
     def attribution(self, profile: Profile) -> Attribution:
@@ -325,6 +332,11 @@ def _interference(
     if log.truncated:
         found.append("harness log cut down to fit its cap")
     found += [clip(e, 200) for e in log.errors][:4]
+    # Reading what tells a sandbox from a host (or timing the tracer) is how an artifact
+    # decides to stay dormant: what it then did not do is not seen.
+    found += [f"sandbox fingerprinted: {clip(p, 160)}" for p in observation.trace.probes][:4]
+    if observation.home_watch_lost:
+        found.append("the watch on the home lost events: its queue overflowed")
     if run.skipped_steps:
         found.append(f"{len(run.skipped_steps)} step(s) not run: profile deadline reached")
     walled = {s.name for s in log.steps if s.stopped == "wall"}
@@ -382,26 +394,17 @@ def _harness_plan(
     deadline_s: float,
     libfaketime: str | None,
 ) -> HarnessPlan:
-    home_files = {
-        **PLAIN_HOME_FILES,
-        # libfaketime reads its offset from here when FAKETIME is unset: no clock marker
-        # in the environment.
-        **({FAKETIME_RC: f"{profile.clock_offset}\n"} if profile.clock_offset else {}),
-    }
-    files = [PlannedFile(path, data, 0o600) for path, data in canaries.files.items()]
-    files += [
-        PlannedFile(f"{HOME}/{rel}", text.encode(), 0o644) for rel, text in home_files.items()
-    ]
     return HarnessPlan(
         stage=_stage_dir(token),
-        files=tuple(files),
+        # Never opened by the harness: the watch on them is the artifact's alone.
+        planted=planted_paths(planted_home(canaries, profile, disguise)),
         dirs=(HOME, PROJECT_DIR, *plan.workdirs),
         placeholders=plan.placeholders,
         copies=plan.copies,
         links=plan.links,
         user_site=user_site(),
         site_paths=plan.site_paths,
-        scan_roots=("/tmp", SANDBOX_WORKSPACE_DIR),
+        scan_roots=("/tmp", SANDBOX_WORKSPACE_DIR, HOME),
         scan_skip=(_stage_dir(token),),
         needles={name: tuple(forms) for name, forms in canaries.needles.items()},
         env=_profile_env(profile, canaries, libfaketime),
@@ -409,6 +412,40 @@ def _harness_plan(
         deadline_s=deadline_s,
         log_cap=LOG_CAP,
     )
+
+
+def offset_seconds(offset: str | None) -> int:
+    """A libfaketime relative offset ("+35d", "-2h", "+90") in seconds; 0 for none."""
+    if not offset:
+        return 0
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "y": 365 * 86400}
+    scale = units.get(offset[-1], 1)
+    return int(float(offset.rstrip("smhdy")) * scale)
+
+
+def planted_home(canaries: CanarySet, profile: Profile, disguise: Disguise) -> Home:
+    """The fake home the validator plants for one profile's run: the canary secrets
+    and a developer's ordinary files, dated back, the secrets and shell profiles
+    watched by inode, and the home itself for shell profiles written fresh."""
+    plain = {
+        **PLAIN_HOME_FILES,
+        # libfaketime reads its offset from here when FAKETIME is unset: no clock marker
+        # in the environment.
+        **({FAKETIME_RC: f"{profile.clock_offset}\n"} if profile.clock_offset else {}),
+    }
+    files = [
+        HomeFile(path.removeprefix(HOME + "/"), data, 0o600, watched=True)
+        for path, data in canaries.files.items()
+    ]
+    files += [
+        HomeFile(rel, text.encode(), 0o644, watched=rel in SHELL_PROFILES)
+        for rel, text in plain.items()
+    ]
+    return Home(USER, tuple(files), age_s=disguise.home_age_s, new_entries=("",))
+
+
+def planted_paths(home: Home) -> tuple[str, ...]:
+    return tuple(f"{home.path}/{item.path}" for item in home.files)
 
 
 def _profile_env(profile: Profile, canaries: CanarySet, libfaketime: str | None) -> dict[str, str]:
@@ -578,6 +615,13 @@ def _event_summary(
         kinds["unlinks"].update(
             home_relative(p) for p in trace.unlinks if not p.startswith(ignored)
         )
+        watched = observation.home_events  # seen by inode, whatever path was used
+        kinds["reads"].update(home_relative(e.path) for e in watched if e.event == "read")
+        kinds["writes"].update(
+            home_relative(e.path)
+            for e in watched
+            if e.event == "write" or write_capability(e.path) == "WRITE_SHELL_PROFILE"
+        )
         kinds["connects"].update(
             f"{c.family}:{c.address}:{c.port}"
             for c in trace.connects
@@ -588,7 +632,6 @@ def _event_summary(
             kinds["canary_hits"].update(
                 f"{hit.canary} in {home_relative(hit.path)}" for hit in step.canary_hits
             )
-    kinds["reads"] -= {"/tmp", SANDBOX_WORKSPACE_DIR}  # the harness's own canary scan
     return {kind: _sample(kind, kinds[kind]) for kind in EVENT_KINDS}
 
 

@@ -1,17 +1,16 @@
 """Validator-owned detonation harness that runs inside the sandbox (stdlib only).
 
-It reads its plan from /task/input/plan.json (`wire.HarnessPlan`), lays out a
-fake home full of canary secrets, runs each planned step as a child process
+It reads its plan from /task/input/plan.json (`wire.HarnessPlan`), finds the
+fake home the validator planted (canary secrets), runs each planned step as a child process
 (scripts, install hooks, imports, an MCP session) with a bounded budget, scans
 the writable areas for canary values after every step, and writes its log
 (`wire.HarnessLog`) to the result channel.
 
 What the validator trusts is its own trace; this log only adds what a syscall
 trace cannot show (which files ended up holding canary values, what an MCP
-server declared and answered). The harness keeps itself out of that trace:
-canary files are written under a random staging prefix and hard-linked into the
-home (links are not traced), and canary scans open files through
-/proc/self/fd/... (paths the tracer treats as the runtime's own).
+server declared and answered). The harness's own file calls are left out of that
+trace (it is the sandbox's command: `SealedRequest.harness_command`), and it never
+opens the planted files, which the validator watches by inode.
 """
 
 from __future__ import annotations
@@ -73,15 +72,9 @@ def _undumpable() -> None:
 
 
 def lay_out_home(plan: wire.HarnessPlan) -> None:
-    """Write every planned file under the staging prefix, then hard-link it into place."""
+    """The staging prefix, the planned directories and the workspace's placeholders
+    (the home's files are the validator's, planted before the harness starts)."""
     os.makedirs(plan.stage, mode=0o700, exist_ok=True)
-    for n, item in enumerate(plan.files):
-        staged = os.path.join(plan.stage, f"f{n}")
-        with open(staged, "wb") as handle:
-            handle.write(item.data)
-        os.chmod(staged, item.mode)
-        os.makedirs(os.path.dirname(item.path), mode=0o700, exist_ok=True)
-        os.link(staged, item.path)
     for directory in plan.dirs:
         os.makedirs(directory, mode=0o755, exist_ok=True)
     # Inputs named by documented invocations live in the workspace (another filesystem,
@@ -113,7 +106,7 @@ class Scanner:
         self.roots = plan.scan_roots
         self.skip_prefixes = plan.scan_skip
         self.needles = {name: [n.encode() for n in forms] for name, forms in plan.needles.items()}
-        self.canary_inodes = {self._inode(item.path) for item in plan.files}
+        self.canary_inodes = {self._inode(path) for path in plan.planted}
         self.seen: set[tuple[str, str]] = set()
 
     @staticmethod
@@ -260,19 +253,16 @@ class EgressSink:
         self, directory: str, user_site: str, site_paths: tuple[str, ...]
     ) -> dict[str, str]:
         """Install the hooks: Python's in the fake home's user site-packages (which every
-        Python child reads on its own; written under `directory`, the harness's own, and
-        hard-linked in, untraced), Node's under `directory`; returns the child env that
-        loads the Node one."""
+        Python child reads on its own), Node's under `directory`; returns the child env
+        that loads the Node one."""
         os.makedirs(directory, exist_ok=True)
         os.makedirs(user_site, exist_ok=True)
         python_files = {"_local.pth": _HOOK_PTH.format(code=_EGRESS_HOOK.format(port=self.port))}
         if site_paths:
             python_files["vendor.pth"] = _SITE_PTH.format(paths="\n".join(site_paths))
         for name, text in python_files.items():
-            staged = os.path.join(directory, name)
-            with open(staged, "w", encoding="utf-8") as handle:
+            with open(os.path.join(user_site, name), "w", encoding="utf-8") as handle:
                 handle.write(text)
-            os.link(staged, os.path.join(user_site, name))
         node_hook = os.path.join(directory, "preload.js")
         with open(node_hook, "w", encoding="utf-8") as handle:
             handle.write(_EGRESS_HOOK_JS.replace("{port}", str(self.port)))

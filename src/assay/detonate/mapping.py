@@ -12,10 +12,18 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from assay.detonate.canaries import CANARY_FILES, HOME, CanarySet, canary_named
+from assay.detonate.canaries import (
+    CANARY_FILES,
+    HOME,
+    SHELL_PROFILES,
+    CanarySet,
+    canary_at,
+    canary_named,
+)
 from assay.detonate.model import Evidence
 from assay.detonate.wire import Egress, HarnessLog, McpCall, StepLog
-from assay.sandbox.interface import Peer, TraceSummary
+from assay.sandbox.interface import Executed, HomeEvent, Link, Peer, TraceSummary
+from assay.sandbox.paths import resolved
 
 _SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish", "ash"}
 _NETWORK_TOOLS = {"curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "ftp", "telnet"}
@@ -24,18 +32,7 @@ _POST_FLAGS = (
     *("-T", "--upload-file", "--post-data", "--post-file", "--json"),
 )
 _IGNORED_PREFIXES = ("/dev/", "/proc/", "/sys/")
-_SHELL_PROFILES = {
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zprofile",
-    ".zshenv",
-    ".zlogin",
-    ".config/fish/config.fish",
-}
+_LINK_HOPS = 8  # links followed from one path, at most (the kernel's own limit is 40)
 # Writes that make something run later, relative to HOME or absolute.
 _SCHEDULERS = (
     re.compile(r"^~/\.config/systemd/user/"),
@@ -82,7 +79,11 @@ class Attribution:
     def is_harness_write(self, path: str) -> bool:
         return path in self.harness_files or path.startswith(self.harness_prefixes)
 
-    def is_harness_exec(self, argv: tuple[str, ...]) -> bool:
+    def is_harness_exec(self, argv: tuple[str, ...], file: str | None = None) -> bool:
+        """A step the harness started, or the runner's own helper; `file`, when known,
+        must be the program argv[0] names (an artifact may reuse a step's argv)."""
+        if file is not None and argv and posixpath.basename(file) != posixpath.basename(argv[0]):
+            return False
         own = bool(argv) and bool(self.runner_programs) and argv[0].startswith(self.runner_programs)
         helper = (
             len(argv) > 1 and bool(self.runner_scripts) and argv[1].startswith(self.runner_scripts)
@@ -113,7 +114,7 @@ def secret_read_capability(path: str) -> str | None:
 def write_capability(path: str) -> str:
     shown = home_relative(path)
     relative = shown[2:] if shown.startswith("~/") else None
-    if relative in _SHELL_PROFILES:
+    if relative in SHELL_PROFILES:
         return "WRITE_SHELL_PROFILE"
     if any(p.search(shown) for p in _SCHEDULERS):
         return "SCHEDULE_JOB"
@@ -128,11 +129,12 @@ def write_capability(path: str) -> str:
     return "WRITE_FILE"
 
 
-def exec_capabilities(argv: tuple[str, ...]) -> list[tuple[str, str]]:
-    """(capability, detail) pairs one exec stands for."""
+def exec_capabilities(argv: tuple[str, ...], file: str | None = None) -> list[tuple[str, str]]:
+    """(capability, detail) pairs one exec stands for: the program is the file the
+    kernel ran when it is known (argv[0] is whatever the caller chose)."""
     if not argv:
         return []
-    program = posixpath.basename(argv[0])
+    program = posixpath.basename(file or argv[0])
     words = argv[1:]
     out: list[tuple[str, str]] = []
     if program in _SHELLS:
@@ -195,49 +197,120 @@ def _peer_text(peer: Peer) -> str:
     return f"{peer.address}:{peer.port}" if peer.port is not None else peer.address
 
 
+class _Links:
+    """The links the traced tree made, followed the way the kernel would: a path
+    through a symlink (or one that is a hard link) is the file it reaches."""
+
+    def __init__(self, links: Iterable[Link]) -> None:
+        self.targets = {link.path: link.target for link in links}
+
+    def follow(self, path: str) -> str:
+        for _ in range(_LINK_HOPS):
+            hop = self._hop(path)
+            if hop is None:
+                return path
+            path = hop
+        return path
+
+    def _hop(self, path: str) -> str | None:
+        at = path
+        while at not in ("/", ""):
+            if at in self.targets:
+                return resolved(self.targets[at] + path[len(at) :])
+            at = posixpath.dirname(at)
+        return None
+
+    def shown(self, path: str) -> tuple[str, str]:
+        """The path an access reached, and a note naming the link it went through."""
+        target = self.follow(path)
+        if target == path:
+            return path, ""
+        return target, f"through a link: {home_relative(path)}"
+
+
 def map_trace(trace: TraceSummary, who: Attribution) -> list[Evidence]:
+    links = _Links(trace.links)
     found: list[Evidence] = []
-    found += _reads(trace.reads, who)
-    found += _writes(trace, who)
-    found += _execs(trace.execs, who)
+    found += _reads(trace.reads, who, links)
+    found += _writes(trace, who, links)
+    found += _execs(trace.executed, who, links)
     found += _network(trace, who)
     return found
 
 
-def _reads(paths: Iterable[str], who: Attribution) -> Iterator[Evidence]:
+def _reads(paths: Iterable[str], who: Attribution, links: _Links) -> Iterator[Evidence]:
     for path in paths:
-        capability = secret_read_capability(path)
+        target, detail = links.shown(path)
+        capability = secret_read_capability(target)
         if capability is not None:
-            yield Evidence(capability, who.profile, "read", path=home_relative(path))
+            yield Evidence(
+                capability, who.profile, "read", path=home_relative(target), detail=detail
+            )
 
 
-def _writes(trace: TraceSummary, who: Attribution) -> Iterator[Evidence]:
+def _writes(trace: TraceSummary, who: Attribution, links: _Links) -> Iterator[Evidence]:
     written = [(p, "write") for p in trace.writes] + [(dst, "rename") for _, dst in trace.renames]
+    written += [(p, "unlink") for p in trace.unlinks]
     for path, event in written:
         if who.is_harness_write(path) or path.startswith(_IGNORED_PREFIXES):
             continue
-        yield Evidence(write_capability(path), who.profile, event, path=home_relative(path))
-    for path in trace.unlinks:
-        if not (who.is_harness_write(path) or path.startswith(_IGNORED_PREFIXES)):
-            yield Evidence("DELETE_FILE", who.profile, "unlink", path=home_relative(path))
+        # Removing a link removes the link, not its target.
+        target, detail = links.shown(path) if event != "unlink" else (path, "")
+        capability = write_capability(target) if event != "unlink" else "DELETE_FILE"
+        shown = home_relative(target)
+        yield Evidence(capability, who.profile, event, path=shown, detail=detail)
 
 
-def _execs(execs: Iterable[tuple[str, ...]], who: Attribution) -> Iterator[Evidence]:
-    for argv in execs:
-        if who.is_harness_exec(argv):
+def map_home(
+    events: Iterable[HomeEvent], profile: str, known: Iterable[Evidence] = ()
+) -> list[Evidence]:
+    """What the kernel's watch on the planted home saw, whatever path was used: a
+    secret read or changed, a shell profile written or made. What `known` evidence
+    already shows (the same capability at the same path) is not repeated."""
+    seen = {(e.capability, e.path) for e in known}
+    found: list[Evidence] = []
+    for event in events:
+        item = canary_at(event.path)
+        shown = home_relative(event.path)
+        detail = "seen by the watch on the home"
+        if item is not None and event.event == "read":
+            capability = item.capability
+        elif item is not None and event.event in ("write", "deleted", "moved"):
+            capability = "WRITE_SECRET"
+        elif event.event in ("write", "created", "deleted", "moved"):
+            capability = write_capability(event.path)
+            if capability != "WRITE_SHELL_PROFILE":
+                continue  # the trace names the rest, with its process's view
+        else:
+            continue  # attributes or another name: how, not what, it was reached
+        if (capability, shown) in seen:
             continue
-        for capability, detail in exec_capabilities(argv):
+        found.append(
+            Evidence(capability, profile, event.event, path=shown, detail=detail, source="watch")
+        )
+    return found
+
+
+def _execs(execs: Iterable[Executed], who: Attribution, links: _Links) -> Iterator[Evidence]:
+    for item in execs:
+        argv, file = item.argv, links.follow(item.file)
+        if who.is_harness_exec(argv, file):
+            continue
+        for capability, detail in exec_capabilities(argv, file):
+            if argv and posixpath.basename(file) != posixpath.basename(argv[0]):
+                detail = f"{detail} (ran {file} as {argv[0]!r})"
             yield Evidence(capability, who.profile, "exec", argv=argv, detail=detail)
         leaked = who.canaries.names_in("\0".join(argv))
+        outbound = _is_network(argv, file)
         for name in leaked:
-            yield from _leak(name, who.profile, "exec", argv=argv, outbound=_is_network(argv))
+            yield from _leak(name, who.profile, "exec", argv=argv, outbound=outbound)
 
 
-def _is_network(argv: tuple[str, ...]) -> bool:
+def _is_network(argv: tuple[str, ...], file: str) -> bool:
     """A network tool, or a shell command line that runs one (`echo $KEY | curl -d @- ...`)."""
     if not argv:
         return False
-    program = posixpath.basename(argv[0])
+    program = posixpath.basename(file)
     if program in _SHELLS and "-c" in argv:
         command = argv[argv.index("-c") + 1] if argv.index("-c") + 1 < len(argv) else ""
         return any(
@@ -321,16 +394,15 @@ def _egress(egress: Egress, where: str, profile: str) -> list[Evidence]:
     return found
 
 
-def map_uploads(
-    execs: Iterable[tuple[str, ...]], log: HarnessLog, who: Attribution
-) -> list[Evidence]:
+def map_uploads(execs: Iterable[Executed], log: HarnessLog, who: Attribution) -> list[Evidence]:
     """A network tool handed a file the harness found canary values in: the secret is
     on its way out (e.g. `curl --data-binary @~/.cache/stash`), even though the sandbox
     has no network for it to arrive anywhere."""
     loaded = _canary_files(log)
     found: list[Evidence] = []
-    for argv in execs:
-        if who.is_harness_exec(argv) or not _is_network(argv):
+    for item in execs:
+        argv = item.argv
+        if who.is_harness_exec(argv, item.file) or not _is_network(argv, item.file):
             continue
         for word in argv[1:]:
             path = word.partition("=")[2] if word.startswith("--") else word

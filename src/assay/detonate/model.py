@@ -39,7 +39,8 @@ def quoted(text: str, limit: int = MAX_TEXT) -> str:
 @dataclass(frozen=True, order=True)
 class Evidence:
     """One observation behind a capability. `source` is `trace` (the validator's own
-    tracer) or `harness` (the in-sandbox harness's canary scan or MCP log)."""
+    tracer), `watch` (its kernel watch on the planted home's secrets and shell
+    profiles) or `harness` (the in-sandbox harness's canary scan or MCP log)."""
 
     capability: str
     profile: str

@@ -3,7 +3,7 @@ validator writes for the harness, and the log the harness writes back.
 
 Standard library only: the harness imports this module inside the sandbox, under
 the sandbox's own Python. Each document is a tree of frozen dataclasses whose
-JSON form follows their fields (tuples as lists, bytes as base64); `from_json`
+JSON form follows their fields (tuples as lists); `from_json`
 checks every value against its field's type and raises `WireError` naming where.
 The log is written by a process the artifact shares a sandbox with, so the
 validator reads it only through `HarnessLog.from_json`, and a log that does not
@@ -12,8 +12,6 @@ parse is recorded as a disturbed detonation.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import sys
 import types
 from collections.abc import Mapping
@@ -51,8 +49,6 @@ def _encode(value: object) -> object:
         return [_encode(v) for v in value]
     if isinstance(value, Mapping):
         return {k: _encode(v) for k, v in value.items()}
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode()
     return value
 
 
@@ -78,11 +74,6 @@ def _decode(hint: Any, value: object, where: str) -> Any:
         if missing:
             raise WireError(f"{where}.{missing[0]}: missing")
         return hint(**{k: _decode(t, pairs[k], f"{where}.{k}") for k, t in hints.items()})
-    if hint is bytes:
-        try:
-            return base64.b64decode(_checked(str, value, where, "a string"), validate=True)
-        except binascii.Error as exc:
-            raise WireError(f"{where}: not base64") from exc
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if hint in (str, bool, int, float):
@@ -117,15 +108,6 @@ def _checked(kind: type, value: object, where: str, name: str) -> Any:
 
 
 @dataclass(frozen=True)
-class PlannedFile(_Wire):
-    """A file of the fake home, staged and hard-linked into place."""
-
-    path: str
-    data: bytes
-    mode: int
-
-
-@dataclass(frozen=True)
 class McpClient(_Wire):
     """How the harness talks to an MCP server: its bounds, the client it claims to
     be, and the canary it puts in string arguments."""
@@ -156,8 +138,10 @@ class PlannedStep(_Wire):
 class HarnessPlan(_Wire):
     """Everything one profile's harness run does, in order."""
 
-    stage: str  # the harness's staging directory (canary files, hooks)
-    files: tuple[PlannedFile, ...]
+    stage: str  # the harness's staging directory (its hooks)
+    # Files the validator planted in the home (canaries, profiles): never opened by the
+    # harness, whose scan skips them (the validator watches them by inode).
+    planted: tuple[str, ...]
     dirs: tuple[str, ...]  # created before the steps
     placeholders: Mapping[str, str]  # sandbox path -> content, written directly
     copies: tuple[str, ...]  # where the artifact is copied (writable trees)

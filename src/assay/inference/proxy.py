@@ -16,16 +16,17 @@ wall time, never another rep's or the validator's.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
-import math
 import os
+import queue
 import socket
 import threading
 import time
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -35,171 +36,42 @@ from urllib.parse import urlsplit
 import msgspec
 
 from assay.inference.config import Upstream
+from assay.inference.contract import (
+    ChatRequest,
+    RequestRefused,
+    parse_request,
+    prompt_bound,
+    refuse_early,
+)
+from assay.inference.gateway import (
+    Answer,
+    Billing,
+    Flight,
+    Gateway,
+    StreamReader,
+    error_body,
+    tokens_of,
+)
 from assay.inference.interface import InferenceService, MeteredSession
+from assay.inference.meter import Meter, Reservation
 from assay.mechanism.spec import InferenceBudget
 from assay.records.usage import Body, Exchange, InferenceUsage
 from assay.sandbox.interface import InfrastructureError
 
 SOCKET_NAME = "inference.sock"
 MAX_REQUEST_BYTES = 1 << 20
-MAX_RESPONSE_BYTES = 4 << 20
 HANDLERS_PER_REP = 4
 REQUEST_READ_TIMEOUT_S = 10.0  # a client that does not finish sending its request is dropped
-BYTES_PER_TOKEN = 4  # the count when an upstream reports no usage
-# Bodies kept per rep for the store (beyond this, exchanges keep their digests only).
-TRANSCRIPT_BYTES = 8 << 20
+CLOSE_WAIT_S = 10.0  # the rep's end waits this long for cancelled requests to settle
+_HEAD_BYTES = 64  # read first: enough to refuse a body that is not an object
 _ACCEPT_POLL_S = 0.25
 CHAT_PATH = "/v1/chat/completions"
-_JSON = {"Content-Type": "application/json"}
 MODELS_PATH = "/v1/models"
-
-
-class _UpstreamFailed(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class Gateway:
-    """The pooled HTTP client to one upstream, shared by every rep of a validator process."""
-
-    def __init__(self, upstream: Upstream) -> None:
-        import httpx  # here, not at the top: every command imports this module, few serve a model
-
-        self.config = upstream.config
-        timeout = self.config.timeout_s
-        headers = {"Authorization": f"Bearer {upstream.key}"} if upstream.key else {}
-        self._client = httpx.Client(
-            base_url=self.config.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            follow_redirects=False,  # a redirect could carry the key to another host
-        )
-
-    def chat(self, body: bytes) -> bytes:
-        """The upstream's answer to a chat request; `_UpstreamFailed` (502/504) otherwise.
-
-        The whole exchange, not only each read, is held to the timeout, so a
-        server dripping bytes cannot keep a rep waiting."""
-        import httpx
-
-        deadline = time.monotonic() + self.config.timeout_s
-        try:
-            with self._client.stream(
-                "POST",
-                "/chat/completions",
-                content=body,
-                headers={"Content-Type": "application/json"},
-            ) as response:
-                if response.status_code != 200:
-                    # Never relayed: a provider's error text can quote (part of) the key.
-                    raise _UpstreamFailed(502, f"upstream answered HTTP {response.status_code}")
-                chunks, size = [], 0
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > MAX_RESPONSE_BYTES:
-                        raise _UpstreamFailed(502, "upstream answer exceeds the size cap")
-                    if time.monotonic() > deadline:
-                        raise _UpstreamFailed(504, "upstream did not answer in time")
-                    chunks.append(chunk)
-                return b"".join(chunks)
-        except httpx.TimeoutException:
-            raise _UpstreamFailed(504, "upstream did not answer in time") from None
-        except httpx.HTTPError as exc:
-            raise _UpstreamFailed(502, f"upstream unreachable ({type(exc).__name__})") from None
 
 
 @cache
 def gateway(upstream: Upstream) -> Gateway:
     return Gateway(upstream)
-
-
-def _error(status: int, message: str, kind: str) -> bytes:
-    return json.dumps({"error": {"message": message, "type": kind, "code": status}}).encode()
-
-
-def _tokens(text_bytes: int) -> int:
-    return math.ceil(text_bytes / BYTES_PER_TOKEN)
-
-
-def _count(answer: Any, request_bytes: int) -> tuple[int, int, bool]:
-    """(prompt, completion, estimated): the upstream's `usage`, else bytes / 4."""
-    usage = answer.get("usage") if isinstance(answer, dict) else None
-    if isinstance(usage, dict):
-        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        if isinstance(prompt, int) and isinstance(completion, int) and min(prompt, completion) >= 0:
-            return prompt, completion, False
-    said = 0
-    for choice in (answer.get("choices") if isinstance(answer, dict) else None) or ():
-        message = choice.get("message") if isinstance(choice, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            said += len(content.encode())
-    return _tokens(request_bytes), _tokens(said), True
-
-
-@dataclass
-class _Meter:
-    """The rep's spend, under one lock: budgets are checked and reserved atomically.
-    The counts are the rep's usage record itself, replaced as they move."""
-
-    budget: InferenceBudget
-    spent: InferenceUsage
-    in_flight: int = 0
-    busy_since: float = 0.0
-    busy_s: float = 0.0
-    exchanges: list[Exchange] = field(default_factory=list)
-    bodies: dict[str, str] = field(default_factory=dict)
-    body_bytes: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def reserve(self) -> tuple[int, int] | None:
-        """(sequence number, tokens left) for a request going upstream; None when over budget."""
-        with self.lock:
-            spent = self.spent
-            if spent.requests >= self.budget.requests or spent.tokens >= self.budget.tokens:
-                self.spent = msgspec.structs.replace(spent, refused=spent.refused + 1)
-                return None
-            self.spent = msgspec.structs.replace(spent, requests=spent.requests + 1)
-            if self.in_flight == 0:
-                self.busy_since = time.monotonic()
-            self.in_flight += 1
-            return spent.requests, self.budget.tokens - spent.tokens
-
-    def settle(self, exchange: Exchange) -> None:
-        with self.lock:
-            self.in_flight -= 1
-            if self.in_flight == 0:
-                self.busy_s += time.monotonic() - self.busy_since
-            spent = self.spent
-            self.spent = msgspec.structs.replace(
-                spent,
-                prompt_tokens=spent.prompt_tokens + exchange.prompt_tokens,
-                completion_tokens=spent.completion_tokens + exchange.completion_tokens,
-                estimated=spent.estimated or exchange.estimated,
-                errors=spent.errors + (exchange.status != 200),
-            )
-            self.exchanges.append(exchange)
-
-    def keep(self, digest: str, data: bytes) -> None:
-        """Keep a body for the store, while the rep's transcript allowance lasts."""
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return
-        with self.lock:
-            if digest not in self.bodies and self.body_bytes + len(data) <= TRANSCRIPT_BYTES:
-                self.bodies[digest] = text
-                self.body_bytes += len(data)
-
-    def reject(self) -> None:
-        with self.lock:
-            self.spent = msgspec.structs.replace(self.spent, rejected=self.spent.rejected + 1)
-
-    def upstream_s(self) -> float:
-        with self.lock:
-            ongoing = time.monotonic() - self.busy_since if self.in_flight else 0.0
-            return self.busy_s + ongoing
 
 
 class ProxySession(MeteredSession):
@@ -216,13 +88,15 @@ class ProxySession(MeteredSession):
         self.nonce = nonce
         self.model = model
         self.budget = budget
-        self.meter = _Meter(budget, InferenceUsage(provider=self.provider, model=model))
+        self.meter = Meter(budget, InferenceUsage(provider=self.provider, model=model))
         # Enough for every budgeted request plus the 429s telling the agent it is out.
         self.connections_cap = 2 * budget.requests + 64
         self._slots = threading.BoundedSemaphore(HANDLERS_PER_REP)
         self._listener: socket.socket | None = None
         self._closed = threading.Event()
         self._acceptor: threading.Thread | None = None
+        self._flights: set[Flight] = set()
+        self._flights_lock = threading.Lock()
 
     # MeteredSession ----------------------------------------------------------------
 
@@ -260,7 +134,8 @@ class ProxySession(MeteredSession):
 
     def close(self) -> InferenceUsage:
         """Stop serving and return what the rep spent. Requests still upstream are
-        counted (they were reserved) but their exchanges are not recorded."""
+        cancelled and billed their whole reservation (the upstream may bill them), so
+        none outlives its rep and the usage is final when this returns."""
         self._closed.set()
         if self._listener is not None:
             with suppress(OSError):
@@ -270,8 +145,15 @@ class ProxySession(MeteredSession):
         if self._listener is not None:
             self._listener.close()
         meter = self.meter
-        upstream_s = meter.upstream_s()  # with requests still in flight when the rep ended
+        meter.close()
+        with self._flights_lock:
+            for flight in self._flights:
+                flight.cancel()
+        if not meter.wait_idle(CLOSE_WAIT_S):
+            meter.abandon()
+        upstream_s = meter.upstream_s()
         with meter.lock:
+            meter.frozen = True
             return msgspec.structs.replace(
                 meter.spent,
                 upstream_s=round(upstream_s, 3),
@@ -323,60 +205,99 @@ class ProxySession(MeteredSession):
         entry = {"id": self.model, "object": "model", "owned_by": self.provider}
         return json.dumps({"object": "list", "data": [entry]}).encode()
 
-    def chat(self, raw: bytes) -> tuple[int, bytes]:
-        try:
-            request = json.loads(raw)
-        except (ValueError, RecursionError):
-            request = None
-        if not isinstance(request, dict):
-            self.meter.reject()
-            return 400, _error(400, "the body must be a JSON object", "invalid_request_error")
-        if request.get("stream"):
-            self.meter.reject()
-            return 400, _error(400, "streaming is not supported", "invalid_request_error")
-        reservation = self.meter.reserve()
+    def exhausted(self) -> bytes:
+        message = (
+            f"inference budget exhausted: {self.budget.requests} requests and "
+            f"{self.meter.budget.tokens} tokens per rep"
+        )
+        return error_body(429, message, "budget_exceeded")
+
+    def reserve(self, request: ChatRequest) -> tuple[Reservation, bytes] | None:
+        """The reservation and the body the upstream receives; None when over budget.
+        The validator decides the model, and the reply is capped at what is left."""
+        asked = request.asked_completion
+        prompt = prompt_bound(request.upstream(self.model, asked))
+        reservation = self.meter.reserve(prompt, asked)
         if reservation is None:
-            message = (
-                f"inference budget exhausted: {self.budget.requests} requests and "
-                f"{self.budget.tokens} tokens per rep"
-            )
-            return 429, _error(429, message, "budget_exceeded")
-        seq, tokens_left = reservation
-        # The validator decides the model, and a reply limit the agent sets may not pass
-        # the token budget. None is added: some models refuse `max_tokens` altogether.
-        request["model"] = self.model
-        for limit in ("max_tokens", "max_completion_tokens"):
-            asked = request.get(limit)
-            if isinstance(asked, int) and not isinstance(asked, bool):
-                request[limit] = max(1, min(asked, tokens_left))
-        body = json.dumps(request, ensure_ascii=False).encode()
-        started = time.monotonic()
-        status, answer, usage = 200, b"", (0, 0, False)
+            return None
+        body = request.upstream(self.model, reservation.completion)
+        return self.meter.trim(reservation, prompt_bound(body)), body
+
+    def forward(self, body: bytes, request: ChatRequest, reply: Reply) -> Answer:
+        """Send the body upstream and wait for its answer (streamed to `reply` as it comes)."""
+        stream = StreamReader(request.wants_usage) if request.stream else None
+        flight = self.gateway.send(body, stream, reply.events if stream else None)
+        with self._flights_lock:
+            self._flights.add(flight)
+        if self._closed.is_set():
+            flight.cancel()  # the rep ended while this request was being admitted
         try:
-            answer = self.gateway.chat(body)
-            usage = _count(json.loads(answer), len(body))
-        except _UpstreamFailed as exc:
-            status, answer = exc.status, _error(exc.status, str(exc), "upstream_error")
-        except (ValueError, RecursionError):
-            status, answer = 502, _error(502, "upstream answer is not JSON", "upstream_error")
+            if stream is not None:
+                reply.relay()
+            return flight.wait()
+        finally:
+            with self._flights_lock:
+                self._flights.discard(flight)
+
+    def settle(self, reservation: Reservation, body: bytes, answer: Answer, started: float) -> None:
         asked = hashlib.sha256(body).hexdigest()
-        said = hashlib.sha256(answer).hexdigest() if status == 200 else None
+        said = hashlib.sha256(answer.body).hexdigest() if answer.status == 200 else None
         self.meter.keep(asked, body)
         if said is not None:
-            self.meter.keep(said, answer)
-        self.meter.settle(
-            Exchange(
-                seq=seq,
-                status=status,
-                request_sha256=asked,
-                response_sha256=said,
-                prompt_tokens=usage[0],
-                completion_tokens=usage[1],
-                estimated=usage[2],
-                upstream_s=round(time.monotonic() - started, 3),
-            )
+            self.meter.keep(said, answer.body)
+        prompt, completion, estimated = _billed(reservation, body, answer)
+        exchange = Exchange(
+            seq=reservation.seq,
+            status=answer.status,
+            request_sha256=asked,
+            response_sha256=said,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            estimated=estimated,
+            upstream_s=round(time.monotonic() - started, 3),
         )
-        return status, answer
+        self.meter.settle(reservation, exchange)
+
+
+def _billed(reservation: Reservation, body: bytes, answer: Answer) -> tuple[int, int, bool]:
+    """(prompt, completion, estimated) tokens an exchange is billed, within its reservation."""
+    if answer.billing is Billing.NONE:
+        return 0, 0, False
+    if answer.billing is Billing.UNKNOWN:
+        return reservation.prompt, reservation.completion, True
+    if answer.reported is not None:
+        return (*reservation.clamp(*answer.reported), False)
+    return (*reservation.clamp(tokens_of(len(body)), answer.said_tokens), True)
+
+
+@dataclass
+class Reply:
+    """The agent's side of a streamed answer: events are queued by the gateway's loop
+    (which must never block on a slow agent) and written by the handler's thread."""
+
+    handler: _Handler
+    started: bool = False
+    events_queue: queue.SimpleQueue[bytes | None] = dataclasses.field(
+        default_factory=queue.SimpleQueue
+    )
+
+    def events(self, event: bytes | None) -> None:
+        self.events_queue.put(event)
+
+    def relay(self) -> None:
+        """Write events until the stream ends; an agent that stops reading only stops
+        getting them (the answer is still awaited and billed)."""
+        writing = True
+        while (event := self.events_queue.get()) is not None:
+            if not writing:
+                continue
+            try:
+                if not self.started:
+                    self.handler.start_stream()
+                    self.started = True
+                self.handler.wfile.write(event)
+            except OSError:
+                writing = False
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -399,17 +320,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+
     def _route(self, path: str) -> bool:
         """True when the request may go on: the route exists and the nonce is presented."""
         if urlsplit(self.path).path != path:
-            self.session.meter.reject()
-            self._send(404, _error(404, f"only {CHAT_PATH} and {MODELS_PATH}", "not_found"))
+            self.session.meter.reject(admitted=False)
+            self._send(404, error_body(404, f"only {CHAT_PATH} and {MODELS_PATH}", "not_found"))
             return False
         if not self.session.authorized(
             self.headers.get("Authorization"), self.headers.get("X-Phylax-Nonce")
         ):
-            self.session.meter.reject()
-            self._send(401, _error(401, "present the rep's nonce as the bearer token", "auth"))
+            self.session.meter.reject(admitted=False)
+            self._send(401, error_body(401, "present the rep's nonce as the bearer token", "auth"))
             return False
         return True
 
@@ -420,15 +347,52 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         if not self._route(CHAT_PATH):
             return
+        if not self.session.meter.admit():  # from the headers alone: no body is read
+            self._send(429, self.session.exhausted())
+            return
+        try:
+            request = self._read_request()
+        except RequestRefused as exc:
+            self.session.meter.reject(admitted=True)
+            status = 413 if isinstance(exc, _TooLarge) else 400
+            self._send(status, error_body(status, str(exc), "invalid_request_error"))
+            return
+        except OSError:  # the agent's connection broke, or it stopped sending
+            self.session.meter.reject(admitted=True)
+            return
+        reserved = self.session.reserve(request)
+        if reserved is None:
+            self._send(429, self.session.exhausted())
+            return
+        self._exchange(request, *reserved)
+
+    def _read_request(self) -> ChatRequest:
+        """The body, read only as far as it can be refused: its length first, then its
+        first bytes, then the rest (at most `MAX_REQUEST_BYTES`)."""
         try:
             length = int(self.headers.get("Content-Length") or -1)
         except ValueError:
             length = -1
         if not 0 <= length <= MAX_REQUEST_BYTES:
-            self.session.meter.reject()
-            self._send(413, _error(413, f"send a Content-Length up to {MAX_REQUEST_BYTES}", "size"))
-            return
-        self._send(*self.session.chat(self.rfile.read(length)))
+            raise _TooLarge(f"send a Content-Length up to {MAX_REQUEST_BYTES}")
+        head = self.rfile.read1(min(length, _HEAD_BYTES)) if length else b""
+        refuse_early(head)
+        return parse_request(head + self.rfile.read(length - len(head)))
+
+    def _exchange(self, request: ChatRequest, reservation: Reservation, body: bytes) -> None:
+        started = time.monotonic()
+        reply = Reply(self)
+        answer = Answer(499, b"", Billing.UNKNOWN)
+        try:
+            answer = self.session.forward(body, request, reply)
+        finally:  # whatever happened to the agent's connection, the request is billed
+            self.session.settle(reservation, body, answer, started)
+        if not reply.started:
+            self._send(answer.status, answer.body)
+
+
+class _TooLarge(RequestRefused):
+    pass
 
 
 @dataclass(frozen=True)
@@ -438,5 +402,8 @@ class MeteredProxy(InferenceService):
     upstream: Upstream
 
     def session(self, *, nonce: str, model: str | None, budget: InferenceBudget) -> ProxySession:
-        served = model or self.upstream.config.model
-        return ProxySession(self.upstream, nonce=nonce, model=served, budget=budget)
+        config = self.upstream.config
+        served = model or config.model
+        return ProxySession(
+            self.upstream, nonce=nonce, model=served, budget=config.rep_budget(budget)
+        )

@@ -401,24 +401,6 @@ def score_repository(
     return fbeta(*_precision_recall(matched, len(found), len(targets.vulnerabilities)), beta=2.0)
 
 
-def matched_targets(
-    reported: Sequence[FindingItem] | Sequence[VulnerabilityItem],
-    truth: Targets,
-    spec: MechanismSpec,
-) -> tuple[bool, ...]:
-    """Which expected findings (or, without any, planted vulnerabilities) a report matched.
-
-    The same one-to-one maximum matching the score uses, shown item by item.
-    """
-    if truth.findings:
-        keys: Sequence[Any] = [_FindingKey.of(r) for r in _findings(reported, spec)]
-        owner = _matching(keys, truth.findings, lambda r, e: r.agrees(e, spec))
-        return tuple(i in owner for i in range(len(truth.findings)))
-    keys = [_VulnerabilityKey.reported(r) for r in _vulnerabilities(reported, spec)]
-    owner = _matching(keys, truth.vulnerabilities, lambda r, p: r.agrees(p, spec))
-    return tuple(i in owner for i in range(len(truth.vulnerabilities)))
-
-
 def _precision_recall(matched: int, reported: int, expected: int) -> tuple[float, float]:
     precision = matched / reported if reported else 0.0
     recall = matched / expected if expected else 0.0

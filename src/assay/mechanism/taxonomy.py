@@ -173,6 +173,27 @@ TRACK_VOCABULARY: Mapping[Track, frozenset[str]] = MappingProxyType(
 )
 
 
+# The finding categories the corpus's labels use. A finding's category is free text,
+# matched by its words (`credential_theft` ~ `credential-leak`), so any other is
+# accepted; these are the ones an expected finding can carry.
+FINDING_CATEGORIES: tuple[str, ...] = (
+    "command_execution",
+    "credential_theft",
+    "dependency_confusion",
+    "destructive",
+    "evasion",
+    "exfiltration",
+    "install_hook",
+    "obfuscation",
+    "persistence",
+    "prompt_injection",
+    "remote_code_execution",
+    "tool_poisoning",
+    "tool_shadowing",
+    "typosquat",
+)
+
+
 def normalise(name: object) -> str | None:
     """The canonical capability for a name or alias, or None when it is not one.
 

@@ -50,14 +50,16 @@ def yuma(stake: Mapping[int, float], weights: Matrix, *, kappa: float = KAPPA) -
     """Consensus from `stake` (voting validator -> stake; zero-stake ones do not vote)
     and `weights` (validator -> miner -> weight, any scale per row). Rows of UIDs that
     do not vote are clipped against the voters' consensus too, so their vtrust says what
-    they would keep if they voted with a negligible stake.
+    they would keep if they voted with a negligible stake; UIDs that neither vote nor
+    weigh anything (the miners) have no row.
 
     >>> result = yuma({0: 3.0, 1: 1.0}, {0: {2: 1.0, 3: 1.0}, 1: {2: 1.0}})
     >>> result.consensus, result.vtrust
     ({2: 0.5, 3: 0.5}, {0: 1.0, 1: 0.5})
     """
     voters = _normalise({v: s for v, s in stake.items() if s > 0})
-    rows = {v: _normalise(_without_self(v, weights.get(v, {}))) for v in sorted(weights)}
+    judged = sorted(v for v in set(weights) | set(voters) if weights.get(v) or v in voters)
+    rows = {v: _normalise(_without_self(v, weights.get(v, {}))) for v in judged}
     votes = {v: rows.get(v, {}) for v in voters}
     miners = sorted({m for row in votes.values() for m in row})
     consensus = {m: _stake_median(voters, votes, m, kappa) for m in miners}

@@ -29,6 +29,11 @@ class Agent:
     def agent_hash(self) -> str:
         return hashlib.sha256(self.code).hexdigest()
 
+    @property
+    def filename(self) -> str:
+        """The file as its author submitted it: what tracebacks and syntax errors name."""
+        return f"{self.name}.py"
+
     @classmethod
     def load(cls, path: Path, entrypoint: str = DEFAULT_ENTRYPOINT) -> Agent:
         """Pin an agent file by its bytes (the size cap is a gate at run time)."""

@@ -9,12 +9,18 @@ carries no meaning).
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
 import msgspec
+from msgspec import Meta
 
 from assay.records import codec
 
 SNAPSHOT_VERSION = 1
 U16_MAX = 65535
+
+Uid = Annotated[int, Meta(ge=0, le=U16_MAX)]
+Count = Annotated[int, Meta(ge=0)]
 
 
 class ChainError(RuntimeError):
@@ -26,28 +32,28 @@ class SnapshotError(ValueError):
 
 
 class Neuron(msgspec.Struct, frozen=True, kw_only=True):
-    uid: int
-    hotkey: str
+    uid: Uid
+    hotkey: Annotated[str, Meta(min_length=1, max_length=128)]
     stake: float
     validator_permit: bool = False
-    last_update: int = 0
-    weights: dict[int, float] = {}  # miner uid -> fraction of this validator's row
+    last_update: Count = 0
+    weights: dict[Uid, float] = {}  # miner uid -> fraction of this validator's row
 
 
 class Hyperparameters(msgspec.Struct, frozen=True, kw_only=True):
     """The subnet's limits on a weight vector; the defaults are the chain's unrestricted ones."""
 
-    max_weight_limit: int = U16_MAX  # u16: the largest share one UID may get, of 65535
-    min_allowed_weights: int = 0
+    max_weight_limit: Uid = U16_MAX  # u16: the largest share one UID may get, of 65535
+    min_allowed_weights: Count = 0
     commit_reveal: bool = False
-    weights_rate_limit: int = 0  # blocks between two sets by one validator
-    tempo: int = 360
+    weights_rate_limit: Count = 0  # blocks between two sets by one validator
+    tempo: Count = 360
 
 
 class MetagraphSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     version: int = SNAPSHOT_VERSION
-    netuid: int
-    block: int
+    netuid: Uid
+    block: Count
     neurons: tuple[Neuron, ...]
     hyperparameters: Hyperparameters = Hyperparameters()
 
@@ -105,6 +111,29 @@ class UidWeights(msgspec.Struct, frozen=True, kw_only=True):
     weights: tuple[int, ...]
     dropped: tuple[Dropped, ...] = ()
     hotkeys: dict[str, float] = {}  # the per-hotkey weights it was made from (after EMA)
+
+    def receipt(
+        self, round_id: str, netuid: int, *, success: bool, message: str, **details: Any
+    ) -> WeightReceipt:
+        """The chain's answer to this vector; `details` are the receipt's other fields."""
+        return WeightReceipt(
+            round_id=round_id,
+            netuid=netuid,
+            uids=self.uids,
+            weights=self.weights,
+            success=success,
+            message=message,
+            **details,
+        )
+
+
+class HotkeyWeight(msgspec.Struct, frozen=True, kw_only=True):
+    """One hotkey's EMA-blended weight on one track, and the UID it held when blended."""
+
+    hotkey: str
+    track: str
+    uid: int
+    weight: float
 
 
 class WeightReceipt(msgspec.Struct, frozen=True, kw_only=True):

@@ -7,7 +7,8 @@ from typing import Any
 
 import msgspec
 
-from assay.records.diagnostics import Diagnostics
+from assay.records.diagnostics import Diagnostics, InferenceTotals
+from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.plan import RoundPlan
 from assay.records.rep import RepRecord
 from assay.records.scorecard import Scorecard
@@ -29,13 +30,37 @@ class RoundResult:
     kind: str = "round"  # "eval" when one agent was scored locally on one track
     # Written weights of the store's completed rounds, oldest first (for the report's chart).
     weight_history: tuple[tuple[str, dict[str, float]], ...] = ()
+    # track -> why the validator abstained on it (an infrastructure fault confined to that
+    # track): not scored, its emission share split as an idle track's, run again on resume.
+    abstained_tracks: dict[str, str] = field(default_factory=dict)
     # "track/task" -> why its detonation was disturbed (`observed.interference`)
     incomplete_detonations: dict[str, list[str]] = field(default_factory=dict)
     # (agent, track, task) -> the rep whose report stands for the task (the lowest-numbered
-    # one agreeing with the consensus), and which expected findings or planted
-    # vulnerabilities it matched (`assay.validator.scoring`).
-    speaking: dict[tuple[str, str, str], RepRecord] = field(default_factory=dict)
-    matches: dict[tuple[str, str, str], tuple[bool, ...]] = field(default_factory=dict)
+    # one agreeing with the consensus), and its report matched against the label, pair
+    # by pair with each criterion's reason (`assay.validator.scoring.task_matching`).
+    speaking: dict[MatchingKey, RepRecord] = field(default_factory=dict)
+    matching: dict[MatchingKey, TaskMatching] = field(default_factory=dict)
+
+    def matching_json(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """`matching` as JSON: track -> agent -> task -> `TaskMatching.to_json()`."""
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for (agent, track, task), m in sorted(self.matching.items()):
+            out.setdefault(track, {}).setdefault(agent, {})[task] = m.to_json()
+        return out
+
+    def cost_text(self, totals: InferenceTotals) -> str | None:
+        """What an agent's inference cost, by the round's `[inference.price]` (None unpriced)."""
+        price = self.plan.inference.price if self.plan.inference else None
+        return price.text(totals.prompt_tokens, totals.completion_tokens) if price else None
+
+    def _usage_json(self) -> list[dict[str, Any]]:
+        usage = []
+        for totals in self.diagnostics.inference():
+            entry = msgspec.to_builtins(totals)
+            if (cost := self.cost_text(totals)) is not None:
+                entry["cost"] = cost
+            usage.append(entry)
+        return usage
 
     def to_json(self) -> dict[str, Any]:
         card = self.card.to_json_dict() if self.card else {}
@@ -44,6 +69,7 @@ class RoundResult:
             "round_id": self.round_id,
             "status": self.status,
             "reason": self.reason,
+            "abstained_tracks": self.abstained_tracks,
             "round_seed": self.plan.round_seed,
             "validator_id": self.plan.validator_id,
             "mechanism_version": self.plan.mechanism_version,
@@ -52,16 +78,18 @@ class RoundResult:
             "agents": dict(sorted(self.agents.items())),
             "refused": self.plan.refused,
             "scores": card.get("scores", {}),
+            "stability": card.get("stability", {}),
             "round_weights": self.round_weights,
             "weights": self.weights,
             # Beside the scores, not in them: CPU seconds differ from run to run.
             "failures": failed,
+            "matching": self.matching_json(),
             "incomplete_detonations": self.incomplete_detonations,
             "inference": {
                 "upstream": self.plan.inference.model_dump(mode="json")
                 if self.plan.inference
                 else None,
                 "models": self.plan.models,
-                "usage": [msgspec.to_builtins(t) for t in self.diagnostics.inference()],
+                "usage": self._usage_json(),
             },
         }

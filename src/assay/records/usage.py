@@ -14,19 +14,22 @@ import msgspec
 
 class Exchange(msgspec.Struct, frozen=True, kw_only=True):
     seq: int  # order in which the proxy admitted the request
-    status: int  # HTTP status the agent received
+    status: int  # HTTP status the agent received (499: the rep ended with it upstream)
     request_sha256: str
     response_sha256: str | None = None  # None when the upstream gave no answer
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    estimated: bool = False  # the upstream reported no usage: counted as bytes / 4
+    # Not the upstream's report: counted as bytes / 4, or the whole reservation where the
+    # bill is unknown (docs/inference.md).
+    estimated: bool = False
     upstream_s: float = 0.0
 
 
 class InferenceUsage(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     provider: str
     model: str
-    requests: int = 0  # forwarded upstream (each counts against the request budget)
+    # Forwarded upstream. These, `refused` and `rejected` all count against the request budget.
+    requests: int = 0
     refused: int = 0  # answered 429: over the request or token budget
     rejected: int = 0  # answered 4xx without forwarding: bad route, auth, body
     errors: int = 0  # forwarded, but the upstream failed (502) or timed out (504)

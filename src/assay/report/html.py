@@ -15,14 +15,15 @@ from typing import ClassVar
 
 from markupsafe import Markup
 
-from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
 from assay.records.agent import short_hash
-from assay.records.diagnostics import RepDiagnostic
+from assay.records.diagnostics import Diagnostics, RepDiagnostic
+from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.plan import PlannedTask
 from assay.records.round import RoundResult
-from assay.records.scorecard import AgentTrackScore, TaskView
+from assay.records.scorecard import AgentTrackScore, RankStability, TaskView
 from assay.report import svg
+from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
 from assay.report.interface import ReportFormat
 from assay.report.templating import environment
 
@@ -74,21 +75,14 @@ class RankingRow:
 
 
 @dataclass(frozen=True)
-class Expected:
-    """One expected finding or planted vulnerability, and whether the agent matched it."""
-
-    text: str
-    matched: bool
-
-
-@dataclass(frozen=True)
 class TaskRow:
     task: str
     label: str
-    reps: str  # each rep's verdict or failure, in rep order
+    reps: list[str]  # each rep's verdict, or its failure and detail, in rep order
     outcome: str  # the consensus verdict, or the F2
     state: str  # correct | wrong | failed | scored
-    expected: list[Expected]
+    speaking: str  # which rep's report the pairs are of
+    pairs: list[PairLines]  # expected items beside reported ones, with why
 
 
 @dataclass(frozen=True)
@@ -116,6 +110,8 @@ class TrackSection:
     failed_total: int
     task_tables: list[AgentTasks]
     winner: RankingRow | None
+    level: str  # the score intervals' confidence level, e.g. "95%"
+    stability: str  # how often the top three keep their order ("" with one agent)
 
 
 @dataclass(frozen=True)
@@ -227,8 +223,9 @@ def _failed_reps(failed: Sequence[RepDiagnostic], agents: dict[str, Agent]) -> l
 class _Lookups:
     """What every track section reads from the round, gathered once per report."""
 
-    matches: dict[tuple[str, str, str], tuple[bool, ...]]  # (agent, track, task) -> hits
+    matching: dict[MatchingKey, TaskMatching]
     truth: dict[tuple[str, str], PlannedTask]  # (track, task)
+    diagnostics: Diagnostics
     failed: dict[str, list[RepDiagnostic]]  # track -> failed reps
     used: dict[tuple[str, str], list[RepDiagnostic]]  # (track, agent) -> every rep
 
@@ -241,38 +238,30 @@ class _Lookups:
         for (track, agent, _, _), seen in sorted(result.diagnostics.reps.items()):
             used[(track, agent)].append(seen)
         return cls(
-            matches=result.matches,
+            matching=result.matching,
             truth={(t.track.value, t.task_id): t for t in result.plan.tasks},
+            diagnostics=result.diagnostics,
             failed=failed,
             used=used,
         )
 
 
-def _expected(truth: PlannedTask | None, matched: tuple[bool, ...] | None) -> list[Expected]:
-    """The label's expected items, each marked matched or missed by the speaking rep."""
-    if truth is None or not (truth.expected_findings or truth.planted):
-        return []
-    items: tuple[FindingItem | VulnerabilityItem, ...] = truth.expected_findings or truth.planted
-    hits = matched or (False,) * len(items)
-    return [Expected(_describe(item), hit) for item, hit in zip(items, hits, strict=True)]
-
-
-def _describe(item: FindingItem | VulnerabilityItem) -> str:
-    where = f"{item.file or ''}:{item.line}" if item.line else item.file
-    kind = item.cwe if isinstance(item, VulnerabilityItem) else item.category
-    return " · ".join(str(p) for p in (kind, item.title, where) if p)
-
-
 def _task_row(
-    task: TaskView, truth: PlannedTask | None, matched: tuple[bool, ...] | None
+    task: TaskView, key: MatchingKey, truth: PlannedTask | None, lookups: _Lookups
 ) -> TaskRow:
     cell = _cell(task, truth is None or truth.track.behavioural)
-    per_rep = [
-        (r.verdict or "ok") if r.status == "completed" else f"failed: {r.reason}" for r in task.reps
-    ]
+    agent, track, _ = key
+    reps = [rep_line(r, lookups.diagnostics.of(track, agent, task.task, r.rep)) for r in task.reps]
     outcome = f"F2 {task.f2:.3f}" if task.f2 is not None else (task.verdict or "no verdict")
+    matching = lookups.matching.get(key)
     return TaskRow(
-        task.task, task.label, " · ".join(per_rep), outcome, cell.state, _expected(truth, matched)
+        task.task,
+        task.label,
+        reps,
+        outcome,
+        cell.state,
+        speaking_line(matching) if matching else "",
+        pair_lines(matching) if matching else [],
     )
 
 
@@ -283,8 +272,9 @@ def _task_tables(track: str, ranking: list[RankingRow], lookups: _Lookups) -> li
             [
                 _task_row(
                     t,
+                    (row.agent.agent_hash, track, t.task),
                     lookups.truth.get((track, t.task)),
-                    lookups.matches.get((row.agent.agent_hash, track, t.task)),
+                    lookups,
                 )
                 for t in row.score.task_results
             ],
@@ -302,12 +292,18 @@ def _cpu(seen: list[RepDiagnostic]) -> str:
     )
 
 
+def _level(ranking: Sequence[RankingRow]) -> str:
+    shown = next((r.score.interval for r in ranking if r.score.interval), None)
+    return f"{shown.level:.0%}" if shown else ""
+
+
 def _section(
     track: str,
     scores: dict[str, AgentTrackScore],
     agents: dict[str, Agent],
     reps: int,
     lookups: _Lookups,
+    held: RankStability | None,
 ) -> TrackSection:
     behavioural = Track(track).behavioural
     order = _ordered(scores, agents)
@@ -352,6 +348,8 @@ def _section(
         failed_total=len(failed),
         task_tables=_task_tables(track, ranking, lookups),
         winner=next((row for row in ranking if row.score.rank == 1), None),
+        level=_level(ranking),
+        stability=held.text if held else "",
     )
 
 
@@ -404,8 +402,9 @@ def render_html(result: RoundResult, nav: Markup | None = None) -> str:
     scores = result.card.scores if result.card is not None else {}
     reps = {t.value: n for t, n in result.plan.reps.items()}
     lookups = _Lookups.of(result)
+    stability = result.card.stability if result.card is not None else {}
     sections = [
-        _section(track, scores[track], agents, reps.get(track, 0), lookups)
+        _section(track, scores[track], agents, reps.get(track, 0), lookups, stability.get(track))
         for track in [t.value for t in result.plan.tracks if t.value in scores]
     ]
     weights = _weights(result, agents)

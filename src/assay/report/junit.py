@@ -2,7 +2,8 @@
 
 A task whose verdict is wrong (behavioural) or whose F2 is below the track
 threshold (repositories) is a failure; a task where no rep completed is an
-error, with each rep's reason and detail.
+error, with each rep's reason and detail; a track the validator abstained on is
+a suite of one test in error.
 """
 
 from __future__ import annotations
@@ -69,9 +70,24 @@ def _suite(
     return tests, failures, errors
 
 
+def _abstained_suite(root: ET.Element, track: str, why: str) -> tuple[int, int, int]:
+    """A track the validator abstained on: one test in error, so CI does not read the
+    track's silence as a pass."""
+    suite = ET.SubElement(root, "testsuite", name=printable(f"{track} · abstained", 200))
+    case = ET.SubElement(suite, "testcase", classname=track, name="abstained")
+    ET.SubElement(case, "error", message=printable(why, 600), type="abstained")
+    for key in ("tests", "errors"):
+        suite.set(key, "1")
+    suite.set("failures", "0")
+    return 1, 0, 1
+
+
 def render_junit(result: RoundResult) -> str:
     root = ET.Element("testsuites", name=printable(f"assay {result.kind} {result.round_id}", 200))
     totals = [0, 0, 0]
+    for track, why in result.abstained_tracks.items():
+        counts = _abstained_suite(root, track, why)
+        totals = [a + b for a, b in zip(totals, counts, strict=True)]
     if result.card is not None:
         for track, scores in result.card.scores.items():
             for agent in sorted(scores):

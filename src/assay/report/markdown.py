@@ -9,7 +9,8 @@ from assay.mechanism.spec import Track
 from assay.records.agent import short_hash
 from assay.records.diagnostics import RepDiagnostic
 from assay.records.round import RoundResult
-from assay.records.scorecard import AgentTrackScore
+from assay.records.scorecard import AgentTrackScore, RepView
+from assay.report.explained import pair_lines, rep_line, speaking_line
 from assay.report.interface import ReportFormat
 from assay.report.text import markdown as md
 
@@ -34,13 +35,15 @@ def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) 
     behavioural = Track(track).behavioural
     threshold = next(iter(scores.values())).threshold if scores else 0.0
     metric = "clamped MCC × findings" if behavioural else "mean F2"
-    columns = ["rank", "agent", "score", *(["MCC", "findings"] if behavioural else ["F2"])]
+    columns = ["rank", "agent", "score", "interval"]
+    columns += ["MCC", "findings"] if behavioural else ["F2"]
     ordered = sorted(scores.items(), key=lambda kv: (kv[1].rank or 1 << 30, -kv[1].score, kv[0]))
     rows = [
         [
             str(s.rank or "—"),
             _agent(result, agent),
             _num(s.score),
+            s.interval.text if s.interval else "—",
             *([_num(s.mcc), _num(s.findings)] if behavioural else [_num(s.f2)]),
             str(s.failed_reps),
             "yes" if s.eligible else "no",
@@ -48,25 +51,56 @@ def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) 
         for agent, s in ordered
     ]
     head = [f"### {md(track)}: {metric}, threshold {threshold:.2f}", ""]
-    return [*head, *_table([*columns, "failed reps", "eligible"], rows), ""]
+    held = result.card.stability.get(track) if result.card else None
+    sure = [f"How sure: {held.text}.", ""] if held else []
+    return [*head, *_table([*columns, "failed reps", "eligible"], rows), "", *sure]
 
 
-def _tasks(result: RoundResult, scores: dict[str, AgentTrackScore]) -> list[str]:
-    """An eval's one agent, task by task."""
+def _rep_word(rep: RepView) -> str:
+    if rep.status == "completed":
+        return rep.verdict or "ok"
+    return md(rep.reason or "failed")
+
+
+def _tasks(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) -> list[str]:
+    """An eval's one agent, task by task, then each task's findings beside the expected."""
     lines: list[str] = []
-    for score in scores.values():
+    for agent, score in scores.items():
         rows = [
             [
                 md(t.task, 80),
                 t.label,
                 f"{t.f2:.3f}" if t.f2 is not None else (t.verdict or "no verdict"),
                 "✓" if t.correct else "✗",
-                " ".join(r.verdict or (r.reason or "failed") for r in t.reps),
+                " ".join(_rep_word(r) for r in t.reps),
             ]
             for t in score.task_results
         ]
         lines += [*_table(["task", "label", "result", "", "reps"], rows), ""]
+        lines += _task_findings(result, track, agent, score)
     return lines
+
+
+def _task_findings(
+    result: RoundResult, track: str, agent: str, score: AgentTrackScore
+) -> list[str]:
+    lines: list[str] = []
+    for t in score.task_results:
+        matching = result.matching.get((agent, track, t.task))
+        failed = [r for r in t.reps if r.status != "completed"]
+        if matching is None and not failed:
+            continue
+        lines.append(f"**{md(t.task, 80)}** ({t.label})")
+        lines.append("")
+        for r in failed:
+            lines.append(f"- {md(rep_line(r, result.diagnostics.of(track, agent, t.task, r.rep)))}")
+        if matching is not None:
+            lines.append(f"- {md(speaking_line(matching))}")
+            for pair in pair_lines(matching):
+                lines.append(f"- {md(pair.mark)} {md(pair.head)}: {md(pair.partner)}")
+                lines += [f"  - {md(check)}" for check in pair.checks]
+        lines.append("")
+    return ["#### Findings beside the expected ones, task by task", "", *lines] if lines else []
 
 
 def _failures(result: RoundResult, failed: Sequence[RepDiagnostic]) -> list[str]:
@@ -97,6 +131,17 @@ def _weights(result: RoundResult) -> list[str]:
     return ["### Weights", "", *_table(["agent", "written (EMA)", "this round"], rows), ""]
 
 
+def _abstained_tracks(result: RoundResult) -> list[str]:
+    if not result.abstained_tracks:
+        return []
+    lines = ["### Abstained tracks", ""]
+    for track, why in result.abstained_tracks.items():
+        lines.append(
+            f"- **{md(track)}**: not scored, its share split as an idle track's; {md(why, 300)}"
+        )
+    return [*lines, ""]
+
+
 def render_markdown(result: RoundResult) -> str:
     title = "eval" if result.kind == "eval" else "round"
     lines = [
@@ -106,11 +151,13 @@ def render_markdown(result: RoundResult) -> str:
         "",
     ]
     if result.card is None:
-        return "\n".join([*lines, f"Abstained: {md(result.reason or 'no reason recorded')}", ""])
+        abstained = f"Abstained: {md(result.reason or 'no reason recorded')}"
+        return "\n".join([*lines, abstained, "", *_abstained_tracks(result)])
+    lines += _abstained_tracks(result)
     for track, scores in result.card.scores.items():
         lines += _track(result, track, scores)
         if result.kind == "eval":
-            lines += _tasks(result, scores)
+            lines += _tasks(result, track, scores)
     lines += _weights(result)
     lines += _failures(result, result.diagnostics.failed())
     return "\n".join(lines)

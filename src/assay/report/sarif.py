@@ -68,6 +68,21 @@ def _result(record: RepRecord, item: Item) -> dict[str, Any]:
     }
 
 
+def _invocation(result: RoundResult) -> dict[str, Any]:
+    """Whether the round ran whole; each track the validator abstained on is an error
+    notification (its tasks have no results here)."""
+    notes = [
+        {
+            "level": "error",
+            "message": {"text": printable(f"abstained on the {track} track: {why}", 600)},
+            "properties": {"track": track},
+        }
+        for track, why in result.abstained_tracks.items()
+    ]
+    ran_whole = result.status == "completed" and not notes
+    return {"executionSuccessful": ran_whole, "toolExecutionNotifications": notes}
+
+
 def _run(result: RoundResult, agent: str, reps: list[RepRecord]) -> dict[str, Any]:
     results = []
     for record in reps:
@@ -85,7 +100,7 @@ def _run(result: RoundResult, agent: str, reps: list[RepRecord]) -> dict[str, An
             }
         },
         "automationDetails": {"id": f"{result.round_id}/{agent}"},
-        "invocations": [{"executionSuccessful": result.status == "completed"}],
+        "invocations": [_invocation(result)],
         "properties": {"validator": f"assay {__version__}", "round": result.round_id},
         "results": results,
     }

@@ -7,6 +7,7 @@ agent names, task ids and failure reasons are hostile input. Hover text uses SVG
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -17,8 +18,15 @@ from assay.records.scorecard import ConfusionView
 
 CellState = Literal["correct", "wrong", "failed", "scored"]
 
-LABEL_WIDTH = 230  # room for a truncated agent name and its short hash
+LABEL_WIDTH = 250  # the outcome grid's room for a truncated agent name and its short hash
 ROW_HEIGHT = 20
+# Bar charts put each agent's name above its bar, so they are drawn narrow enough for a
+# phone's screen (about 380 px) at close to their drawn size: their labels stay 11-12 px
+# there instead of shrinking with a wide label column beside the plot.
+BAR_LEFT = 16  # half of a tick label: "0.00" is centred on the axis's start
+BAR_PLOT = 290
+BAR_ROW = 36  # a label line and the bar band below it
+BAR_LABEL = 13  # baseline of the label within its row
 FONT = 'font-family="system-ui, sans-serif" font-size="12"'
 
 # Categorical colours for failure reasons, distinguishable and colour-blind friendly.
@@ -102,12 +110,19 @@ def _axis(left: float, width: float, top: float, bottom: float) -> list[Markup]:
 
 
 def _row_label(y: float, label: str) -> Markup:
+    """An agent's name on the line above its bar."""
     return tag(
-        '<text x="{}" y="{:.1f}" text-anchor="end" dominant-baseline="middle">{}</text>',
-        LABEL_WIDTH - 8,
-        y + ROW_HEIGHT / 2,
+        '<text class="row-label" x="{}" y="{:.1f}" paint-order="stroke" stroke="#fff" '
+        'stroke-width="3">{}</text>',  # the halo keeps it legible over grid lines
+        BAR_LEFT,
+        y + BAR_LABEL,
         label,
     )
+
+
+def _band(y: float) -> tuple[float, float]:
+    """Top and height of the bars of the row starting at `y`."""
+    return y + BAR_LABEL + 5, BAR_ROW - BAR_LABEL - 9
 
 
 def bar_chart(
@@ -116,15 +131,16 @@ def bar_chart(
     series: Sequence[str],
     threshold: float | None = None,
     label: str,
-    plot_width: int = 560,
+    plot_width: int = BAR_PLOT,
 ) -> Markup:
     """Horizontal bars on a 0..1 axis; several series share a row, one above the other."""
-    top, bar_band = 28, ROW_HEIGHT - 6
-    bottom = top + len(rows) * ROW_HEIGHT
-    body = _axis(LABEL_WIDTH, plot_width, top, bottom)
-    height = bar_band / len(series)
+    top = 28
+    bottom = top + len(rows) * BAR_ROW
+    body = _axis(BAR_LEFT, plot_width, top, bottom)
     for i, row in enumerate(rows):
-        y = top + i * ROW_HEIGHT
+        y = top + i * BAR_ROW
+        band_top, band = _band(y)
+        height = band / len(series)
         parts = [tag('<g class="bar-row"><title>{}</title>', row.tooltip), _row_label(y, row.label)]
         for s, value in enumerate(row.values):
             parts.append(
@@ -132,8 +148,8 @@ def bar_chart(
                     '<rect class="bar {} {}" x="{}" y="{:.1f}" width="{:.1f}" height="{:.1f}"/>',
                     series[s],
                     row.kind,
-                    LABEL_WIDTH,
-                    y + 3 + s * height,
+                    BAR_LEFT,
+                    band_top + s * height,
                     max(0.0, min(1.0, value)) * plot_width,
                     height,
                 )
@@ -141,16 +157,22 @@ def bar_chart(
         parts.append(
             tag(
                 '<text x="{:.1f}" y="{:.1f}" dominant-baseline="middle" fill="#333">{}</text>',
-                LABEL_WIDTH + max(row.values, default=0.0) * plot_width + 6,
-                y + ROW_HEIGHT / 2,
+                BAR_LEFT + max(row.values, default=0.0) * plot_width + 6,
+                band_top + band / 2,
                 " / ".join(f"{v:.3f}" for v in row.values),
             )
         )
         body.append(Markup("").join(parts) + Markup("</g>"))
     if threshold is not None:
-        body.append(_threshold(LABEL_WIDTH + threshold * plot_width, top, bottom, threshold))
+        body.append(_threshold(BAR_LEFT + threshold * plot_width, top, bottom, threshold))
     room = 24 if threshold is not None else 8  # the threshold's label sits under the plot
-    return _svg(LABEL_WIDTH + plot_width + 110, bottom + room, body, label)
+    width = max(BAR_LEFT + plot_width + 24 + 46 * len(series), _longest(rows))
+    return _svg(width, bottom + room, body, label)
+
+
+def _longest(rows: Sequence[BarRow] | Sequence[FailureRow]) -> float:
+    """Room for the longest label line (at about 7 px a character of 12 px text)."""
+    return BAR_LEFT + 7.0 * max((len(r.label) for r in rows), default=0)
 
 
 def _threshold(x: float, top: float, bottom: float, value: float) -> Markup:
@@ -158,14 +180,16 @@ def _threshold(x: float, top: float, bottom: float, value: float) -> Markup:
         '<g class="threshold"><title>eligibility threshold {:.2f}</title>'
         '<line class="threshold-line" x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}" '
         'stroke="#c0392b" stroke-width="2" stroke-dasharray="6 3"/>'
-        '<text x="{:.1f}" y="{}" fill="#c0392b" font-weight="600">threshold {:.2f}</text></g>',
+        '<text x="{:.1f}" y="{}" text-anchor="{}" fill="#c0392b" font-weight="600">'
+        "threshold {:.2f}</text></g>",
         value,
         x,
         x,
         top - 2,
         bottom + 2,
-        x + 4,
+        x + 4 if value <= 0.6 else x - 4,
         bottom + 16,
+        "start" if value <= 0.6 else "end",
         value,
     )
 
@@ -358,26 +382,27 @@ def _count_axis(left: float, width: float, top: float, bottom: float, most: int)
 
 def failure_bars(rows: Sequence[FailureRow], colours: dict[str, str], label: str) -> Markup:
     """A stacked bar per agent: its failed reps split by reason, scaled to the worst agent."""
-    plot_width, top = 480, 24
+    plot_width, top = BAR_PLOT - 30, 24
     most = max((sum(r.counts.values()) for r in rows), default=0) or 1
-    bottom = top + len(rows) * ROW_HEIGHT
-    body = [_count_axis(LABEL_WIDTH, plot_width, top, bottom, most)]
+    bottom = top + len(rows) * BAR_ROW
+    body = [_count_axis(BAR_LEFT, plot_width, top, bottom, most)]
     for i, row in enumerate(rows):
-        y = top + i * ROW_HEIGHT
+        y = top + i * BAR_ROW
+        band_top, band = _band(y)
         failed = sum(row.counts.values())
         parts = [tag('<g class="failure-row"><title>{}</title>', row.tooltip)]
         parts.append(_row_label(y, row.label))
-        x = float(LABEL_WIDTH)
+        x = float(BAR_LEFT)
         for reason, count in sorted(row.counts.items()):
             width = count / most * plot_width
             parts.append(
                 tag(
-                    '<rect class="segment" x="{:.1f}" y="{}" width="{:.1f}" height="{}" '
+                    '<rect class="segment" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{}" '
                     'fill="{}"><title>{}: {} × {}</title></rect>',
                     x,
-                    y + 3,
+                    band_top,
                     width,
-                    ROW_HEIGHT - 6,
+                    band,
                     colours[reason],
                     row.label,
                     reason,
@@ -390,13 +415,14 @@ def failure_bars(rows: Sequence[FailureRow], colours: dict[str, str], label: str
                 '<text x="{:.1f}" y="{:.1f}" dominant-baseline="middle" fill="#333">'
                 "{} of {} reps</text></g>",
                 x + 6,
-                y + ROW_HEIGHT / 2,
+                band_top + band / 2,
                 failed,
                 row.reps,
             )
         )
         body.append(Markup("").join(parts))
-    return _svg(LABEL_WIDTH + plot_width + 120, bottom + 6, body, label)
+    width = max(BAR_LEFT + plot_width + 100, _longest(rows))
+    return _svg(width, bottom + 6, body, label)
 
 
 # -- line chart ----------------------------------------------------------------------
@@ -409,13 +435,15 @@ class LineSeries:
 
 
 def line_chart(
-    x_labels: Sequence[str], series: Sequence[LineSeries], *, label: str, plot_width: int = 560
+    x_labels: Sequence[str], series: Sequence[LineSeries], *, label: str, plot_width: int = 330
 ) -> Markup:
-    """Values in 0..1 over x positions (e.g. weights over rounds), one coloured line each."""
+    """Values in 0..1 over x positions (e.g. weights over rounds), one coloured line each,
+    named in a legend under the plot (narrow enough for a phone at its drawn size)."""
     top, height = 16, 180
     bottom = top + height
     left = 40
     step = plot_width / max(1, len(x_labels) - 1)
+    every = max(1, math.ceil(80 / step))  # x labels shown, so that no two overlap
     body: list[Markup] = []
     for tick in (0.0, 0.5, 1.0):
         y = bottom - tick * height
@@ -434,14 +462,19 @@ def line_chart(
             )
         )
     for i, x_label in enumerate(x_labels):
+        if i % every and i != len(x_labels) - 1:
+            continue
         body.append(
             tag(
-                '<text x="{:.1f}" y="{}" text-anchor="middle" fill="#666">{}</text>',
+                '<text x="{:.1f}" y="{}" text-anchor="middle" fill="#666">'
+                "<title>{}</title>{}</text>",
                 left + i * step,
                 bottom + 16,
+                x_label,
                 truncate(x_label, 12),
             )
         )
+    legend = bottom + 40
     for n, line in enumerate(series):
         colour = PALETTE[n % len(PALETTE)]
         points = " ".join(
@@ -459,11 +492,11 @@ def line_chart(
         )
         body.append(
             tag(
-                '<text class="line-label" x="{}" y="{}" fill="{}">{}</text>',
-                left + plot_width + 8,
-                top + 14 * n + 6,
+                '<text class="line-label" x="{}" y="{}" fill="{}">— {}</text>',
+                left,
+                legend + 16 * n,
                 colour,
-                truncate(line.label, 28),
+                truncate(line.label, 40),
             )
         )
-    return _svg(left + plot_width + 200, bottom + 28, body, label)
+    return _svg(left + plot_width + 40, legend + 16 * len(series), body, label)

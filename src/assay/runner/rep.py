@@ -69,6 +69,7 @@ def shim_config(agent: Agent, spec: MechanismSpec, backend: SandboxBackend) -> d
     """What the shim reads from shim.json."""
     return {
         "entrypoint": agent.entrypoint,
+        "agent_filename": agent.filename,
         "agent_code_bytes": spec.sandbox.agent_code_bytes,
         "report_bytes": spec.sandbox.report_bytes,
         "python_path": list(backend.python_path),

@@ -45,27 +45,50 @@ def _read_json(input_dir: str, name: str) -> Any:
         return json.loads(f.read().decode("utf-8"))
 
 
-def _load_agent(path: str, max_bytes: int, entrypoint: str) -> Callable[[Any], Any]:
+def _load_agent(path: str, filename: str, max_bytes: int, entrypoint: str) -> Callable[[Any], Any]:
     with open(path, "rb") as f:
         source = f.read(max_bytes + 1)
     if len(source) > max_bytes:
         _fail(EXIT_AGENT_INVALID, f"agent file exceeds {max_bytes} bytes")
     try:
-        code = compile(source, "agent.py", "exec")
+        # Compiled under the author's own file name: a syntax error and every traceback
+        # name the file they submitted, not the sandbox's copy.
+        code = compile(source, filename, "exec")
     except (SyntaxError, ValueError) as exc:
-        _fail(EXIT_AGENT_INVALID, f"agent does not compile: {exc}")
+        _fail(EXIT_AGENT_INVALID, f"agent does not compile: {_one_line(exc)}")
     module = types.ModuleType("agent")
     module.__file__ = path
     sys.modules["agent"] = module
     try:
         exec(code, module.__dict__)
-    except BaseException:
+    except BaseException as exc:
         traceback.print_exc()
-        _fail(EXIT_CRASH, "agent raised while loading")
+        _fail(EXIT_CRASH, f"agent raised while loading: {_raised(exc, filename)}")
     function: object = getattr(module, entrypoint, None)
     if not callable(function):
         _fail(EXIT_AGENT_INVALID, f"agent has no callable {entrypoint!r}")
     return function
+
+
+def _one_line(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # an exception whose __str__ raises still gets named
+        text = "(unprintable)"
+    return " ".join(text.split())
+
+
+def _raised(exc: BaseException, filename: str) -> str:
+    """The exception in one line, and where the agent's own code was when it was raised:
+    the innermost frame in the author's file (or a module of a bundled package)."""
+    where = ""
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        name = frame.f_code.co_filename
+        if name == filename or name.startswith("<bundled "):
+            where = f" ({name}, line {line}, in {frame.f_code.co_name})"
+    message = _one_line(exc)
+    kind = type(exc).__qualname__
+    return (f"{kind}: {message}" if message else kind) + where
 
 
 def _encode(report: object, max_bytes: int) -> bytes:
@@ -158,13 +181,14 @@ def main() -> None:
     relay = config.get("inference_relay")
     if relay:
         _start_forwarder(os.path.join(input_dir, relay["socket"]), relay["port"], relay["slots"])
-    function = _load_agent(agent_path, config["agent_code_bytes"], config["entrypoint"])
+    filename = config.get("agent_filename") or "agent.py"
+    function = _load_agent(agent_path, filename, config["agent_code_bytes"], config["entrypoint"])
     sys.argv = [agent_path]
     try:
         report = function(context)
-    except BaseException:
+    except BaseException as exc:
         traceback.print_exc()
-        _fail(EXIT_CRASH, "agent raised")
+        _fail(EXIT_CRASH, f"agent raised: {_raised(exc, filename)}")
     data = _encode(report, config["report_bytes"])
     _write_all(result_fd, data)
     os.close(result_fd)

@@ -149,6 +149,10 @@ class SealedRequest:
     trace: TraceSet = TraceSet.FULL
     hostname: str = "sandbox"  # what the command sees as the host's name
     home: Home | None = None
+    # The command shifts its own clock this far (libfaketime): the kernel's boot time in
+    # /proc/stat is shown shifted as much, so that it agrees with the clock and with
+    # /proc/uptime (which counts from boot, unshifted, and so agrees already).
+    boot_time_shift_s: int = 0
     # The command is the caller's harness, not the subject: its own file calls are left
     # out of the trace (its descendants', the subject's, are all in).
     harness_command: bool = False

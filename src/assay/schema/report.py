@@ -17,7 +17,7 @@ so is anything that could not be signed later (see `parse_report`).
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import (
     BaseModel,
@@ -80,7 +80,9 @@ def _known_plane(value: object) -> object:
     # Phylax agents also say e.g. "supply_chain"; the plane is advisory, so an
     # unknown one is dropped like an unknown capability, not fatal.
     lowered = _lower(value)
-    return lowered if lowered in set(Plane) else None
+    # Only a string can name a plane (a list or an object is not hashable, so not even
+    # asked): anything else is dropped too.
+    return lowered if isinstance(lowered, str) and lowered in set(Plane) else None
 
 
 def _upper(value: object) -> object:
@@ -88,11 +90,27 @@ def _upper(value: object) -> object:
 
 
 def _cwe_text(value: object) -> object:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # JSON Schema's integer: 79.0 is 79
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _json_number(value: object) -> object:
+    """A number as JSON writes it: "12" or true is not one. (Left lax, the model would
+    read both, which no JSON Schema says; the exported schema and the model agree.)"""
+    if isinstance(value, str | bool):
+        raise ValueError("a JSON number is expected, not a string or a boolean")
+    return value
 
 
 SeverityField = Annotated[Severity, BeforeValidator(_severity)]
 CweField = Annotated[str, BeforeValidator(_cwe_text)]
+Number = BeforeValidator(_json_number)
+LineField = Annotated[
+    Annotated[int, Field(ge=0)] | None,
+    Number,
+    Field(description="1-based line number; a JSON integer, not a string"),
+]
 
 
 def _cap_items(value: object, info: ValidationInfo) -> object:
@@ -108,19 +126,29 @@ def _bare_decision(value: object) -> object:
 
 
 class Verdict(_Open):
-    decision: Annotated[Decision, BeforeValidator(_upper)]
-    risk_score: float = Field(default=0.0, ge=0, le=100)
-    confidence: float | None = Field(default=None, ge=0, le=1)
+    """The agent's decision on the artifact; a bare decision string is read as `{decision}`."""
+
+    decision: Annotated[Decision, BeforeValidator(_upper)] = Field(
+        description="ALLOW, WARN or BLOCK (any case); WARN and BLOCK both flag the artifact"
+    )
+    risk_score: Annotated[float, Number] = Field(default=0.0, ge=0, le=100)
+    confidence: Annotated[float | None, Number] = Field(default=None, ge=0, le=1)
     summary: str = ""
 
 
 class CapabilityClaim(_Open):
-    capability: str
-    evidence_ref: str | None = None
+    capability: str = Field(description="a capability name of the taxonomy, or an alias")
+    evidence_ref: str | None = Field(default=None, description="where the evidence is")
 
 
 class ActionPlane(_Open):
-    capabilities: tuple[CapabilityClaim, ...] = ()
+    """What the artifact makes happen."""
+
+    capabilities: tuple[CapabilityClaim, ...] = Field(
+        default=(),
+        description="capability names (or {capability, evidence_ref}); names outside the "
+        "taxonomy are dropped, aliases mapped, case and -/space separators forgiven",
+    )
 
     @field_validator("capabilities", mode="before")
     @classmethod
@@ -141,32 +169,40 @@ class ActionPlane(_Open):
 
 class InjectedInstruction(_Open):
     file: str | None = None
-    line: int | None = Field(default=None, ge=0)
+    line: LineField = None
     technique: str | None = None
     excerpt: str | None = None
 
 
 class ContextPlane(_Open):
+    """What the artifact tries to make a reading agent do."""
+
     injected_instructions: tuple[InjectedInstruction, ...] = ()
 
 
 class Finding(_Open):
-    category: str
-    severity: SeverityField
-    plane: Annotated[Plane | None, BeforeValidator(_known_plane)] = None
-    title: str
-    file: str | None = None
-    line: int | None = Field(default=None, ge=0)
+    """A finding, matched against the label's expected findings by category, place and title."""
+
+    category: str = Field(
+        description="what kind of harm; matched by words, so credential_theft ~ credential-leak"
+    )
+    severity: SeverityField = Field(description="LOW, MED, HIGH or CRIT (MEDIUM, CRITICAL)")
+    plane: Annotated[Plane | None, BeforeValidator(_known_plane)] = Field(
+        default=None, description="action, context or protocol; any other value is dropped"
+    )
+    title: str = Field(description="one line; its words are matched against the label's")
+    file: str | None = Field(default=None, description="path inside the artifact")
+    line: LineField = None
     evidence_ref: str | None = None
 
 
 class Vulnerability(_Open):
     """A reported weakness. Without a `line` it is accepted but cannot match a planted one."""
 
-    file: str
-    line: int | None = Field(default=None, ge=0)
-    cwe: CweField = ""
-    all_cwes: tuple[CweField, ...] = ()
+    file: str = Field(description="path inside the repository")
+    line: LineField = None
+    cwe: CweField = Field(default="", description="the weakness: CWE-89, cwe-089 or 89")
+    all_cwes: tuple[CweField, ...] = Field(default=(), description="accepted, not matched")
     title: str = ""
     description: str | None = None
     severity: str | None = None
@@ -174,8 +210,8 @@ class Vulnerability(_Open):
 
 
 class Audit(_Open):
-    files_analysed: int = Field(ge=1)
-    lines_analysed: int | None = Field(default=None, ge=0)
+    files_analysed: Annotated[int, Number] = Field(ge=1)
+    lines_analysed: Annotated[int | None, Number] = Field(default=None, ge=0)
 
 
 CappedFindings = Annotated[tuple[Finding, ...], BeforeValidator(_cap_items)]
@@ -257,11 +293,6 @@ _TRACK_MODELS: dict[Track, type[AgentReport]] = {
 
 def report_model(track: Track | str) -> type[AgentReport]:
     return _TRACK_MODELS[Track(track)]
-
-
-def report_json_schema(track: Track | str) -> dict[str, Any]:
-    """JSON Schema of a valid report for `track` (what agent authors validate against)."""
-    return report_model(track).model_json_schema()
 
 
 _MAX_ERRORS_SHOWN = 3

@@ -2,16 +2,21 @@
 
 Every rep outcome is committed in its own transaction (WAL), so a validator
 killed at any moment loses at most the reps in flight, and `round resume`
-runs exactly the reps that have no row. Scores are always recomputed from the
-rows (`assay score --db`), never kept as the only copy.
+runs exactly the reps that have no row. A track the validator abstained on
+(an infrastructure fault confined to it) has a row in `track_abstentions`: the
+round's other tracks are scored and weighed without it, and a resume runs it
+again. Scores are always recomputed from the rows (`assay score --db`), never
+kept as the only copy.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,12 +25,14 @@ import msgspec
 
 from assay.records import codec
 from assay.records.agent import Agent
+from assay.records.chain import HotkeyWeight, WeightReceipt
 from assay.records.observed import Observed
 from assay.records.outcome import RunOutcome
 from assay.records.plan import RoundPlan
 from assay.records.scorecard import Scorecard
 
-SCHEMA_VERSION = 1
+# 2: `track_abstentions` (an older assay would read such a round as whole).
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -65,6 +72,28 @@ CREATE TABLE IF NOT EXISTS reps (
     outcome_json TEXT NOT NULL,
     PRIMARY KEY (round_id, agent_hash, track, task_id, rep)
 );
+CREATE TABLE IF NOT EXISTS hotkey_weights (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    netuid INTEGER NOT NULL,
+    hotkey TEXT NOT NULL,
+    track TEXT NOT NULL,
+    uid INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    PRIMARY KEY (round_id, netuid, hotkey, track)
+);
+CREATE TABLE IF NOT EXISTS chain_receipts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    netuid INTEGER NOT NULL,
+    success INTEGER NOT NULL,
+    receipt_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS track_abstentions (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    track TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (round_id, track)
+);
 CREATE TABLE IF NOT EXISTS inference_bodies (
     sha256 TEXT PRIMARY KEY,
     body TEXT NOT NULL
@@ -98,6 +127,7 @@ class RoundSummary:
     agents: int
     reps_stored: int
     weights: dict[str, float] | None
+    abstained_tracks: tuple[str, ...] = ()  # tracks the validator abstained on
 
 
 class Store:
@@ -111,8 +141,9 @@ class Store:
         self.path = path
         if (read_only or not create) and not path.is_file():
             raise StoreError(f"no round store at {path} (run a round first, or pass --db)")
+        self._scratch = ExitStack()
         if read_only:
-            self._db = _open_read_only(path)
+            self._db = _open_read_only(path, self._scratch)
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -126,6 +157,7 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+        self._scratch.close()
 
     def __enter__(self) -> Store:
         return self
@@ -154,6 +186,8 @@ class Store:
             if row is None:
                 db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
             _check_schema(db, self.path)
+            if row is not None and row[0] < SCHEMA_VERSION:  # later tables are made above
+                db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
 
     # rounds -----------------------------------------------------------------
 
@@ -188,11 +222,13 @@ class Store:
         rows = self._db.execute(
             "SELECT r.round_id, r.status, r.reason, r.plan_json, r.weights_json, "
             "(SELECT COUNT(*) FROM agents a WHERE a.round_id = r.round_id), "
-            "(SELECT COUNT(*) FROM reps p WHERE p.round_id = r.round_id) "
+            "(SELECT COUNT(*) FROM reps p WHERE p.round_id = r.round_id), "
+            "(SELECT GROUP_CONCAT(t.track, ',') FROM track_abstentions t "
+            "WHERE t.round_id = r.round_id) "
             "FROM rounds r ORDER BY r.seq"
         ).fetchall()
         out = []
-        for round_id, status, reason, plan_json, weights_json, agents, reps in rows:
+        for round_id, status, reason, plan_json, weights_json, agents, reps, abstained in rows:
             plan = json.loads(plan_json)
             out.append(
                 RoundSummary(
@@ -204,6 +240,7 @@ class Store:
                     agents=int(agents),
                     reps_stored=int(reps),
                     weights=json.loads(weights_json) if weights_json else None,
+                    abstained_tracks=tuple(sorted(abstained.split(","))) if abstained else (),
                 )
             )
         return out
@@ -239,8 +276,11 @@ class Store:
         return [(str(r[0]), str(r[1])) for r in rows]
 
     def latest_unfinished(self) -> str | None:
+        """The latest round still running, or completed without a track it abstained on."""
         row = self._db.execute(
-            "SELECT round_id FROM rounds WHERE status = 'running' ORDER BY seq DESC LIMIT 1"
+            "SELECT round_id FROM rounds r WHERE status = 'running' OR EXISTS "
+            "(SELECT 1 FROM track_abstentions t WHERE t.round_id = r.round_id) "
+            "ORDER BY seq DESC LIMIT 1"
         ).fetchone()
         return None if row is None else str(row[0])
 
@@ -263,6 +303,57 @@ class Store:
                 (json.dumps(result, sort_keys=True), json.dumps(weights, sort_keys=True), round_id),
             )
 
+    def round_weights(self, round_id: str) -> dict[str, float]:
+        """The round's own weights per agent, before any EMA (empty until it completes)."""
+        row = self._db.execute(
+            "SELECT result_json FROM rounds WHERE round_id = ?", (round_id,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return {}
+        return dict(json.loads(row[0]).get("round_weights", {}))
+
+    # the subnet ---------------------------------------------------------------
+
+    def put_chain_weights(
+        self, round_id: str, netuid: int, rows: Sequence[HotkeyWeight], receipt: WeightReceipt
+    ) -> None:
+        """A set's receipt, and on success the per-hotkey EMA it was made from, at once."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO chain_receipts (round_id, netuid, success, receipt_json) "
+                "VALUES (?, ?, ?, ?)",
+                (round_id, netuid, int(receipt.success), codec.encode(receipt).decode()),
+            )
+            if not receipt.success:
+                return
+            db.execute(
+                "DELETE FROM hotkey_weights WHERE round_id = ? AND netuid = ?", (round_id, netuid)
+            )
+            db.executemany(
+                "INSERT INTO hotkey_weights VALUES (?, ?, ?, ?, ?, ?)",
+                [(round_id, netuid, r.hotkey, r.track, r.uid, r.weight) for r in rows],
+            )
+
+    def receipts(self, round_id: str, netuid: int) -> list[WeightReceipt]:
+        """Every answer the chain gave for a round's weights, oldest first."""
+        rows = self._db.execute(
+            "SELECT receipt_json FROM chain_receipts WHERE round_id = ? AND netuid = ? ORDER BY id",
+            (round_id, netuid),
+        ).fetchall()
+        return [codec.decode(r[0], WeightReceipt) for r in rows]
+
+    def previous_hotkey_weights(self, netuid: int, before_seq: int) -> list[HotkeyWeight]:
+        """The per-hotkey EMA of the last round set on `netuid` before a round."""
+        rows = self._db.execute(
+            "SELECT h.hotkey, h.track, h.uid, h.weight FROM hotkey_weights h "
+            "JOIN rounds r ON r.round_id = h.round_id WHERE h.netuid = ? AND r.seq = "
+            "(SELECT MAX(r2.seq) FROM hotkey_weights h2 JOIN rounds r2 "
+            "ON r2.round_id = h2.round_id WHERE h2.netuid = ? AND r2.seq < ?) "
+            "ORDER BY h.hotkey, h.track",
+            (netuid, netuid, before_seq),
+        ).fetchall()
+        return [HotkeyWeight(hotkey=h, track=t, uid=int(u), weight=float(w)) for h, t, u, w in rows]
+
     def abstain(self, round_id: str, reason: str) -> None:
         with self._transaction() as db:
             db.execute(
@@ -272,11 +363,29 @@ class Store:
             )
 
     def reopen(self, round_id: str) -> None:
+        """Running again: the tracks it abstained on are tried again with the rest."""
         with self._transaction() as db:
             db.execute(
                 "UPDATE rounds SET status = 'running', reason = NULL WHERE round_id = ?",
                 (round_id,),
             )
+            db.execute("DELETE FROM track_abstentions WHERE round_id = ?", (round_id,))
+
+    def abstain_track(self, round_id: str, track: str, reason: str) -> None:
+        """The validator abstains on one track of the round; the first reason stands."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO track_abstentions VALUES (?, ?, ?)",
+                (round_id, track, reason),
+            )
+
+    def abstained_tracks(self, round_id: str) -> dict[str, str]:
+        """Track -> why the validator abstained on it, in track order."""
+        rows = self._db.execute(
+            "SELECT track, reason FROM track_abstentions WHERE round_id = ? ORDER BY track",
+            (round_id,),
+        ).fetchall()
+        return {str(track): str(reason) for track, reason in rows}
 
     # agents, observations, reps ----------------------------------------------
 
@@ -386,32 +495,56 @@ class Store:
             yield RunOutcome.from_json(text)
 
 
-def _open_read_only(path: Path) -> sqlite3.Connection:
-    """`mode=ro` first: it sees a live writer's WAL. Where the directory cannot hold
-    the WAL's index (a read-only mount, a store left without its `-shm`), SQLite
-    cannot open it that way, and nothing can write there either, so the file is read
-    as `immutable`: no locks and no WAL, exactly as it lies."""
-    uri = path.resolve().as_uri()
-    failure: sqlite3.Error | None = None
-    for query in ("mode=ro", "mode=ro&immutable=1"):
-        try:
-            db = sqlite3.connect(
-                f"{uri}?{query}", uri=True, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            failure = exc
-            continue
-        try:
-            _check_schema(db, path)
-        except sqlite3.Error as exc:
-            db.close()
-            failure = exc
-            continue
-        except StoreError:
-            db.close()
-            raise
-        return db
-    raise StoreError(f"store {path}: {failure}")
+def _open_read_only(path: Path, scratch: ExitStack) -> sqlite3.Connection:
+    """`mode=ro` first: it sees a live writer's WAL. Where the directory cannot hold the
+    WAL's index (a read-only mount), SQLite cannot open the store that way and nothing
+    can write there either: the file is read as `immutable`, exactly as it lies. Commits
+    still in a WAL left beside it would be invisible so, so then a private copy of the
+    file and its WAL is read instead (in `scratch`, removed when the store closes)."""
+    try:
+        return _connect_read_only(path, path, "mode=ro")
+    except sqlite3.Error:
+        pass
+    wal = path.with_name(path.name + "-wal")
+    target, query = path, "mode=ro&immutable=1"
+    if wal.is_file() and wal.stat().st_size:
+        folder = Path(scratch.enter_context(tempfile.TemporaryDirectory(prefix="assay-store-")))
+        target, query = folder / path.name, "mode=ro"
+        shutil.copyfile(path, target)
+        shutil.copyfile(wal, folder / wal.name)
+    try:
+        return _connect_read_only(target, path, query)
+    except sqlite3.Error as exc:
+        raise StoreError(f"store {path}: {exc}") from exc
+
+
+def _connect_read_only(target: Path, path: Path, query: str) -> sqlite3.Connection:
+    """A read-only connection to `target` (the store at `path`, or its copy), checked."""
+    db = sqlite3.connect(
+        f"{target.resolve().as_uri()}?{query}",
+        uri=True,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    try:
+        _check_schema(db, path)
+        _stand_in_for_abstentions(db)
+    except (sqlite3.Error, StoreError):
+        db.close()
+        raise
+    return db
+
+
+def _stand_in_for_abstentions(db: sqlite3.Connection) -> None:
+    """A store written before schema 2, read without migrating it, has no abstained
+    tracks: an empty temporary table (the connection's own, never the file's) stands in
+    for the one it lacks, so every query reads the same."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "track_abstentions" not in tables:
+        db.execute(
+            "CREATE TEMP TABLE track_abstentions "
+            "(round_id TEXT NOT NULL, track TEXT NOT NULL, reason TEXT NOT NULL)"
+        )
 
 
 def _check_schema(db: sqlite3.Connection, path: Path) -> None:

@@ -22,7 +22,8 @@ def default_validator_key_path() -> Path:
 def export_round(
     db: Path, round_id: str, out: Path, key: Ed25519PrivateKey | None = None
 ) -> Export:
-    """Write one SSSA per agent × task of a completed round into `out` (see `write_sssas`).
+    """Write one SSSA per agent × task of a completed round into `out` (see `write_sssas`),
+    the tracks it abstained on left out.
 
     `key` defaults to the validator key under the data dir, created 0600 when missing
     (after the round is found fit to attest, so a failed export leaves no new key behind).
@@ -44,6 +45,9 @@ def export_round(
             key_path = default_validator_key_path()
             key, created = keys.load_or_create_private(key_path)
             key_created = key_path if created else None
-        signed = sign_round(plan, round_id, store.outcomes(round_id), key)
+        # A track the validator abstained on was not scored: none of its reps is attested.
+        abstained = store.abstained_tracks(round_id)
+        outcomes = (o for o in store.outcomes(round_id) if o.track.value not in abstained)
+        signed = sign_round(plan, round_id, outcomes, key)
         export = write_sssas(signed, store.inference_bodies, out)
     return replace(export, key_created=key_created)

@@ -106,6 +106,14 @@ executor = "local"
 # Ray cluster address, for executor = "ray" (default: start a local one).
 # address = "10.0.0.1:6379"
 
+# The subnet this validator sets weights on (docs/validator-operations.md).
+# [chain]
+# network = "test"        # finney, test, local, or a ws:// / wss:// endpoint
+# netuid = 1
+# wallet = "validator"    # the wallet's name (its coldkey)
+# hotkey = "default"      # the hotkey's name in that wallet
+# snapshot = "subnet.json"  # a snapshot file instead of the live chain (air-gapped)
+
 # Agents may call a language model through a metered proxy (docs/inference.md).
 # Any OpenAI-compatible upstream; the key is read from the variable key_env names.
 # [inference]
@@ -114,6 +122,11 @@ executor = "local"
 # provider = "llama.cpp"
 # key_env = "ASSAY_INFERENCE_KEY"         # omit for a server that needs no key
 # timeout_s = 60
+# round_tokens = 50000000                 # the whole round's tokens, shared evenly by its reps
+# [inference.price]                       # per million tokens: reports show each agent's cost
+# prompt = 0.15
+# completion = 0.60
+# currency = "USD"
 """
 
 
@@ -176,7 +189,7 @@ def load_config(path: Path | None) -> RoundOverrides:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
-    table = {k: v for k, v in data.get("round", data).items() if k != "inference"}
+    table = {k: v for k, v in data.get("round", data).items() if k not in ("inference", "chain")}
     unknown = sorted(set(table) - _ROUND_KEYS - {"seed"})
     if unknown:
         raise ConfigError(f"{path}: unknown keys {unknown}")
@@ -197,6 +210,47 @@ def load_config(path: Path | None) -> RoundOverrides:
         except InferenceConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from exc
     return RoundOverrides(**table)
+
+
+@dataclass(frozen=True)
+class ChainConfig:
+    """The `[chain]` table of a round.toml, with flags over it."""
+
+    network: str = "finney"
+    netuid: int | None = None
+    wallet: str = "default"
+    hotkey: str = "default"
+    wallet_path: Path | None = None  # the SDK's default wallet folder when None
+    snapshot: Path | None = None  # a snapshot file instead of the live chain
+
+
+_CHAIN_KEYS = frozenset(f.name for f in fields(ChainConfig))
+
+
+def chain_config(config_file: Path | None = None, **flags: Any) -> ChainConfig:
+    """The `[chain]` table (paths against the file's folder); flags that are not None win."""
+    table: dict[str, Any] = {}
+    if config_file is not None:
+        try:
+            table = dict(tomllib.loads(config_file.read_text()).get("chain", {}))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{config_file}: {exc}") from exc
+        unknown = sorted(set(table) - _CHAIN_KEYS)
+        if unknown:
+            raise ConfigError(f"{config_file}: unknown keys in [chain]: {unknown}")
+        for key in ("snapshot", "wallet_path"):
+            if key in table:
+                table[key] = config_file.parent / str(table[key])
+    table |= {k: v for k, v in flags.items() if v is not None}
+    netuid = table.get("netuid")
+    if netuid is not None and (
+        not isinstance(netuid, int) or isinstance(netuid, bool) or netuid < 0
+    ):
+        raise ConfigError(f"netuid must be a whole number ≥ 0, not {netuid!r}")
+    for key in ("network", "wallet", "hotkey"):
+        if not isinstance(table.get(key, ""), str):
+            raise ConfigError(f"[chain] {key} must be a string, not {table[key]!r}")
+    return ChainConfig(**table)
 
 
 def round_config(

@@ -25,8 +25,8 @@ from assay.runner.rep import RepTask, unrun
 from assay.sandbox import InfrastructureError
 from assay.schema.inference import InferenceConfigError
 from assay.store.sqlite import Store, StoreError
-from assay.validator.executors.interface import Executor, RepRunner
-from assay.validator.scoring import expected_matches, scorecard, speaking_reps
+from assay.validator.executors.interface import Executor, RepFault, RepRunner
+from assay.validator.scoring import scorecard, speaking_reps, task_matching
 
 Observer = Callable[[PlannedTask], Observed | None]
 ProgressHook = Callable[[RunOutcome], None]
@@ -38,6 +38,15 @@ _NOT_RUN = SandboxIdentity(backend="none", digest="", sandboxed=False)
 
 class Abstained(RuntimeError):
     """The validator abstains this round: an infrastructure fault, recorded with its reason."""
+
+
+class TrackFault(RuntimeError):
+    """An infrastructure fault confined to one track (its artifacts' snapshots, its
+    detonations, one of its reps' sandboxes): the validator abstains on that track alone."""
+
+    def __init__(self, track: Track, reason: str) -> None:
+        super().__init__(reason)
+        self.track = track
 
 
 @dataclass
@@ -70,6 +79,10 @@ class RoundLedger:
         if mismatch:
             raise Abstained(mismatch)
 
+    def abstained(self) -> dict[str, str]:
+        """Tracks the validator abstained on (track -> reason)."""
+        return self.store.abstained_tracks(self.round_id)
+
     def pending(self) -> list[tuple[PlannedTask, Agent, int]]:
         done = self.store.done_reps(self.round_id)
         todo = []
@@ -81,9 +94,13 @@ class RoundLedger:
         return todo
 
     def records(self) -> Iterator[RepRecord]:
+        """The records of the tracks scored: an abstained track's stored reps are whole,
+        but the track is not, so none of them is scored or shown."""
         truth = {(t.track, t.task_id): t for t in self.plan.tasks}
+        abstained = self.abstained()
         for outcome in self.store.outcomes(self.round_id):
-            yield to_record(outcome, truth[(outcome.track, outcome.task_id)])
+            if outcome.track.value not in abstained:
+                yield to_record(outcome, truth[(outcome.track, outcome.task_id)])
 
     def score(self, records: list[RepRecord]) -> Scorecard:
         return scorecard(records, salt=self.plan.round_seed, spec=self.spec)
@@ -100,6 +117,7 @@ class RoundLedger:
             round_id=self.round_id,
             status=stored.status,
             reason=stored.reason,
+            abstained_tracks=self.abstained(),
             plan=self.plan,
             agents={h: a.name for h, a in self.agents.items()},
             card=card,
@@ -109,7 +127,7 @@ class RoundLedger:
             records=tuple(records),
             incomplete_detonations=self.incomplete_detonations(),
             speaking=speaking,
-            matches=expected_matches(speaking, self.plan.tasks, self.spec),
+            matching=task_matching(records, speaking, self.spec),
         )
 
     def incomplete_detonations(self) -> dict[str, list[str]]:
@@ -141,14 +159,18 @@ class RoundEngine:
         self.executor = executor
         self.observer = observer
         self.on_outcome = on_outcome or (lambda _: None)
+        self._abstained = {Track(t) for t in ledger.abstained()}
 
     # execution ----------------------------------------------------------------
 
     def run(self) -> RoundResult:
+        """A fault confined to one track abstains that track (`TrackFault`); any other
+        infrastructure fault (the store, the sandbox unsound, the executor, the inference
+        upstream) abstains the round, as does a fault on every track."""
         try:
             self.executor.prepare()
-            self._verify_artifacts()
             inference = self._inference()
+            self._verify_artifacts()
             observed = self._observe_all()
             cap = _WallCap(self.spec, self.store.wall_spent(self.round_id))
             jobs = self._jobs(self.ledger.pending(), observed, cap)
@@ -170,8 +192,17 @@ class RoundEngine:
         # On Ctrl-C the executor kills the reps in flight and yields nothing more:
         # every stored rep is whole, and `round resume` runs exactly the others.
         runner = RepRunner(self.spec, self.secret, inference)
-        for outcome in self.executor.execute(jobs, runner):
-            self._record(outcome, cap)
+        for ended in self.executor.execute(jobs, runner):
+            if isinstance(ended, RepFault):
+                # Reps of the track still in flight end and are stored (each is whole);
+                # `_jobs` starts no more of them.
+                self._abstain_track(TrackFault(ended.task.track, ended.describe()))
+            else:
+                self._record(ended, cap)
+
+    def _abstain_track(self, fault: TrackFault) -> None:
+        self.store.abstain_track(self.round_id, fault.track.value, str(fault))
+        self._abstained.add(fault.track)
 
     def _inference(self) -> InferenceService | None:
         """The recorded upstream with its key, read now: a validator that cannot serve
@@ -183,32 +214,39 @@ class RoundEngine:
         except InferenceConfigError as exc:
             raise Abstained(f"cannot start the inference proxy: {exc}") from exc
 
+    def _tasks_of_live_tracks(self) -> Iterator[PlannedTask]:
+        """The plan's tasks, those of tracks abstained on so far left out."""
+        return (t for t in self.plan.tasks if t.track not in self._abstained)
+
     def _verify_artifacts(self) -> None:
         """The round's snapshots are still what was planned (a validator-owned copy that
-        nothing should touch: a mismatch is the host's fault, so the round abstains)."""
-        for task in self.plan.tasks:
+        nothing should touch: a mismatch is the host's fault, so the validator abstains
+        on the task's track)."""
+        for task in self._tasks_of_live_tracks():
             try:
-                digest = artifact_digest(Path(task.artifact_dir))
-            except CorpusError as exc:
-                raise Abstained(
-                    f"artifact of {task.track}/{task.task_id} unreadable: {exc}"
-                ) from exc
-            if digest != task.artifact_digest:
-                raise Abstained(
-                    f"artifact of {task.track}/{task.task_id} changed since the round was planned"
-                )
+                _verify_artifact(task)
+            except TrackFault as fault:
+                self._abstain_track(fault)
 
     def _observe_all(self) -> dict[tuple[str, str], Observed]:
         observed = self.store.observed(self.round_id)
         if self.observer is None:
             return observed
-        for task in self.plan.tasks:
+        for task in self._tasks_of_live_tracks():
             key = (task.track.value, task.task_id)
-            if key not in observed and task.track.behavioural:
+            if key in observed or not task.track.behavioural:
+                continue
+            try:
                 result = self.observer(task)
-                if result is not None:
-                    observed[key] = result
-                    self.store.put_observed(self.round_id, key[0], key[1], result)
+            except InfrastructureError as exc:
+                # The detonation's sandbox failed (not the artifact: what an artifact
+                # provokes ends as an incomplete detonation): its track cannot be served.
+                where = f"detonation of {task.track.value}/{task.task_id}"
+                self._abstain_track(TrackFault(task.track, f"{where}: {type(exc).__name__}: {exc}"))
+                continue
+            if result is not None:
+                observed[key] = result
+                self.store.put_observed(self.round_id, key[0], key[1], result)
         return observed
 
     def _jobs(
@@ -217,8 +255,11 @@ class RoundEngine:
         observed: dict[tuple[str, str], Observed],
         cap: _WallCap,
     ) -> Iterator[RepTask]:
-        # Consumed lazily by the executor, so the wall cap is checked just before each rep.
+        # Consumed lazily by the executor, so the wall cap (and whether the track is still
+        # served) is checked just before each rep.
         for task, agent, rep in todo:
+            if task.track in self._abstained:
+                continue  # left pending: a resumed round runs it
             refusal = self.plan.refusal(agent.agent_hash, task.track)
             if refusal is not None:
                 unrun = self._unrun(task, agent, rep, FailureReason.AGENT_INVALID, refusal)
@@ -269,15 +310,29 @@ class RoundEngine:
     # scoring --------------------------------------------------------------------
 
     def finish(self) -> RoundResult:
-        missing = len(self.ledger.pending())
+        abstained = self.ledger.abstained()
+        missing = [p for p in self.ledger.pending() if p[0].track.value not in abstained]
         if missing:
-            raise Abstained(f"{missing} reps have no stored outcome")
+            raise Abstained(f"{len(missing)} reps have no stored outcome")
+        if abstained and set(abstained) >= {t.value for t in self.plan.reps}:
+            reasons = "; ".join(f"{track}: {why}" for track, why in abstained.items())
+            raise Abstained(f"every track abstained ({reasons})")
         records = list(self.ledger.records())
         card = self.ledger.score(records)
         previous = self.store.previous_weights(self.ledger.seq)
         weights = ema(card.weights, previous, spec=self.spec)
         self.store.finish(self.round_id, card, weights)
         return self.ledger.result((records, card))
+
+
+def _verify_artifact(task: PlannedTask) -> None:
+    where = f"{task.track.value}/{task.task_id}"
+    try:
+        digest = artifact_digest(Path(task.artifact_dir))
+    except CorpusError as exc:
+        raise TrackFault(task.track, f"artifact of {where} unreadable: {exc}") from exc
+    if digest != task.artifact_digest:
+        raise TrackFault(task.track, f"artifact of {where} changed since the round was planned")
 
 
 def make_executor(name: str, jobs: int | None, address: str | None = None) -> Executor:

@@ -37,6 +37,19 @@ def _planned(task: Task, snapshots: Path) -> PlannedTask:
     )
 
 
+def _one_task_per_artifact(track: Track, planned: Sequence[PlannedTask]) -> None:
+    """Two drawn tasks of a track with one artifact would score it twice (and their labels
+    may disagree): the corpus is refused, as its import refuses such rows."""
+    owners: dict[str, str] = {}
+    for task in planned:
+        owner = owners.setdefault(task.artifact_digest, task.task_id)
+        if owner != task.task_id:
+            raise PlanError(
+                f"{track.value}: tasks {owner} and {task.task_id} have the same artifact; "
+                "one artifact is one task (remove or merge one of them)"
+            )
+
+
 def make_plan(
     *,
     corpus: CorpusSource,
@@ -48,9 +61,13 @@ def make_plan(
     snapshots: Path,
     reps: int | None = None,
     draw_all: bool = False,
+    tasks_cap: int | None = None,
 ) -> RoundPlan:
     """Draw each track's tasks (DESIGN §9), snapshot their artifacts under `snapshots`
-    (what the round verifies, detonates and mounts) and pin the agents."""
+    (what the round verifies, detonates and mounts) and pin the agents.
+
+    `tasks_cap` keeps the first tasks of each track's draw order: a quick trial on a
+    seeded subset, the same subset for the same seed."""
     hashes = [a.agent_hash for a in agents]
     if len(set(hashes)) != len(hashes):
         raise PlanError("the same agent code is given twice (agents are identified by hash)")
@@ -60,10 +77,14 @@ def make_plan(
     for track in tracks:
         available = corpus.tasks(track)
         count = len(available) if draw_all else spec.track(track).tasks
+        if tasks_cap is not None:
+            count = min(count, tasks_cap)
         drawn = draw_tasks(
             available, track=track, round_seed=round_seed, validator_id=validator_id, count=count
         )
-        tasks.extend(_planned(t, snapshots.resolve()) for t in drawn)
+        planned = [_planned(t, snapshots.resolve()) for t in drawn]
+        _one_task_per_artifact(track, planned)
+        tasks.extend(planned)
     return RoundPlan(
         round_seed=round_seed,
         validator_id=validator_id,

@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 
 from assay.attest.intake import Admission, admit_files
+from assay.chain.snapshot import read_snapshot
 from assay.corpus.native import NativeCorpus
 from assay.corpus.validate import require_valid
 from assay.detonate.observer import DetonationObserver
@@ -35,6 +36,7 @@ from assay.validator.config import (
 from assay.validator.engine import Abstained, RoundEngine, RoundLedger, make_executor
 from assay.validator.planning import make_plan
 from assay.validator.snapshot import prune_snapshots, snapshot_root
+from assay.validator.subnet import registered_on
 
 Notify = Callable[[str], None]  # a message for the operator (stderr in the CLI)
 
@@ -90,21 +92,33 @@ class Round:
         manifests: Sequence[Path] = (),
         reps: int | None = None,
         draw_all: bool = False,
+        tasks_cap: int | None = None,
         notify: Notify = quiet,
+        subnet: Path | None = None,
     ) -> Round:
-        """Admit the submissions, plan and store a new round (nothing runs yet)."""
+        """Admit the submissions, plan and store a new round (nothing runs yet). With a
+        `subnet` snapshot, manifests of hotkeys it does not register are refused;
+        `tasks_cap` keeps at most that many of each track's drawn tasks (a quick trial)."""
         require_valid(config.corpus, config.tracks)
         if config.inference is not None:
             resolve_upstream(config.inference)  # an unset key variable stops here, before the round
         secret = _secret(config.secret_file, notify)
-        admission = admit_files(config.agents, manifests, config.tracks, pinned())
+        owners = registered_on(read_snapshot(subnet)) if subnet else None
+        admission = admit_files(config.agents, manifests, config.tracks, pinned(), owners)
         for note in admission.notes:
             notify(note)
         store = Store(config.db)
         round_id = store.next_round_id()
-        plan = _plan(config, admission, snapshot_root(config.db, round_id), reps, draw_all)
+        if tasks_cap is not None:
+            notify(
+                f"a trial: at most {tasks_cap} task(s) per track, the first of the seeded draw, "
+                "not the mechanism's full draw"
+            )
+        snapshots = snapshot_root(config.db, round_id)
+        plan = _plan(config, admission, snapshots, reps, draw_all, tasks_cap)
         store.create_round(round_id, plan, list(admission.agents))
-        # Completed rounds are never resumed: their artifact snapshots are not needed again.
+        # Rounds completed on every track are never resumed: their artifact snapshots are
+        # not needed again.
         prune_snapshots(config.db, lambda other: _completed(store, other))
         how = ExecutionChoice(config.executor, config.jobs, config.address)
         return cls(store, round_id, secret, how)
@@ -118,13 +132,14 @@ class Round:
         secret_file: Path | None = None,
         how: ExecutionChoice = ExecutionChoice(),
     ) -> Round:
-        """An interrupted round (the latest unfinished one when no id is given)."""
+        """An interrupted round (the latest unfinished one when no id is given), or a
+        completed one with tracks the validator abstained on: those run again."""
         check_jobs(how.jobs)
         store = Store(db or default_db(), create=False)
         round_id = round_id or store.latest_unfinished()
         if round_id is None:
             raise StoreError(f"{store.path} has no unfinished round")
-        if store.round(round_id).status == "completed":
+        if _completed(store, round_id):
             raise StoreError(f"round {round_id} is already completed")
         store.reopen(round_id)
         secret, _ = load_secret(secret_file or default_secret_file())
@@ -147,6 +162,7 @@ def _plan(
     snapshots: Path,
     reps: int | None,
     draw_all: bool,
+    tasks_cap: int | None,
 ) -> RoundPlan:
     plan = make_plan(
         corpus=NativeCorpus(config.corpus),
@@ -158,6 +174,7 @@ def _plan(
         snapshots=snapshots,
         reps=reps,
         draw_all=draw_all,
+        tasks_cap=tasks_cap,
     )
     plan = msgspec.structs.replace(plan, refused=admission.refused, manifests=admission.manifests)
     if config.inference is None:
@@ -166,12 +183,17 @@ def _plan(
         a.agent_hash: config.inference.model_for(admission.requested_model(a.agent_hash))
         for a in admission.agents
     }
-    return msgspec.structs.replace(plan, inference=config.inference, models=models)
+    reps = sum(
+        plan.reps[task.track] * sum(not plan.refusal(a, task.track) for a in plan.agents)
+        for task in plan.tasks
+    )
+    return msgspec.structs.replace(plan, inference=config.inference.planned(reps), models=models)
 
 
 def _completed(store: Store, round_id: str) -> bool:
+    """Completed on every track: never resumed again."""
     try:
-        return store.round(round_id).status == "completed"
+        return store.round(round_id).status == "completed" and not store.abstained_tracks(round_id)
     except StoreError:
         return False  # not a round of this store: not ours to remove
 

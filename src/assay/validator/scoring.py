@@ -11,20 +11,24 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
+from assay.mechanism import bootstrap
 from assay.mechanism.consensus import representative
-from assay.mechanism.matching import Targets, matched_targets
+from assay.mechanism.explain import explain
+from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.metrics import Confusion
 from assay.mechanism.scoring import TaskScore, TaskTruth, TrackScore, score_track
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.mechanism.weights import eligible as is_eligible
 from assay.mechanism.weights import emission_weights, rank
-from assay.records.plan import PlannedTask
+from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.rep import RecordError, RepRecord, bulk
 from assay.records.scorecard import (
     AgentTrackScore,
     ConfusionView,
+    RankStability,
     RepView,
     Scorecard,
+    ScoreInterval,
     TaskView,
     Views,
 )
@@ -188,12 +192,53 @@ def _floor(views: Mapping[str, AgentTrackScore]) -> float:
     return max((v.floor for v in views.values()), default=0.0)
 
 
-def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
-    """Rank every track and weigh: the step that needs every agent at once."""
-    scores = {
-        track.value: _ranked(views[track], salt, track, spec.track(track).threshold)
-        for track in sorted(views)
+def _ranking_order(scores: Mapping[str, AgentTrackScore]) -> list[str]:
+    """The ranking as shown: ranked agents first, then the rest by score."""
+    return sorted(scores, key=lambda a: (scores[a].rank or 1 << 30, -scores[a].score, a))
+
+
+def _bootstrapped(
+    track: Track, agents: dict[str, AgentTrackScore], salt: str, spec: MechanismSpec
+) -> tuple[dict[str, AgentTrackScore], RankStability | None]:
+    """Each agent's score interval over resampled tasks, and how often the top three keep
+    their order: the same resamples for every agent of the track."""
+    tasks = len(next(iter(agents.values())).task_results) if agents else 0
+    if tasks == 0:
+        return agents, None
+    rows = bootstrap.draws(salt, track, tasks)
+    resampled = {
+        a: bootstrap.resampled_scores(track, v.task_results, rows, spec) for a, v in agents.items()
     }
+    with_intervals = {
+        a: msgspec.structs.replace(v, interval=_interval(bootstrap.interval(resampled[a])))
+        for a, v in agents.items()
+    }
+    held = bootstrap.stability(_ranking_order(agents), resampled)
+    if held is None:
+        return with_intervals, None
+    return with_intervals, RankStability(
+        agents=list(held.agents),
+        kept=held.kept,
+        resamples=bootstrap.RESAMPLES,
+        level=bootstrap.LEVEL,
+    )
+
+
+def _interval(found: bootstrap.Interval | None) -> ScoreInterval | None:
+    if found is None:
+        return None
+    return ScoreInterval(low=found.low, high=found.high, level=bootstrap.LEVEL)
+
+
+def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
+    """Rank every track, bootstrap its scores and weigh: the step that needs every agent."""
+    scores: dict[str, dict[str, AgentTrackScore]] = {}
+    stability: dict[str, RankStability] = {}
+    for track in sorted(views):
+        ranked = _ranked(views[track], salt, track, spec.track(track).threshold)
+        scores[track.value], held = _bootstrapped(track, ranked, salt, spec)
+        if held is not None:
+            stability[track.value] = held
     weights = emission_weights(
         {t: {a: v.score for a, v in agents.items()} for t, agents in scores.items()},
         salt=salt,
@@ -205,6 +250,7 @@ def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
         mechanism_digest=spec.digest,
         scores=scores,
         weights=weights,
+        stability=stability,
     )
 
 
@@ -217,7 +263,6 @@ def scorecard(records: Iterable[RepRecord], *, salt: str, spec: MechanismSpec) -
 
 
 Speaking = dict[tuple[str, str, str], RepRecord]
-Matches = dict[tuple[str, str, str], tuple[bool, ...]]
 
 
 def speaking_reps(records: Iterable[RepRecord]) -> dict[tuple[str, str, str], RepRecord]:
@@ -241,19 +286,24 @@ def speaking_reps(records: Iterable[RepRecord]) -> dict[tuple[str, str, str], Re
     return chosen
 
 
-def expected_matches(
-    speaking: Speaking, tasks: Iterable[PlannedTask], spec: MechanismSpec
-) -> Matches:
-    """Per (agent, track, task), which of the label's expected findings (or planted
-    vulnerabilities) the rep speaking for the task matched: the score's own matching,
-    item by item, for the reports to show."""
-    truth = {(t.track.value, t.task_id): t for t in tasks}
-    out: Matches = {}
-    for (agent, track, task), rep in speaking.items():
-        planned = truth.get((track, task))
-        if planned is None or not (planned.expected_findings or planned.planted):
+def task_matching(
+    records: Iterable[RepRecord], speaking: Speaking, spec: MechanismSpec
+) -> dict[MatchingKey, TaskMatching]:
+    """Per (agent, track, task), the report standing for the task matched against the
+    label, pair by pair: the score's own matching with every criterion's reason, for
+    every view to show. Tasks where nothing was expected nor reported have none."""
+    out: dict[MatchingKey, TaskMatching] = {}
+    for record in records:
+        key = (record.agent, record.track.value, record.task)
+        if key in out:
             continue
-        found = rep.findings if planned.expected_findings else rep.vulnerabilities
-        targets = Targets.of(planned.expected_findings, planned.planted)
-        out[(agent, track, task)] = matched_targets(found, targets, spec)
+        rep = speaking.get(key)
+        track = record.track
+        expected = record.expected_findings if track.behavioural else record.planted
+        reported: Sequence[FindingItem] | Sequence[VulnerabilityItem] = ()
+        if rep is not None:
+            reported = rep.findings if track.behavioural else rep.vulnerabilities
+        if expected or reported:
+            why = explain(track, reported, expected, spec)
+            out[key] = TaskMatching(rep=rep.rep if rep else None, explanation=why)
     return out

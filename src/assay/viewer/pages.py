@@ -7,15 +7,16 @@ task ids, findings and trace paths are the agents' and artifacts' text, never ma
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
 from markupsafe import Markup
 
-from assay.records.rep import RepRecord
 from assay.records.round import RoundResult
 from assay.records.scorecard import TaskView
 from assay.report import svg
+from assay.report.explained import pair_lines, speaking_line
 from assay.report.html import render_html
 from assay.report.templating import environment
 from assay.validator.api import (
@@ -23,6 +24,7 @@ from assay.validator.api import (
     RoundTrend,
     RunOutcome,
     agent_history,
+    list_rounds,
     round_trends,
     stored_result,
     task_reps,
@@ -42,6 +44,20 @@ def short(agent_hash: str) -> str:
 
 
 _ENV.globals.update(href=href, short=short)
+
+
+@lru_cache(maxsize=8)
+def _recomputed(db: Path, round_id: str, state: tuple[str, int]) -> RoundResult:
+    return stored_result(round_id, db)
+
+
+def _result(db: Path, round_id: str) -> RoundResult:
+    """The round recomputed from its rows, once per state: a round's pages share one
+    recomputation until its status or its number of stored reps changes."""
+    summary = next((s for s in list_rounds(db) if s.round_id == round_id), None)
+    if summary is None:
+        raise LookupError(f"the store has no round {round_id!r}")
+    return _recomputed(db, round_id, (summary.status, summary.reps_stored))
 
 
 # -- rounds ----------------------------------------------------------------------------
@@ -111,7 +127,7 @@ def _round_nav(result: RoundResult) -> Markup:
 
 
 def round_page(db: Path, round_id: str) -> str:
-    result = stored_result(round_id, db)
+    result = _result(db, round_id)
     return render_html(result, nav=_round_nav(result))
 
 
@@ -123,7 +139,7 @@ class TaskLine:
 
 
 def round_agent_page(db: Path, round_id: str, agent_hash: str) -> str:
-    result = stored_result(round_id, db)
+    result = _result(db, round_id)
     if agent_hash not in result.agents:
         raise LookupError(f"round {round_id} has no agent {agent_hash}")
     tracks = []
@@ -133,7 +149,8 @@ def round_agent_page(db: Path, round_id: str, agent_hash: str) -> str:
             continue
         lines = []
         for view in score.task_results:
-            hits = result.matches.get((agent_hash, track, view.task), ())
+            matching = result.matching.get((agent_hash, track, view.task))
+            hits = matching.matched if matching is not None else ()
             lines.append(TaskLine(view, len(hits), sum(hits)))
         tracks.append((track, score, lines))
     return _ENV.get_template("round_agent.html.j2").render(
@@ -178,40 +195,8 @@ def agent_page(db: Path, agent_hash: str) -> str:
 # -- one task of one agent: the drill-down ---------------------------------------------
 
 
-@dataclass(frozen=True)
-class Pair:
-    """One expected item and whether the speaking rep's report matched it."""
-
-    text: str
-    matched: bool
-
-
-def _item_text(item: object) -> str:
-    fields = ("category", "cwe", "title", "file", "line", "severity")
-    parts = [f"{name} {getattr(item, name)}" for name in fields if getattr(item, name, None)]
-    return " · ".join(parts) or "(empty)"
-
-
-def _expected(result: RoundResult, key: tuple[str, str, str]) -> list[Pair]:
-    _agent, track, task = key
-    planned = next(
-        (t for t in result.plan.tasks if t.track.value == track and t.task_id == task), None
-    )
-    if planned is None:
-        return []
-    items = planned.expected_findings or planned.planted
-    hits = result.matches.get(key, (False,) * len(items))
-    return [Pair(_item_text(item), hit) for item, hit in zip(items, hits, strict=True)]
-
-
-def _reported(speaking: RepRecord | None) -> list[str]:
-    if speaking is None:
-        return []
-    return [_item_text(item) for item in (*speaking.findings, *speaking.vulnerabilities)]
-
-
 def task_page(db: Path, round_id: str, agent_hash: str, track: str, task: str) -> str:
-    result = stored_result(round_id, db)
+    result = _result(db, round_id)
     reps: list[RunOutcome] = task_reps(round_id, agent_hash, track, task, db)
     scores = result.card.scores.get(track, {}) if result.card else {}
     score = scores.get(agent_hash)
@@ -227,10 +212,12 @@ def task_page(db: Path, round_id: str, agent_hash: str, track: str, task: str) -
         track=track,
         task=task,
         view=view,
-        expected=_expected(result, key),
-        reported=_reported(speaking),
+        matching=result.matching.get(key),
+        pairs=pair_lines(result.matching[key]) if key in result.matching else [],
+        speaking_line=speaking_line(result.matching[key]) if key in result.matching else "",
         speaking=speaking.rep if speaking else None,
         records={r.rep: r for r in result.records if (r.agent, r.track.value, r.task) == key},
         reps=reps,
+        budget=score.cpu_budget_s if score else None,
         trace_shown=TRACE_SHOWN,
     )

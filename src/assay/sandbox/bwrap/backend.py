@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import functools
 import hashlib
 import os
@@ -103,6 +104,14 @@ SANDBOX_INNER_UID = 1000
 # cost it 65 ms when a trace-rate term and POLL_MAX_S = 0.05 woke it every ~30 ms, 25 ms now.
 POLL_INTERVAL_S = 0.004
 POLL_MAX_S = 0.2
+# Once output is drained the validator waits on the tree's exit alone for this long
+# before watching the pipes again, so a run writing a byte at a time costs it one wake
+# per OUTPUT_BATCH_S rather than one per write (a 1 s run writing a byte every 0.2 ms
+# cost it ~120 ms of CPU, 7.8 times a quiet run's). The pipes, widened to PIPE_BYTES,
+# hold what is written meanwhile; a writer that fills one waits at most that long.
+OUTPUT_BATCH_S = 0.005
+PIPE_BYTES = 1 << 20  # Linux's default /proc/sys/fs/pipe-max-size
+_READ_BYTES = 1 << 16
 _CPUS = os.cpu_count() or 1
 _TRACE_SLACK = 4 << 20  # what the trace tmpfs holds past the cap (see _prepare)
 _PAGE = 4096  # every trace file holds at least one page of its tmpfs
@@ -149,19 +158,21 @@ class _Capture:
     total: int = 0
 
     def drain(self) -> bool:
-        """Read what is there; False once the writer side is closed."""
-        try:
-            chunk = os.read(self.fd, 1 << 16)
-        except BlockingIOError:
-            return True
-        if not chunk:
-            return False
-        self.total += len(chunk)
-        room = self.cap - self.kept
-        if room > 0:
-            self.chunks.append(chunk[:room])
-            self.kept += min(room, len(chunk))
-        return True
+        """Read all that is there; False once the writer side is closed."""
+        while True:
+            try:
+                chunk = os.read(self.fd, _READ_BYTES)
+            except BlockingIOError:
+                return True
+            if not chunk:
+                return False
+            self.total += len(chunk)
+            room = self.cap - self.kept
+            if room > 0:
+                self.chunks.append(chunk[:room])
+                self.kept += min(room, len(chunk))
+            if len(chunk) < _READ_BYTES:
+                return True  # the pipe is empty: spare the read that would say so
 
     def result(self) -> CapturedStream:
         return CapturedStream(b"".join(self.chunks), self.total)
@@ -199,6 +210,7 @@ class _Shape:
     trace_files: int
     hostname: str
     home_user: str | None  # /home and its user's passwd entry are bound at start
+    boot_time_shifted: bool  # /proc/stat is bound at start, its content written at claim
 
     @classmethod
     def of(cls, request: SealedRequest) -> _Shape:
@@ -213,6 +225,7 @@ class _Shape:
             limits.trace_files,
             request.hostname,
             request.home.user if request.home else None,
+            request.boot_time_shift_s != 0,
         )
 
 
@@ -504,6 +517,8 @@ class BwrapBackend(SandboxBackend):
             os.chown(place, SANDBOX_UID, SANDBOX_GID)
         if shape.home_user is not None:
             _prepare_home(run, shape.home_user)
+        if shape.boot_time_shifted:
+            (run.box / "stat").touch()
         run.cgroup = self._driver().create(run.shape.memory_bytes, run.shape.pids)
         run.cgroup.permit_join(SANDBOX_UID)
 
@@ -515,6 +530,8 @@ class BwrapBackend(SandboxBackend):
         block_r, block_w = os.pipe()
         run.fds += [result_r, out_r, err_r, block_w]
         run.streams = (out_r, err_r, result_r)
+        for stream in run.streams:
+            _widen(stream)
         run.release_fd = block_w
         # bubblewrap reads (and closes) its options from here: on its command line,
         # which the sandbox reads as /proc/1/cmdline, they would show the run paths.
@@ -565,6 +582,8 @@ class BwrapBackend(SandboxBackend):
             if target.is_symlink():
                 argv += ["--symlink", os.readlink(target), f"/{link}"]
         argv += ["--ro-bind", str(self._etc_dir()), "/etc", "--proc", "/proc", "--dev", "/dev"]
+        if run.shape.boot_time_shifted:
+            argv += ["--ro-bind", str(run.box / "stat"), "/proc/stat"]
         if run.shape.home_user is not None:
             argv += ["--bind", str(run.homes), "/home"]
             argv += ["--ro-bind", str(run.box / "passwd"), "/etc/passwd"]
@@ -606,6 +625,10 @@ class BwrapBackend(SandboxBackend):
                 raise InfrastructureError(f"cannot hand the service socket over: {exc}") from exc
         if request.artifact_dir is not None:
             hostfs.copy_tree(Path(request.artifact_dir), run.artifact)
+        if request.boot_time_shift_s:
+            # Rewritten in place: the bind made at start holds this file's inode.
+            with (run.box / "stat").open("r+b") as handle:
+                handle.write(_shifted_proc_stat(request.boot_time_shift_s))
         if request.home is not None:
             plant(run.homes, request.home, SANDBOX_UID, SANDBOX_GID)
             run.home_watch = HomeWatch(run.homes, request.home)  # from here, nothing of ours
@@ -720,6 +743,13 @@ def _trace_left(run: _Run, limits: ResourceLimits) -> int:
     return 0 if files >= limits.trace_files else limits.trace_bytes - (used - files * _PAGE)
 
 
+def _widen(fd: int) -> None:
+    """Give a capture pipe PIPE_BYTES (see OUTPUT_BATCH_S); where the kernel refuses (a
+    user over its pipe quota), the default size only means more wakes."""
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+
+
 def _supervise(
     run: _Run,
     captures: list[_Capture],
@@ -735,19 +765,23 @@ def _supervise(
     # (~0.4 ms of the validator's CPU) for each of its writes.
     due = time.monotonic() + POLL_INTERVAL_S
     exited = os.pidfd_open(process.pid)  # readable once strace (the whole tree) is gone
-    with selectors.DefaultSelector() as selector:
+    tree_gone = False
+    with selectors.DefaultSelector() as selector, selectors.DefaultSelector() as exit_only:
         for capture in captures:
             os.set_blocking(capture.fd, False)
             selector.register(capture.fd, selectors.EVENT_READ, capture)
         selector.register(exited, selectors.EVENT_READ, None)
+        exit_only.register(exited, selectors.EVENT_READ)
         try:
             while selector.get_map() or process.poll() is None:
-                gone = False
+                gone = drained = False
                 for key, _ in selector.select(max(0.0, due - time.monotonic())):
                     if key.data is None:
                         selector.unregister(exited)
-                        gone = True
-                    elif not key.data.drain():
+                        gone = tree_gone = True
+                    elif key.data.drain():
+                        drained = True
+                    else:
                         selector.unregister(key.fd)
                 if hit is None and (gone or time.monotonic() >= due):
                     verdict = over_limit()
@@ -760,6 +794,10 @@ def _supervise(
                     if process.poll() is not None:
                         break  # the tree is dead; nothing more worth reading
                     due = time.monotonic() + POLL_INTERVAL_S
+                elif drained and not tree_gone:
+                    # Let output gather (see OUTPUT_BATCH_S); the tree's exit or the gate's
+                    # due time ends the wait sooner.
+                    exit_only.select(min(OUTPUT_BATCH_S, max(0.0, due - time.monotonic())))
         finally:
             os.close(exited)
     if hit is None and cgroup.memory_killed():
@@ -798,6 +836,18 @@ def _cleanup(run: _Run) -> None:
     attempt(lambda: hostfs.remove_tree(run.run_dir))
     if errors:
         raise InfrastructureError("sandbox cleanup failed: " + "; ".join(errors))
+
+
+def _shifted_proc_stat(shift_s: int) -> bytes:
+    """The host's /proc/stat as of now, its boot time moved by `shift_s`. Its counters
+    stand still from here: a program that samples them twice sees an idle machine."""
+    lines = Path("/proc/stat").read_bytes().splitlines(keepends=True)
+    out = []
+    for line in lines:
+        if line.startswith(b"btime "):
+            line = b"btime %d\n" % (int(line.split()[1]) + shift_s)
+        out.append(line)
+    return b"".join(out)
 
 
 def _prepare_home(run: _Run, user: str) -> None:

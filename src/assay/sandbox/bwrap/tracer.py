@@ -87,9 +87,10 @@ _QUIET_READ_PREFIXES = (
     "/dev/",
     f"{SANDBOX_INPUT_DIR}/",
 )
-# Where a program reads that it is sandboxed (the Seccomp and NoNewPrivs fields) or
-# that its clock disagrees with the kernel's (boot time, uptime).
-_FINGERPRINTS = re.compile(r"/proc/(?:(?:self|thread-self|\d+)(?:/task/\d+)?/status|stat|uptime)")
+# Where a program reads that it is sandboxed: the Seccomp and NoNewPrivs fields of a
+# process's status. (Boot time and uptime agree with a shifted clock: the backend
+# shows /proc/stat's boot time shifted with it.)
+_FINGERPRINTS = re.compile(r"/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/status")
 # One process failing the same call on the same path this often is timing the
 # tracer (a traced call costs far more than an untraced one), not looking for a file.
 _PROBE_REPEATS = 32

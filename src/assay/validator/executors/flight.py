@@ -7,8 +7,8 @@ from collections.abc import Generator, Hashable, Iterable
 from itertools import islice
 from typing import Generic, TypeVar
 
-from assay.records.outcome import RunOutcome
 from assay.runner.rep import RepTask
+from assay.validator.executors.interface import Ended
 
 Handle = TypeVar("Handle", bound=Hashable)
 
@@ -25,8 +25,8 @@ class Flight(ABC, Generic[Handle]):
         """Block until at least one rep ends: (ended, still running)."""
 
     @abstractmethod
-    def result(self, handle: Handle) -> RunOutcome:
-        """The ended rep's outcome; raises what the rep raised."""
+    def result(self, handle: Handle) -> Ended:
+        """The ended rep's outcome or fault; raises what the executor raised."""
 
     @abstractmethod
     def cancel(self, handles: set[Handle]) -> None:
@@ -35,7 +35,7 @@ class Flight(ABC, Generic[Handle]):
 
 def stream(
     tasks: Iterable[RepTask], slots: int, flight: Flight[Handle]
-) -> Generator[RunOutcome, None, None]:
+) -> Generator[Ended, None, None]:
     """Yield outcomes as reps end. Tasks are drawn only when a slot frees up, so the
     caller decides about each rep (e.g. the agent's round wall cap) as late as possible."""
     pending = iter(tasks)

@@ -6,12 +6,11 @@ import os
 from collections.abc import Generator, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from assay.records.outcome import RunOutcome
 from assay.runner.rep import RepTask
 from assay.sandbox import SandboxBackend, default_backend
 from assay.sandbox.check import require_sound
 from assay.validator.executors.flight import Flight, stream
-from assay.validator.executors.interface import Executor, RepRunner
+from assay.validator.executors.interface import Ended, Executor, RepRunner
 
 _RECHECK_S = 0.05
 
@@ -30,30 +29,28 @@ class LocalExecutor(Executor):
         self.backend.sweep_stale()
         require_sound(self.backend)
 
-    def execute(
-        self, tasks: Iterable[RepTask], runner: RepRunner
-    ) -> Generator[RunOutcome, None, None]:
+    def execute(self, tasks: Iterable[RepTask], runner: RepRunner) -> Generator[Ended, None, None]:
         with ThreadPoolExecutor(self.jobs, thread_name_prefix="assay-rep") as pool:
             yield from stream(tasks, self.jobs, _ThreadFlight(pool, runner, self.backend))
 
 
-class _ThreadFlight(Flight[Future[RunOutcome]]):
+class _ThreadFlight(Flight[Future[Ended]]):
     def __init__(self, pool: ThreadPoolExecutor, runner: RepRunner, backend: SandboxBackend):
         self.pool, self.runner, self.backend = pool, runner, backend
 
-    def submit(self, task: RepTask) -> Future[RunOutcome]:
+    def submit(self, task: RepTask) -> Future[Ended]:
         return self.pool.submit(self.runner, task, self.backend)
 
     def wait_any(
-        self, running: set[Future[RunOutcome]]
-    ) -> tuple[set[Future[RunOutcome]], set[Future[RunOutcome]]]:
+        self, running: set[Future[Ended]]
+    ) -> tuple[set[Future[Ended]], set[Future[Ended]]]:
         done, pending = wait(running, return_when=FIRST_COMPLETED)
         return done, pending
 
-    def result(self, handle: Future[RunOutcome]) -> RunOutcome:
+    def result(self, handle: Future[Ended]) -> Ended:
         return handle.result()
 
-    def cancel(self, handles: set[Future[RunOutcome]]) -> None:
+    def cancel(self, handles: set[Future[Ended]]) -> None:
         # Stopping early (Ctrl-C, a fault, the consumer gave up): kill what runs rather
         # than wait out its budget, so the pool's shutdown returns promptly. A rep whose
         # thread had started but whose sandbox was not yet running escapes one kill, so

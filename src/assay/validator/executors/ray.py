@@ -36,7 +36,7 @@ from assay.sandbox import InfrastructureError, SandboxBackend, default_backend
 from assay.sandbox.check import require_sound
 from assay.sandbox.owners import owner_alive, owner_tag
 from assay.validator.executors.flight import Flight, stream
-from assay.validator.executors.interface import Executor, RepRunner
+from assay.validator.executors.interface import Ended, Executor, RepFault, RepRunner
 
 # Re-runs of a rep whose worker process or node died under it. Ray retries only
 # such system failures (never an exception raised by the rep), so an agent's own
@@ -70,9 +70,7 @@ class RayExecutor(Executor):
         """Nothing to do on the driver: each worker sweeps and checks its own
         node's sandbox before its first rep, and an unsound node aborts the round."""
 
-    def execute(
-        self, tasks: Iterable[RepTask], runner: RepRunner
-    ) -> Generator[RunOutcome, None, None]:
+    def execute(self, tasks: Iterable[RepTask], runner: RepRunner) -> Generator[Ended, None, None]:
         # Stopping early (Ctrl-C, a fault, the consumer closed us) cancels the reps in
         # flight, inside `stream`, while still connected.
         with self._connected():
@@ -144,20 +142,22 @@ class _RayFlight(Flight[ObjectRef]):
         done, rest = ray.wait(list(running), num_returns=1)
         return set(done), set(rest)
 
-    def result(self, handle: ObjectRef) -> RunOutcome:
+    def result(self, handle: ObjectRef) -> Ended:
         task = self.in_flight.pop(handle)
         try:
             outcome = ray.get(handle)
         except RayTaskError as exc:
-            # The rep itself raised (e.g. an unsound sandbox on that node): re-raise
-            # the original so the round abstains on it, as with the local executor.
+            # The worker raised outside the rep's own run (an unsound sandbox on that
+            # node, a shipped artifact that does not unpack to its digest): re-raise the
+            # original so the round abstains on it. A fault of the rep's own sandbox
+            # comes back as a `RepFault`, as with the local executor.
             raise exc.cause if exc.cause is not None else InfrastructureError(str(exc)) from exc
         except RayError as exc:
             raise InfrastructureError(
                 f"{_describe(task)} lost its worker {self.retries + 1} times: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-        assert isinstance(outcome, RunOutcome)
+        assert isinstance(outcome, RunOutcome | RepFault)
         return outcome
 
     def cancel(self, handles: set[ObjectRef]) -> None:
@@ -268,6 +268,6 @@ def _worker_artifacts() -> UnpackedArtifacts:
 
 
 @ray.remote
-def _run_shipped(task: RepTask, runner: RepRunner, tar: bytes, digest: str) -> RunOutcome:
+def _run_shipped(task: RepTask, runner: RepRunner, tar: bytes, digest: str) -> Ended:
     artifact = _worker_artifacts().tree(tar, digest)
     return runner(replace(task, artifact_dir=artifact), _worker_backend())

@@ -1,0 +1,369 @@
+"""A completed round's weights on a subnet: per hotkey, blended, conformed, set once.
+
+A round weighs agents (by code hash). On chain, weights go to UIDs and UIDs belong to
+hotkeys: an agent's hotkey is its verified manifest's author key (`chain/identity.py`);
+an agent without one is dropped as unsigned. The round's own weights are blended per
+hotkey and track with the EMA of the last round set on the subnet (α from the
+mechanism), so a miner keeps its standing across agent versions; a hotkey whose UID
+changed since (deregistered and registered again, or gone) starts afresh. The blend is
+conformed to the subnet's limits (`chain/conform.py`) and sent with retries and
+backoff; every answer is recorded in the store, and a round whose weights the chain
+took is not set again unless forced.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from assay.chain.conform import conform
+from assay.chain.identity import hotkey_of, is_address
+from assay.chain.interface import Chain
+from assay.chain.snapshot import SnapshotChain, read_snapshot, write_snapshot
+from assay.mechanism.spec import MechanismSpec
+from assay.mechanism.weights import ema
+from assay.mechanism.yuma import Disagreement, Yuma, disagreements, yuma
+from assay.records import codec
+from assay.records.chain import (
+    ChainError,
+    Dropped,
+    HotkeyWeight,
+    MetagraphSnapshot,
+    SnapshotError,
+    UidWeights,
+    WeightReceipt,
+)
+from assay.records.plan import RoundPlan
+from assay.schema.manifest import AgentManifest
+from assay.schema.mechanism_file import pinned
+from assay.store.sqlite import Store, StoreError
+from assay.validator.config import ChainConfig, ConfigError, default_db
+
+if TYPE_CHECKING:
+    from bittensor import Wallet
+
+# One hotkey and track in an EMA key: hotkeys are SS58 (no spaces), tracks are names.
+_SEP = " "
+
+
+class AlreadySet(StoreError):
+    """The chain took this round's weights already; --force sets them again."""
+
+
+@dataclass(frozen=True)
+class Retry:
+    attempts: int = 4
+    backoff_s: float = 2.0  # doubled after each failed attempt
+    sleep: Callable[[float], None] = time.sleep
+
+
+@dataclass(frozen=True)
+class ChainWeights:
+    round_id: str
+    netuid: int
+    block: int
+    vector: UidWeights
+    ema: tuple[HotkeyWeight, ...]
+    receipt: WeightReceipt | None  # None on a dry run
+
+    def to_json(self) -> dict[str, Any]:
+        """Stable keys: `uids`, `weights` (u16), `dropped`, `receipt`, and what they came from."""
+        return {
+            "round_id": self.round_id,
+            "netuid": self.netuid,
+            "block": self.block,
+            "uids": list(self.vector.uids),
+            "weights": list(self.vector.weights),
+            "dropped": codec.to_builtins(self.vector.dropped),
+            "receipt": codec.to_builtins(self.receipt) if self.receipt else None,
+            "hotkeys": self.vector.hotkeys,
+        }
+
+
+def set_round_weights(
+    round_id: str,
+    chain: Chain,
+    *,
+    db: Path | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+    retry: Retry = Retry(),
+) -> ChainWeights:
+    """The UID vector of a completed round on the chain's subnet, set unless `dry_run`."""
+    spec = pinned()
+    with Store(db or default_db(), create=False) as store:
+        stored = store.round(round_id)
+        if stored.status != "completed":
+            raise StoreError(f"round {round_id} is {stored.status}; only a completed one is set")
+        snapshot = chain.snapshot()
+        if not (dry_run or force) and any(
+            r.success for r in store.receipts(round_id, snapshot.netuid)
+        ):
+            raise AlreadySet(
+                f"round {round_id}'s weights are already on subnet {snapshot.netuid}; "
+                "--force sets them again"
+            )
+        previous = store.previous_hotkey_weights(snapshot.netuid, stored.seq)
+        slots, agents, unsigned = by_hotkey(stored.plan, store.round_weights(round_id))
+        blended = blend(slots, previous, snapshot, spec)
+        vector = conform(
+            _per_hotkey(blended),
+            snapshot,
+            agents=agents,
+            previously={p.hotkey: p.uid for p in previous},
+            dropped=unsigned,
+        )
+        kept = tuple(
+            HotkeyWeight(hotkey=h, track=t, uid=uid, weight=w)
+            for (h, t), w in sorted(blended.items())
+            if (uid := snapshot.uid_of(h)) is not None
+        )
+        receipt = None
+        if not dry_run:
+            if not vector.uids:
+                raise StoreError(f"round {round_id} has no registered hotkey to set weights for")
+            receipt = send(chain, round_id, snapshot, vector, retry)
+            store.put_chain_weights(round_id, snapshot.netuid, kept, receipt)
+        return ChainWeights(round_id, snapshot.netuid, snapshot.block, vector, kept, receipt)
+
+
+def by_hotkey(
+    plan: RoundPlan, round_weights: Mapping[str, float]
+) -> tuple[dict[tuple[str, str], float], dict[str, list[str]], list[Dropped]]:
+    """The round's weights per (hotkey, track), the agents behind each hotkey, and the
+    weight of agents no hotkey owns."""
+    slots: dict[tuple[str, str], float] = {}
+    agents: dict[str, list[str]] = {}
+    unsigned: list[Dropped] = []
+    for agent_hash in sorted(round_weights):
+        manifest = plan.manifests.get(agent_hash)
+        hotkey = hotkey_of(manifest.author_key) if manifest else None
+        weight = round_weights[agent_hash]
+        if manifest is None or hotkey is None:
+            unsigned.append(
+                Dropped(hotkey=None, agents=(agent_hash,), weight=weight, reason="unsigned")
+            )
+            continue
+        slot = (hotkey, manifest.track.value)
+        slots[slot] = slots.get(slot, 0.0) + weight
+        agents.setdefault(hotkey, []).append(agent_hash)
+    return slots, agents, unsigned
+
+
+def blend(
+    slots: Mapping[tuple[str, str], float],
+    previous: list[HotkeyWeight],
+    snapshot: MetagraphSnapshot,
+    spec: MechanismSpec,
+) -> dict[tuple[str, str], float]:
+    """The EMA per (hotkey, track): a previous entry counts only while its hotkey still
+    holds the same UID; a UID that changed owner (or a hotkey that moved) starts afresh."""
+    carried = {
+        f"{p.hotkey}{_SEP}{p.track}": p.weight
+        for p in previous
+        if snapshot.uid_of(p.hotkey) == p.uid
+    }
+    new = {f"{h}{_SEP}{t}": w for (h, t), w in slots.items()}
+    blended = ema(new, carried, spec=spec)
+    return {_slot(key): w for key, w in blended.items()}
+
+
+def _slot(key: str) -> tuple[str, str]:
+    hotkey, track = key.split(_SEP, 1)
+    return hotkey, track
+
+
+def _per_hotkey(blended: Mapping[tuple[str, str], float]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for (hotkey, _), weight in blended.items():
+        out[hotkey] = out.get(hotkey, 0.0) + weight
+    return out
+
+
+def send(
+    chain: Chain, round_id: str, snapshot: MetagraphSnapshot, vector: UidWeights, retry: Retry
+) -> WeightReceipt:
+    """Set the vector, retrying a chain that fails with a doubling pause; a vector the
+    chain never took gives a failed receipt naming the last error."""
+    failure = ""
+    for attempt in range(1, retry.attempts + 1):
+        try:
+            receipt = chain.set_weights(round_id, vector)
+        except ChainError as exc:
+            failure = str(exc)
+            if attempt < retry.attempts:
+                retry.sleep(retry.backoff_s * 2 ** (attempt - 1))
+            continue
+        return msgspec.structs.replace(receipt, attempts=attempt)
+    return vector.receipt(
+        round_id,
+        snapshot.netuid,
+        success=False,
+        message=f"not set after {retry.attempts} attempts: {failure}",
+        attempts=retry.attempts,
+        block=snapshot.block,
+    )
+
+
+def open_chain(config: ChainConfig) -> Chain:
+    """The snapshot file when the config names one, else the live chain through the SDK."""
+    if config.snapshot is not None:
+        hotkey = config.hotkey if is_address(config.hotkey) else None
+        return SnapshotChain(config.snapshot, hotkey)
+    if config.netuid is None:
+        raise ConfigError("no subnet: give --netuid (or netuid in [chain]) or --snapshot")
+    from assay.chain.bittensor import BittensorChain
+
+    return BittensorChain(network=config.network, netuid=config.netuid, wallet=_wallet(config))
+
+
+def _wallet(config: ChainConfig) -> Wallet:
+    from bittensor import Wallet
+
+    path = {"path": str(config.wallet_path)} if config.wallet_path else {}
+    return Wallet(name=config.wallet, hotkey=config.hotkey, **path)
+
+
+def validator_address(config: ChainConfig) -> str | None:
+    """This validator's hotkey address: the one a miner's request must be addressed to.
+    None for a snapshot given no address (the intake then takes any receiver)."""
+    if is_address(config.hotkey):
+        return config.hotkey
+    if config.snapshot is not None:
+        return None
+    from bittensor import public_view
+
+    try:
+        return str(public_view(_wallet(config), "hotkey").ss58_address)
+    except Exception as exc:  # the SDK's keyfile errors share no base class but Exception
+        raise ConfigError(
+            f"cannot read hotkey {config.hotkey!r} of {config.wallet!r}: {exc}"
+        ) from exc
+
+
+@dataclass(frozen=True)
+class Preview:
+    """Yuma on a snapshot with one validator's row replaced by the weights it would set."""
+
+    uid: int
+    netuid: int
+    block: int
+    permit: bool
+    row: dict[int, float]
+    result: Yuma
+    disagreements: tuple[Disagreement, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "as": self.uid,
+            "netuid": self.netuid,
+            "block": self.block,
+            "validator_permit": self.permit,
+            "row": self.row,
+            "vtrust": r.vtrust,
+            "incentive": r.incentive,
+            "consensus": r.consensus,
+            "ranks": r.ranks,
+            "trust": r.trust,
+            "disagreements": [vars(d) for d in self.disagreements],
+        }
+
+
+def preview(snapshot: MetagraphSnapshot, uid: int, row: Mapping[int, float]) -> Preview:
+    """`assay chain preview`: what the subnet's consensus makes of `row` set by `uid`."""
+    neuron = snapshot.neuron(uid)
+    if neuron is None:
+        raise SnapshotError(f"UID {uid} is not on the snapshot")
+    unknown = sorted(set(row) - {n.uid for n in snapshot.neurons})
+    if unknown:
+        raise SnapshotError(f"the weights name UIDs the snapshot does not hold: {unknown}")
+    stake = {n.uid: n.stake for n in snapshot.neurons if n.validator_permit}
+    weights = {n.uid: n.weights for n in snapshot.neurons} | {uid: dict(row)}
+    result = yuma(stake, weights)
+    return Preview(
+        uid=uid,
+        netuid=snapshot.netuid,
+        block=snapshot.block,
+        permit=neuron.validator_permit,
+        row=result.weights.get(uid, {}),
+        result=result,
+        disagreements=tuple(disagreements(result, uid)),
+    )
+
+
+def row_of(vector: UidWeights) -> dict[int, float]:
+    """The UID vector as the fractions the chain's epoch reads."""
+    total = sum(vector.weights)
+    return {u: w / total for u, w in zip(vector.uids, vector.weights, strict=True)} if total else {}
+
+
+def read_weights_file(path: Path) -> dict[int, float]:
+    """A JSON object from UID to weight (any scale)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"weights file {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"weights file {path}: not a JSON object from UID to weight")
+    out: dict[int, float] = {}
+    for key, value in data.items():
+        if not key.isdigit() or isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"weights file {path}: {key!r}: {value!r} is not UID: weight")
+        if not math.isfinite(value) or value < 0:
+            raise ConfigError(f"weights file {path}: UID {key} has weight {value}")
+        out[int(key)] = float(value)
+    return out
+
+
+def save_snapshot(config: ChainConfig, out: Path) -> MetagraphSnapshot:
+    """`assay chain snapshot`: the subnet now, written to `out`."""
+    snapshot = open_chain(config).snapshot()
+    write_snapshot(snapshot, out)
+    return snapshot
+
+
+def preview_file(
+    snapshot_path: Path,
+    uid: int,
+    *,
+    round_id: str | None = None,
+    weights_file: Path | None = None,
+    db: Path | None = None,
+) -> Preview:
+    """`assay chain preview`: the row is a round's UID vector (as `chain weights --dry-run`
+    makes it against this snapshot) or a weights file's, else the UID's row as it stands."""
+    if round_id is not None and weights_file is not None:
+        raise ConfigError("give --weights ROUND_ID or --weights-file FILE, not both")
+    snapshot = read_snapshot(snapshot_path)
+    neuron = snapshot.neuron(uid)
+    if round_id is not None:
+        chain = SnapshotChain(snapshot_path)
+        row = row_of(set_round_weights(round_id, chain, db=db, dry_run=True).vector)
+    elif weights_file is not None:
+        row = read_weights_file(weights_file)
+    else:
+        row = dict(neuron.weights) if neuron else {}
+    return preview(snapshot, uid, row)
+
+
+def registered_on(snapshot: MetagraphSnapshot) -> Callable[[AgentManifest], str | None]:
+    """The intake's check on a subnet: why a manifest's author holds no UID, or None."""
+
+    def refusal(manifest: AgentManifest) -> str | None:
+        hotkey = hotkey_of(manifest.author_key)
+        if hotkey is not None and snapshot.uid_of(hotkey) is not None:
+            return None
+        return (
+            f"hotkey {hotkey or manifest.author_key} is not registered on subnet "
+            f"{snapshot.netuid} at block {snapshot.block}"
+        )
+
+    return refusal
