@@ -38,6 +38,12 @@ def eval_command(
         typer.Option("--reps", min=1, help="reps per task", show_default="the track's pinned reps"),
     ] = None,
     jobs: JobsOption = None,
+    tasks: Annotated[
+        int | None,
+        typer.Option(
+            "--tasks", min=1, help="score a seeded draw of this many tasks", show_default="all"
+        ),
+    ] = None,
     fail_under: Annotated[
         float | None,
         typer.Option(
@@ -78,6 +84,7 @@ def eval_command(
             reps=reps,
             jobs=jobs,
             config_file=config_file,
+            tasks=tasks,
             drive=drive,
             notify=notify,
         )

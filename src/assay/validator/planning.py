@@ -61,9 +61,11 @@ def make_plan(
     snapshots: Path,
     reps: int | None = None,
     draw_all: bool = False,
+    draw_count: int | None = None,
 ) -> RoundPlan:
     """Draw each track's tasks (DESIGN §9), snapshot their artifacts under `snapshots`
-    (what the round verifies, detonates and mounts) and pin the agents."""
+    (what the round verifies, detonates and mounts) and pin the agents. `draw_all`
+    takes every task; `draw_count` that many per track (a quick look), by the same draw."""
     hashes = [a.agent_hash for a in agents]
     if len(set(hashes)) != len(hashes):
         raise PlanError("the same agent code is given twice (agents are identified by hash)")
@@ -73,6 +75,7 @@ def make_plan(
     for track in tracks:
         available = corpus.tasks(track)
         count = len(available) if draw_all else spec.track(track).tasks
+        count = min(count, draw_count) if draw_count is not None else count
         drawn = draw_tasks(
             available, track=track, round_seed=round_seed, validator_id=validator_id, count=count
         )

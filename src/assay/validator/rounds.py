@@ -92,6 +92,7 @@ class Round:
         manifests: Sequence[Path] = (),
         reps: int | None = None,
         draw_all: bool = False,
+        draw_count: int | None = None,
         notify: Notify = quiet,
         subnet: Path | None = None,
     ) -> Round:
@@ -107,7 +108,8 @@ class Round:
             notify(note)
         store = Store(config.db)
         round_id = store.next_round_id()
-        plan = _plan(config, admission, snapshot_root(config.db, round_id), reps, draw_all)
+        snapshots = snapshot_root(config.db, round_id)
+        plan = _plan(config, admission, snapshots, reps, (draw_all, draw_count))
         store.create_round(round_id, plan, list(admission.agents))
         # Rounds completed on every track are never resumed: their artifact snapshots are
         # not needed again.
@@ -153,7 +155,7 @@ def _plan(
     admission: Admission,
     snapshots: Path,
     reps: int | None,
-    draw_all: bool,
+    draw: tuple[bool, int | None],
 ) -> RoundPlan:
     plan = make_plan(
         corpus=NativeCorpus(config.corpus),
@@ -164,7 +166,8 @@ def _plan(
         spec=pinned(),
         snapshots=snapshots,
         reps=reps,
-        draw_all=draw_all,
+        draw_all=draw[0],
+        draw_count=draw[1],
     )
     plan = msgspec.structs.replace(plan, refused=admission.refused, manifests=admission.manifests)
     if config.inference is None:
