@@ -311,13 +311,13 @@ def test_fingerprint_reads_and_timing_loops_are_probes(tmp_path: Path) -> None:
         f"openat(AT_FDCWD, {hexs('/proc/self/status')}, O_RDONLY) = 3<{bare('/proc/7/status')}>",
         f"openat(AT_FDCWD, {hexs('/proc/uptime')}, O_RDONLY) = 3<{bare('/proc/uptime')}>",
         f"openat(AT_FDCWD, {hexs('/proc/self/maps')}, O_RDONLY) = 3<{bare('/proc/7/maps')}>",
-        *[f"openat(AT_FDCWD, {hexs('/nope')}, O_RDONLY) = -1 ENOENT"] * 40,
-        *[f"openat(AT_FDCWD, {hexs(f'/nope{n}')}, O_RDONLY) = -1 ENOENT" for n in range(40)],
+        *[f"openat(AT_FDCWD, {hexs('/nope')}, O_RDONLY) = -1 ENOENT"] * 130,
+        *[f"openat(AT_FDCWD, {hexs(f'/nope{n}')}, O_RDONLY) = -1 ENOENT" for n in range(130)],
     ]
     summary = summary_of(tmp_path, lines)
     assert summary.probes == (
         "read /proc/<pid>/status",
-        "32+ failed open() calls on /nope in one process",
+        "128+ failed open() calls on /nope in one process",
     )
     assert "/proc/7/maps" not in summary.reads
 

@@ -293,11 +293,15 @@ def map_home(
 
 def _execs(execs: Iterable[Executed], who: Attribution, links: _Links) -> Iterator[Evidence]:
     for item in execs:
+        # The harness names its steps' programs as it execs them; what they are is the
+        # file the kernel ran, through any link the artifact (or a venv) made.
         argv, file = item.argv, links.follow(item.file)
-        if who.is_harness_exec(argv, file):
+        if who.is_harness_exec(argv, item.file):
             continue
-        for capability, detail in exec_capabilities(argv, file):
-            if argv and posixpath.basename(file) != posixpath.basename(argv[0]):
+        found = exec_capabilities(argv, file)
+        disguised = found != exec_capabilities(argv)  # argv[0] would have said otherwise
+        for capability, detail in found:
+            if disguised:
                 detail = f"{detail} (ran {file} as {argv[0]!r})"
             yield Evidence(capability, who.profile, "exec", argv=argv, detail=detail)
         leaked = who.canaries.names_in("\0".join(argv))

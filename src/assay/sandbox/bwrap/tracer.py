@@ -93,7 +93,8 @@ _QUIET_READ_PREFIXES = (
 _FINGERPRINTS = re.compile(r"/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/status")
 # One process failing the same call on the same path this often is timing the
 # tracer (a traced call costs far more than an untraced one), not looking for a file.
-_PROBE_REPEATS = 32
+# (Runtimes retry a missing file a few dozen times at most: Node's time zone lookup.)
+_PROBE_REPEATS = 128
 _FAILURES_KEPT = 4096  # distinct failing calls counted per process, at most
 # strace prints paths whole (up to 4 KiB) whatever its string limit; the summary keeps this much.
 _PATH_CHARS = 512
@@ -391,12 +392,14 @@ class _Collector:
         self.sockaddrs: set[str] = set()  # as printed, each parsed once
         self.cwd: str | None = None  # of the process being read, as last printed
         self.skip_files = False  # the process being read is the caller's harness
-        self.failures: dict[tuple[str, str], int] = {}  # of the process being read
+        self.cwd_hex = ""  # as printed, decoded on demand
+        self.failures: dict[str, int] = {}  # of the process being read, by call text
 
     def start_process(self, skip_files: bool = False) -> None:
         """The lines that follow are another process's (`skip_files`: whose file
         calls are none of the summary's)."""
         self.cwd = None
+        self.cwd_hex = ""
         self.failures = {}
         self.skip_files = skip_files
 
@@ -462,29 +465,42 @@ class _Collector:
     def _named(self, line: str) -> list[str]:
         """The paths a call names, each made absolute against the directory it was
         passed with (its handle's path, or the working directory last printed)."""
-        cwd_at = line.find("AT_FDCWD<")
-        if cwd_at >= 0:
-            self.cwd = _text(_hex_bytes(line[cwd_at + 9 : line.find(">", cwd_at)]))
+        self._track_cwd(line)
         out = []
         for m in _NAMED.finditer(line):
             directory = _text(_hex_bytes(m[1])) if m[1] is not None else self.cwd
             out.append(resolved(_text(_hex_bytes(m[2][: 4 * _PATH_CHARS])), directory))
         return out
 
+    def _track_cwd(self, line: str) -> None:
+        """The working directory, from the `AT_FDCWD<...>` a call printed."""
+        cwd_at = line.find("AT_FDCWD<")
+        if cwd_at >= 0:
+            printed = line[cwd_at + 9 : line.find(">", cwd_at)]
+            if printed != self.cwd_hex:
+                self.cwd_hex, self.cwd = printed, _text(_hex_bytes(printed))
+
     def _file(self, name: str, line: str) -> None:
+        # Ordered so that a flood of calls whose list is full costs a few string tests
+        # and a count, never a decoding.
         result = _result(line)
+        self._track_cwd(line)
         if name in _OPEN:
             self._open(name, line, result)
             return
-        named = self._named(line)
-        if result.startswith("-1 ") and named:
-            self._failed(name, named[0])
+        if result.startswith("-1 "):
+            self._failed(name, line)
         if name in _LINK:
-            if result == "0" and len(named) == 2 and not self._full("links"):
-                self._link(name, line, named)
+            if result == "0" and not self._full("links"):
+                named = self._named(line)
+                if len(named) == 2:
+                    self._link(name, line, named)
             return
         kind = "unlinks" if name in _UNLINK else "renames"
-        if not named or self._full(kind):
+        if self._full(kind):
+            return
+        named = self._named(line)
+        if not named:
             return
         if kind == "unlinks":
             self._add(kind, named[0], len(named[0]))
@@ -497,12 +513,15 @@ class _Collector:
         opened = _opened_hex(result)
         if not writing and _plainly_quiet(opened or line[line.find('"') + 1 :]):
             return  # the runtime loading itself
+        if result.startswith("-1 "):
+            self._failed(name, line)
+        probe = opened is not None and opened.startswith(_PROC_HEX)
+        if self._full("writes" if writing else "reads") and not probe:
+            return
         named = self._named(line)
         if not named:
             return
         path = fd_path(_text(_hex_bytes(opened))) if opened else named[-1]
-        if result.startswith("-1 "):
-            self._failed(name, path)
         if writing:
             if not self._full("writes"):
                 self._add("writes", path, len(path))
@@ -525,15 +544,18 @@ class _Collector:
             target = resolved(written, posixpath.dirname(path))
         self._add("links", Link(path, target, hard), len(path) + len(target))
 
-    def _failed(self, name: str, path: str) -> None:
-        """Count a failed call; the same one repeated is a timing probe."""
-        key = (name.removesuffix("at"), path)
+    def _failed(self, name: str, line: str) -> None:
+        """Count a failed call by its arguments as printed; the same one repeated is a
+        timing probe (only then is its path decoded)."""
+        key = line[: line.rfind(") = ")]
         count = self.failures.get(key, 0) + 1
         if count > 1 or len(self.failures) < _FAILURES_KEPT:
             self.failures[key] = count
         if count == _PROBE_REPEATS:
-            text = f"{_PROBE_REPEATS}+ failed {key[0]}() calls on {path} in one process"
-            self._add("probes", text, len(text))
+            named = self._named(line)
+            shown = named[-1] if named else "?"
+            text = f"{_PROBE_REPEATS}+ failed {name.removesuffix('at')}() calls on {shown}"
+            self._add("probes", text + " in one process", len(text) + 15)
 
     def _network(self, name: str, line: str) -> None:
         # Ordered so that, once the peer list is full, a send that is not to port 53
