@@ -229,7 +229,7 @@ def test_the_validator_key_is_created_once_when_none_is_given(
 @pytest.mark.parametrize(
     ("plan", "completed", "message"),
     [
-        ({}, False, "round round-0001 is running; only completed rounds are attested"),
+        ({}, False, "round round-0001 is interrupted; only completed rounds are attested"),
         ({"mechanism_digest": "0" * 64}, True, "was planned under mechanism 0000"),
     ],
 )
