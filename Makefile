@@ -9,6 +9,8 @@ SYSTEM_STAMP := $(VENV)/.system-tools
 # pytest-xdist workers. Sandbox tests wait on bubblewrap, strace and their agents more
 # than they compute, so more workers than the host's 2 cores pay (measured: docs/testing.md).
 WORKERS ?= 4
+# Real packages `make demo` scores (each is detonated, then the agent runs once on it).
+DEMO_REAL_TASKS ?= 8
 PYTEST := $(BIN)/pytest
 # Tests marked xdist_group share a worker (--dist loadgroup); tests marked serial run
 # after the parallel run, alone.
@@ -16,8 +18,14 @@ PARALLEL := $(PYTEST) -n $(WORKERS) --dist loadgroup
 
 .PHONY: demo test check lint typecheck unit fast clean system-tools
 
+# The round of the bundled agents on the synthetic corpus, then the reference agent on a
+# seeded draw of the real-provenance corpus's set-aside packages (sealed samples unpacked
+# only for the sandbox); --fail-under 0 shows the score without failing on it.
 demo: $(STAMP)
 	$(BIN)/assay demo
+	$(BIN)/assay agent bundle agents/reference -o out/reference-agent.py
+	$(BIN)/assay eval out/reference-agent.py --track packages --corpus corpus-real/set-aside \
+		--tasks $(DEMO_REAL_TASKS) --reps 1 --fail-under 0
 
 # Lint, types and the tests at once (each one's output shown whole when it ends); any
 # failure fails the target.

@@ -2,8 +2,9 @@
 
 Three registered miners submit through the drop folder; the chain refuses the first
 round's weights twice before taking them; between the rounds one miner is deregistered
-and its UID taken by a newcomer. Only `Flaky` stands in: a chain that fails, wrapped
-around the snapshot file chain.
+and its UID taken by a newcomer; while the second round runs the first round's weights
+are pushed again (the chain dropping the first re-push once). Only `Flaky` stands in: a
+chain that fails the set calls it is told to, wrapped around the snapshot file chain.
 """
 
 from __future__ import annotations
@@ -43,16 +44,17 @@ NEWCOMER = Keypair.create_from_uri("//Newcomer").ss58_address
 class Flaky(Chain):
     name = "flaky"
 
-    def __init__(self, inner: Chain, failures: int) -> None:
+    def __init__(self, inner: Chain, failing_calls: set[int]) -> None:
         self.inner = inner
-        self.failures = failures
+        self.failing_calls = failing_calls
+        self.calls = 0
 
     def snapshot(self) -> MetagraphSnapshot:
         return self.inner.snapshot()
 
     def set_weights(self, round_id: str, vector: UidWeights) -> WeightReceipt:
-        if self.failures:
-            self.failures -= 1
+        self.calls += 1
+        if self.calls in self.failing_calls:
             raise ChainError("the node dropped the connection")
         return self.inner.set_weights(round_id, vector)
 
@@ -74,7 +76,7 @@ def submit(drop: Path, agent: str, miner: Keypair) -> None:
 
 @pytest.mark.sandbox
 @pytest.mark.slow
-def test_three_miners_one_deregistered_and_a_chain_failing_twice(
+def test_three_miners_one_deregistered_a_chain_failing_and_weights_pushed_again(
     tmp_path: Path, skills_pair: Path
 ) -> None:
     drop = tmp_path / "drop"
@@ -108,25 +110,37 @@ def test_three_miners_one_deregistered_and_a_chain_failing_twice(
     status_path = tmp_path / "status.json"
     server = Server(
         config,
-        Flaky(SnapshotChain(subnet, hotkey=VALIDATOR), failures=2),
+        # Calls 1-2 fail round 1's set, 3 takes it; 4 is the first re-push during round 2.
+        Flaky(SnapshotChain(subnet, hotkey=VALIDATOR), failing_calls={1, 2, 4}),
         drop=drop,
         status_path=status_path,
         retry=Retry(attempts=4, backoff_s=0.0, sleep=lambda _: None),
         between_cycles=deregister_coin_flip,
+        repush_floor_s=0.0,  # the snapshot has no rate limit: a re-push after every rep
     )
     final = server.serve(cycles=2, pause_s=0.0)
 
     metrics = generate_latest(server.metrics.registry).decode()
-    assert "assay_rounds_completed 2.0" in metrics and "assay_chain_retries 2.0" in metrics
+    assert "assay_rounds_completed 2.0" in metrics and "assay_chain_retries 3.0" in metrics
     status = read_status(status_path)
     assert status == final
     assert (status.phase, status.rounds_completed) == ("stopped", 2)
-    assert status.chain_retries == 2
+    assert status.chain_retries == 3
     assert status.last_weights_round == "round-0002" and status.last_weights_block == 200
     with Store(db) as store:
         assert [s.status for s in store.summaries()] == ["completed", "completed"]
         first = store.receipts("round-0001", 9)
-        assert [(r.success, r.attempts) for r in first] == [(True, 3)]
+        second_reps = len(store.done_reps("round-0002"))
+    # Round 1 set at block 100 after its run, then again at block 200 (the subnet as
+    # round 2 saw it) after each of round 2's reps, the first re-push retried once.
+    assert [(r.success, r.attempts, r.block) for r in first[:3]] == [
+        (True, 3, 100),
+        (True, 2, 200),
+        (True, 1, 200),
+    ]
+    assert len(first) == 1 + second_reps and all(r.success for r in first)
+    assert status.repushes == second_reps and f"assay_weight_repushes {second_reps}.0" in metrics
+    with Store(db) as store:
         second_plan = store.round("round-0002").plan
     gone = next(h for h, m in second_plan.manifests.items() if m.agent_file == "coin_flip.py")
     assert "is not registered on subnet 9 at block 200" in second_plan.refused[gone]["skills"]

@@ -20,7 +20,13 @@ from assay.sandbox.bwrap import BwrapBackend
 
 # Every behavioural task is detonated once for the module (`detonations`): one worker
 # runs the module, so no other worker detonates them all again.
-pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("detonate_corpus")]
+# Packages are installed by the real pip and npm in every profile: on a busy 2-core host
+# detonating them all takes many minutes (the steps are bounded by CPU, not wall time).
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.xdist_group("detonate_corpus"),
+    pytest.mark.timeout(2400),
+]
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 # The samples this suite was written for (their detonation is pinned below). The rest of the
@@ -214,3 +220,9 @@ def test_mcp_calls_carry_what_each_tool_was_seen_doing(
     call, *again = result.mcp.calls["baseline"]
     assert call.outcome == "ok" and [c.variation for c in again] == ['"repeat 2"', '"repeat 3"']
     assert {"EXFILTRATE_DATA", "READ_SECRET"} <= set(call.observed)
+
+
+def test_every_detonation_is_complete(detonations: dict[str, Detonation]) -> None:
+    """Everything each sample documents or declares was exercised, nothing disturbed."""
+    incomplete = {key: r.interference for key, r in detonations.items() if not r.complete}
+    assert incomplete == {}

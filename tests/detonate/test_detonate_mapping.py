@@ -210,11 +210,11 @@ def test_pip_plan_installs_with_pip_into_a_throw_away_environment(tmp_path: Path
     venv, install, load = plan.core
     work = "/task/workspace/.cache-t0k3n"
     assert venv.argv[-1] == f"{work}/env" and "--system-site-packages" in venv.argv
-    assert install.argv[0] == f"{work}/env/bin/python" and "install" in install.argv
+    assert install.argv[0] == f"{work}/env/bin/python3" and "install" in install.argv
     assert {"--no-index", "--no-build-isolation", "--use-pep517"} <= set(install.argv)
     assert install.argv[-1] == f"{work}/src"
     assert load.argv == (
-        f"{work}/env/bin/python",
+        f"{work}/env/bin/python3",
         f"{work}/load.py",
         f"{work}/env/lib/{Path(PYTHON).resolve().name}/site-packages",
     )

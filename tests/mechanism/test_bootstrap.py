@@ -100,3 +100,11 @@ def test_a_clear_ranking_keeps_its_order_and_a_close_one_does_not() -> None:
         kept.append(held.kept)
     assert kept[0] > 0.9 and kept[1] < 0.5
     assert bootstrap.stability(["a"], {"a": np.zeros(3)}) is None
+
+
+def test_agents_scoring_alike_are_never_separated() -> None:
+    same = agent(random.Random(3), 0.8, 20)
+    rows = bootstrap.draws("5eed", Track.SKILLS, 20)
+    scores = {a: bootstrap.resampled_scores(Track.SKILLS, same, rows, SPEC) for a in "ab"}
+    held = bootstrap.stability(["a", "b"], scores)
+    assert held is not None and held.kept == 0.0

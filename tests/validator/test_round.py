@@ -204,6 +204,8 @@ def test_ctrl_c_kills_reps_in_flight_and_the_round_resumes(
     ):
         time.sleep(0.05)
     time.sleep(2)  # both slots now hold sleepers or keyword reps
+    listed = json.loads(assay("round", "list", "--db", str(db), "--json").stdout)
+    assert [r["status"] for r in listed] == ["running"], "its process holds the round"
     validator.send_signal(signal.SIGINT)
     # The sleepers would hold the validator for the 24 s wall backstop if they were not killed.
     _, stderr = validator.communicate(timeout=15)
@@ -216,3 +218,5 @@ def test_ctrl_c_kills_reps_in_flight_and_the_round_resumes(
         ).fetchone()[0]
     assert status == "running"
     assert sleeper_reps == 0, "a killed rep must never be recorded as the agent's failure"
+    listed = json.loads(assay("round", "list", "--db", str(db), "--json").stdout)
+    assert [r["status"] for r in listed] == ["interrupted"], "its process is gone"

@@ -75,10 +75,12 @@ def test_the_viewer_serves_rounds_reports_agents_and_tasks(reference_round: Stor
         tasks = links(client.get(keyword).text, keyword + "/")
         assert {t.split("/")[-2] for t in tasks} == {"skills", "repositories"}
         drill = client.get(next(t for t in tasks if t.endswith("/skills/skill-0001"))).text
-        # The label's expected findings, marked, beside what the speaking rep reported,
-        # and every rep with its verdict and its trace.
-        assert "Expected by the label" in drill and "Reported by rep 0" in drill
-        assert "✓ matched" in drill and "credential_theft" in drill
+        # The label's expected findings beside what the speaking rep reported, each pair
+        # with the matcher's reasons, and every rep with its verdict and its trace.
+        assert "rep 0&#39;s report" in drill
+        assert "matched by reported #1 credential_theft" in drill
+        assert "missed; nearest reported #3 exfiltration" in drill
+        assert "title: 0/12 words in common" in drill
         agent_hash = keyword.rsplit("/", 1)[1]
         scored = payload["scores"]["skills"][agent_hash]["task_results"]
         reps = next(t["reps"] for t in scored if t["task"] == "skill-0001")
@@ -98,17 +100,20 @@ def test_the_viewer_serves_rounds_reports_agents_and_tasks(reference_round: Stor
 @pytest.mark.slow
 @pytest.mark.xdist_group("chromium")  # one headless Chromium at a time
 @pytest.mark.skipif(not browser.AVAILABLE, reason="chromium or its driver is missing")
-def test_the_viewer_pages_fit_a_phone(reference_round: StoredRound, tmp_path: Path) -> None:
-    """At 420 px no viewer page scrolls sideways (the report's own page: tests/report)."""
+def test_the_viewer_pages_fit_a_desktop_and_a_phone(
+    reference_round: StoredRound, tmp_path: Path
+) -> None:
+    """At 1400 and 420 px no viewer page scrolls sideways (the report's page: tests/report)."""
     with viewer(reference_round.db) as client, browser.chromium(tmp_path / "profile") as driver:
         base = str(client.base_url).rstrip("/")
         agent = links(client.get(f"/rounds/{reference_round.round_id}").text, "/rounds/")[0]
         task = links(client.get(agent).text, agent + "/")[0]
         agent_hash = agent.rsplit("/", 1)[1]
-        for path in ("/", agent, task, f"/agents/{agent_hash}"):
-            browser.show(driver, base + path, 420)
-            inner, scrolled = driver.execute_script(browser.PAGE_WIDTH)
-            assert (inner, scrolled) == (420, 420), path
+        for width in (1400, 420):
+            for path in ("/", agent, task, f"/agents/{agent_hash}"):
+                browser.show(driver, base + path, width)
+                inner, scrolled = driver.execute_script(browser.PAGE_WIDTH)
+                assert (inner, scrolled) == (width, width), (path, width)
 
 
 def _can_mount() -> bool:

@@ -193,6 +193,8 @@ def list_command(db: DbOption = None, as_json: JsonOption = False) -> None:
     console.print(table)
     if not summaries:
         console.print("no rounds yet: `assay round run` starts one")
+    if any(s.status == "interrupted" for s in summaries):
+        console.print("interrupted: its process is gone; `assay round resume ROUND_ID` finishes it")
 
 
 def _status(summary: RoundSummary) -> str:

@@ -348,7 +348,9 @@ def _read_for(conn: socket.socket, deadline: float) -> bytes:
 BACKSTOP_FACTOR = 6.0
 _POLL_S = 0.25
 _TICKS = os.sysconf("SC_CLK_TCK")
-_BUSY_STATES = (b"R", b"D", b"t")
+# Running or waiting for a CPU, or stopped by the tracer (which waits for one): what load
+# slows. Not disk sleep: a vforking parent sits in it as long as its child likes.
+_BUSY_STATES = (b"R", b"t")
 
 
 def session_usage(session_id: int) -> tuple[float, bool]:

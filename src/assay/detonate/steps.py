@@ -742,7 +742,7 @@ def _pip_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     work = harness_dir(token)
     source, env = f"{work}/src", f"{work}/env"
     site = f"{env}/lib/{python_version()}/site-packages"
-    python = f"{env}/bin/python"
+    python = f"{env}/bin/python3"  # named as the program it runs (the executed file)
     install = (
         *(python, "-c", _PIP_MAIN, "install", "--no-index", "--no-build-isolation", "--no-deps"),
         *("--no-compile", "--no-cache-dir", "--use-pep517", "--disable-pip-version-check"),

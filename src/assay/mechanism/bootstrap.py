@@ -130,14 +130,15 @@ def interval(scores: NDArray[np.float64], level: float = LEVEL) -> Interval | No
 
 def stability(order: Sequence[str], scores: Mapping[str, NDArray[np.float64]]) -> Stability | None:
     """How often the first agents of `order` (the ranking) are the resamples' top scorers
-    in that order. Ties keep the ranking's order. None with fewer than two agents."""
+    in that order, each strictly above the next: a tie does not separate two agents, so
+    agents scoring alike never keep their order. None with fewer than two agents."""
     if len(order) < 2:
         return None
     top = list(order[:TOP])
     held = np.ones_like(scores[top[0]], dtype=bool)
     for ahead, behind in pairwise(top):
-        held &= scores[ahead] >= scores[behind]
+        held &= scores[ahead] > scores[behind]
     rest = [scores[a] for a in order[TOP:]]
     if rest:
-        held &= scores[top[-1]] >= np.max(np.stack(rest), axis=0)
+        held &= scores[top[-1]] > np.max(np.stack(rest), axis=0)
     return Stability(tuple(top), round(float(held.mean()), DIGITS))

@@ -140,19 +140,20 @@ def _pairs(
     for e in range(len(expected)):
         r = owner.get(e)
         if r is None:
-            r = _nearest([table[i][e] for i in range(len(reported))])
+            r = _nearest([table[i][e] for i in range(len(reported))], set(partner_of))
         pairs.append(_pair("expected", e, r, r is not None and owner.get(e) == r, table))
     for r in range(len(reported)):
         if r not in partner_of:
-            pairs.append(_pair("reported", _nearest(table[r]), r, False, table))
+            pairs.append(_pair("reported", _nearest(table[r], set(owner)), r, False, table))
     return tuple(pairs)
 
 
-def _nearest(row: Sequence[_Weighed]) -> int | None:
-    """The candidate passing most criteria (the first of equals), or None without any."""
+def _nearest(row: Sequence[_Weighed], taken: set[int]) -> int | None:
+    """The candidate passing most criteria, or None without any. Among equals, one not
+    matched elsewhere (the item the author may have meant), then the first."""
     if not row:
         return None
-    return max(range(len(row)), key=lambda i: (row[i].closeness, -i))
+    return max(range(len(row)), key=lambda i: (row[i].closeness, i not in taken, -i))
 
 
 def _pair(

@@ -11,13 +11,15 @@ kept as the only copy.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -215,7 +217,8 @@ class Store:
         ).fetchone()
         if row is None:
             raise StoreError(f"store {self.path} has no round {round_id!r}")
-        return _stored_round(row)
+        stored = _stored_round(row)
+        return replace(stored, status=self._live_status(round_id, stored.status))
 
     def summaries(self) -> list[RoundSummary]:
         """Every round, oldest first, without loading any rep."""
@@ -233,7 +236,7 @@ class Store:
             out.append(
                 RoundSummary(
                     round_id=round_id,
-                    status=status,
+                    status=self._live_status(round_id, status),
                     reason=reason,
                     round_seed=str(plan.get("round_seed", "")),
                     tracks=tuple(sorted(plan.get("reps", {}))),
@@ -244,6 +247,42 @@ class Store:
                 )
             )
         return out
+
+    # a running round's process ----------------------------------------------------
+
+    def _lock_path(self, round_id: str) -> Path:
+        return self.path.with_name(f"{self.path.name}.running") / f"{round_id}.lock"
+
+    @contextmanager
+    def running(self, round_id: str) -> Iterator[None]:
+        """Held while this process runs the round: an exclusive lock on a file beside the
+        store, which the kernel releases when the process ends however it ends, so a
+        reader can tell a running round from one whose process is gone."""
+        lock = self._lock_path(round_id)
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            lock.unlink(missing_ok=True)
+            os.close(fd)
+
+    def _live_status(self, round_id: str, status: str) -> str:
+        """`running` only while a process holds the round (`running`); else `interrupted`."""
+        if status != "running":
+            return status
+        try:
+            fd = os.open(self._lock_path(round_id), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return "interrupted"  # no process ever held it, or it finished and let go
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return "running"
+        finally:
+            os.close(fd)
+        return "interrupted"
 
     def weight_history(self) -> tuple[tuple[str, dict[str, float]], ...]:
         """(round id, written weights) of every completed round, oldest first."""

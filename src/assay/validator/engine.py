@@ -166,7 +166,12 @@ class RoundEngine:
     def run(self) -> RoundResult:
         """A fault confined to one track abstains that track (`TrackFault`); any other
         infrastructure fault (the store, the sandbox unsound, the executor, the inference
-        upstream) abstains the round, as does a fault on every track."""
+        upstream) abstains the round, as does a fault on every track. The store marks the
+        round as held by this process while it runs (`Store.running`)."""
+        with self.store.running(self.round_id):
+            return self._run()
+
+    def _run(self) -> RoundResult:
         try:
             self.executor.prepare()
             inference = self._inference()

@@ -4,10 +4,14 @@ One cycle: read the subnet (retried), resume the round in flight or start one fr
 manifests in the drop folder (hotkeys the subnet does not register are refused at
 intake), run it, and set its weights (retried). A chain that stays down delays the
 weights, never the round: the next cycle sets the weights of every completed round the
-chain has not taken yet before it starts another. The state is written to a status
-file after every step (`assay validator status` reads it) and kept in Prometheus
-gauges. SIGTERM stops at once with every finished rep stored; a restart resumes the
-round in flight.
+chain has not taken yet before it starts another. While a round runs, the newest
+completed round's weights are set again between reps once the subnet's rate limit
+(WeightsSetRateLimit blocks of ~12 s, never less than the configured floor) has passed
+since the last set, so its winners keep being paid; one such re-push never overlaps
+another, and a chain that refuses it is an error in the status, not a stop. The state
+is written to a status file after every step (`assay validator status` reads it) and
+kept in Prometheus gauges. SIGTERM stops at once with every finished rep stored; a
+restart resumes the round in flight.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +39,8 @@ from assay.validator.subnet import AlreadySet, Retry, set_round_weights
 
 # Errors kept in the status, newest last.
 _ERRORS_KEPT = 20
+# A subtensor block's target time: the rate limit is counted in blocks.
+_BLOCK_S = 12.0
 
 
 class ServeStatus(msgspec.Struct, kw_only=True):
@@ -45,6 +52,8 @@ class ServeStatus(msgspec.Struct, kw_only=True):
     last_weights_round: str | None = None
     last_weights_block: int | None = None
     chain_retries: int = 0
+    repushes: int = 0  # re-sets of the newest completed round's weights during a round
+    repush_period_s: float | None = None
     errors: list[str] = []
 
 
@@ -64,6 +73,7 @@ class Metrics:
         self.block = Gauge("assay_last_weights_block", "block of the last set", registry=r)
         self.retries = Gauge("assay_chain_retries", "chain calls retried", registry=r)
         self.errors = Gauge("assay_errors", "errors since start", registry=r)
+        self.repushes = Gauge("assay_weight_repushes", "weights re-set during rounds", registry=r)
 
     def show(self, status: ServeStatus, errors: int) -> None:
         self.reps_done.set(status.reps_done)
@@ -71,6 +81,7 @@ class Metrics:
         self.rounds.set(status.rounds_completed)
         self.block.set(status.last_weights_block or 0)
         self.retries.set(status.chain_retries)
+        self.repushes.set(status.repushes)
         self.errors.set(errors)
 
 
@@ -85,6 +96,8 @@ class Server:
         retry: Retry | None = None,
         metrics: Metrics | None = None,
         between_cycles: Callable[[int], None] = lambda _: None,
+        repush_floor_s: float = 600.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self.chain = chain
@@ -96,6 +109,12 @@ class Server:
         self.status = ServeStatus()
         self.error_count = 0
         self.stop = threading.Event()
+        self.repush_floor_s = repush_floor_s
+        self.clock = clock
+        self._repush_period_s = repush_floor_s
+        # Since the start, not since never: a restarted validator may have just set them.
+        self._last_set_at = clock()
+        self._repushing = threading.Lock()
 
     # status -------------------------------------------------------------------
 
@@ -140,12 +159,15 @@ class Server:
         subnet = self.status_path.with_name("subnet.json")
         write_snapshot(snapshot, subnet)
         self._set_pending(snapshot.netuid)
+        limit_s = snapshot.hyperparameters.weights_rate_limit * _BLOCK_S
+        self._repush_period_s = max(self.repush_floor_s, limit_s)
+        self._show(repush_period_s=self._repush_period_s)
         round_ = self._next_round(subnet)
         if round_ is None:
             return False
         total = round_.pending()
         self._show(phase="round", round_id=round_.round_id, reps_done=0, reps_total=total)
-        round_.run(lambda _: self._show(reps_done=self.status.reps_done + 1))
+        round_.run(lambda _: self._after_rep())
         self._show(rounds_completed=self.status.rounds_completed + 1)
         self._set_weights(round_.round_id)
         return True
@@ -175,6 +197,28 @@ class Server:
             return None
         return Round.start(self.config, manifests=manifests, subnet=subnet)
 
+    def _after_rep(self) -> None:
+        self._show(reps_done=self.status.reps_done + 1)
+        if self.clock() - self._last_set_at >= self._repush_period_s:
+            self._repush()
+
+    def _repush(self) -> None:
+        """The newest completed round's weights set again (forced), unless a re-push is
+        already under way."""
+        if not self._repushing.acquire(blocking=False):
+            return
+        try:
+            with Store(self.config.db) as store:
+                done = [s.round_id for s in store.summaries() if s.status == "completed"]
+            if not done:
+                return
+            phase = self.status.phase
+            self._show(repushes=self.status.repushes + 1)
+            self._set_weights(done[-1], force=True)
+            self._show(phase=phase)
+        finally:
+            self._repushing.release()
+
     def _set_pending(self, netuid: int) -> None:
         """The newest completed round's weights, when the chain has not taken them (an
         outage in the last cycle); older rounds' weights are superseded by it."""
@@ -184,16 +228,22 @@ class Server:
         if unset:
             self._set_weights(done[-1])
 
-    def _set_weights(self, round_id: str) -> None:
+    def _set_weights(self, round_id: str, *, force: bool = False) -> None:
         self._show(phase="weights")
         retry = Retry(self.retry.attempts, self.retry.backoff_s, self._counted_pause)
         try:
-            result = set_round_weights(round_id, self.chain, db=self.config.db, retry=retry)
+            result = set_round_weights(
+                round_id, self.chain, db=self.config.db, force=force, retry=retry
+            )
         except AlreadySet:
             return
         except (ChainError, StoreError) as exc:  # the chain down, or no registered UID to pay
             self._error(f"setting {round_id}'s weights: {exc}")
             return
+        finally:
+            # Tried, taken or not: the next try waits a whole period, so an outage is
+            # retried once per period rather than after every rep.
+            self._last_set_at = self.clock()
         receipt = result.receipt
         if receipt is not None and receipt.success:
             self._show(last_weights_round=round_id, last_weights_block=receipt.block)
@@ -222,8 +272,10 @@ def serve(
     intake_port: int | None = None,
     validator_hotkey: str | None = None,
 ) -> ServeStatus:
-    """`assay validator serve`; the Prometheus endpoint and the miners' HTTP intake
-    (`http_intake.py`, addressed to `validator_hotkey`) listen on localhost only."""
+    """`assay validator serve`; during a round the last weights are re-pushed at most
+    every `pause_s` and never faster than the subnet's rate limit. The Prometheus endpoint
+    and the miners' HTTP intake (`http_intake.py`, addressed to `validator_hotkey`)
+    listen on localhost only."""
     if not drop.is_dir():
         raise ConfigError(f"drop folder {drop} is not a folder")
     status_path.parent.mkdir(parents=True, exist_ok=True)
@@ -234,7 +286,9 @@ def serve(
     if intake_port is not None:
         app = intake_app(drop, validator_hotkey=validator_hotkey)
         intake = start_intake(app, intake_port)
-    server = Server(config, chain, drop=drop, status_path=status_path, metrics=metrics)
+    server = Server(
+        config, chain, drop=drop, status_path=status_path, metrics=metrics, repush_floor_s=pause_s
+    )
     try:
         return server.serve(cycles, pause_s)
     finally:

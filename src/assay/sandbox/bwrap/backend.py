@@ -369,9 +369,10 @@ class BwrapBackend(SandboxBackend):
         # multiarch libraries are found only by the slow fallback search.
         with contextlib.suppress(OSError):
             shutil.copyfile("/etc/ld.so.cache", etc / "ld.so.cache")
-        # Every host has a time zone; runtimes look for it again and again without one.
+        # Every host has a time zone; without one, date-formatting runtimes (Node, npm)
+        # retry the open again and again, which reads as a timing probe.
         with contextlib.suppress(OSError):
-            (etc / "localtime").symlink_to(os.readlink("/etc/localtime"))
+            shutil.copyfile("/etc/localtime", etc / "localtime")
         self._etc = etc
         return etc
 
