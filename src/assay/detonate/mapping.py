@@ -7,6 +7,7 @@ install targets) or to the placeholder files it created.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
@@ -99,6 +100,9 @@ def home_relative(path: str) -> str:
     return path
 
 
+# Pure functions of a path, asked again for every list a path is in (evidence, the
+# events' ranking): a flood of distinct paths is capped upstream, so the cache is too.
+@functools.lru_cache(maxsize=4096)
 def secret_read_capability(path: str) -> str | None:
     shown = home_relative(path)
     for pattern, capability in _SECRET_READS:
@@ -111,6 +115,7 @@ def secret_read_capability(path: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def write_capability(path: str) -> str:
     shown = home_relative(path)
     relative = shown[2:] if shown.startswith("~/") else None
