@@ -81,15 +81,15 @@ def hostile_tree(root: Path, hostile: bool) -> None:
 EVADER = """
 import os
 home = os.environ["HOME"]
+for i in range({count} // 10):
+    os.symlink(home, f"/tmp/.l{{i}}")
+    open(f"{{home}}/.e{{i}}", "w").close()
+    open(home + ("/.ssh/id_rsa" if i % 2 else "/.aws/credentials"), "rb").read(1)
 for i in range({count}):
     try:
         open(f"/nonexistent/{{i % 64}}/{{i}}")
     except OSError:
         pass
-for i in range({count} // 10):
-    os.symlink(home, f"/tmp/.l{{i}}")
-    open(f"{{home}}/.e{{i}}", "w").close()
-    open(home + ("/.ssh/id_rsa" if i % 2 else "/.aws/credentials"), "rb").read(1)
 """
 
 

@@ -64,3 +64,26 @@ def test_mistakes_are_usage_errors(tmp_path: Path) -> None:
     completed_round(db, "round-0001", {("ana", 1): 1.0})
     nowhere = run_cli(["chain", "weights", "round-0001", "--db", str(db), "--dry-run"])
     assert nowhere.returncode == 2 and "--netuid" in nowhere.stderr
+
+
+def test_serve_with_nothing_submitted_and_its_status(tmp_path: Path) -> None:
+    snap = tmp_path / "subnet.json"
+    assert run_cli(["chain", "snapshot", "--synthetic", "8", "--out", str(snap)]).returncode == 0
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    status = tmp_path / "status.json"
+    config = tmp_path / "round.toml"
+    config.write_text(f'[round]\ndb = "rounds.db"\n\n[chain]\nsnapshot = "{snap.name}"\n')
+    served = run_cli(
+        [
+            *("validator", "serve", "--config", str(config), "--drop", str(drop)),
+            *("--status", str(status), "--cycles", "1", "--interval", "0"),
+        ]
+    )
+    assert served.returncode == 0, served.stderr
+    assert "stopped: round -" in served.stdout
+    shown = run_cli(["validator", "status", "--status", str(status), "--json"])
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["phase"] == "stopped"
+    missing = run_cli(["validator", "status", "--status", str(tmp_path / "none.json")])
+    assert missing.returncode == 2 and "is it serving" in missing.stderr

@@ -10,6 +10,7 @@ from assay.detonate.mapping import (
     Attribution,
     exec_capabilities,
     map_harness,
+    map_home,
     map_trace,
     map_uploads,
     secret_read_capability,
@@ -19,7 +20,7 @@ from assay.detonate.steps import NODE, PYTHON, SH, build_plan, go_toolchain, npm
 from assay.detonate.wire import CanaryHit, Egress, HarnessLog, StepLog
 from assay.mechanism.spec import Track
 from assay.mechanism.taxonomy import CAPABILITIES
-from assay.sandbox.interface import Executed, Peer, TraceSummary
+from assay.sandbox.interface import Executed, HomeEvent, Link, Peer, TraceSummary
 
 CANARIES = make_canaries(b"fixed-seed-for-tests")
 HARNESS_ARGV = ("/usr/bin/python3", "-I", "/task/input/harness.py")
@@ -325,3 +326,59 @@ def test_python_module_servers_run_from_their_copy(tmp_path: Path) -> None:
     (tmp_path / "mcp.json").write_text('{"command": "python3", "args": ["-m", "notes_server"]}')
     (step,) = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n").core
     assert step.argv == (PYTHON, "-m", "notes_server") and step.cwd == SERVER_COPY
+
+
+def test_the_home_watch_maps_secrets_and_profiles_whatever_path_reached_them() -> None:
+    events = (
+        HomeEvent(f"{HOME}/.ssh/id_rsa", "read"),
+        HomeEvent(f"{HOME}/.aws/credentials", "write"),
+        HomeEvent(f"{HOME}/.bashrc", "write"),
+        HomeEvent(f"{HOME}/.zshrc", "created"),
+        HomeEvent(f"{HOME}/.cache", "created"),  # an ordinary new entry: the trace's to name
+        HomeEvent(f"{HOME}/.ssh/id_rsa", "linked"),  # how it was reached, not what was done
+    )
+    found = {(e.capability, e.path, e.source) for e in map_home(events, "baseline")}
+    assert found == {
+        ("READ_SSH_KEY", "~/.ssh/id_rsa", "watch"),
+        ("WRITE_SECRET", "~/.aws/credentials", "watch"),
+        ("WRITE_SHELL_PROFILE", "~/.bashrc", "watch"),
+        ("WRITE_SHELL_PROFILE", "~/.zshrc", "watch"),
+    }
+    seen = map_trace(TraceSummary(reads=(f"{HOME}/.ssh/id_rsa",)), WHO)
+    assert {e.path for e in map_home(events, "baseline", seen)} == {
+        "~/.aws/credentials",
+        "~/.bashrc",
+        "~/.zshrc",
+    }
+
+
+def test_paths_through_links_the_artifact_made_are_their_targets() -> None:
+    trace = TraceSummary(
+        reads=("/tmp/h/.ssh/id_rsa", "/tmp/k"),
+        writes=("/task/workspace/rc",),
+        links=(
+            Link("/tmp/h", HOME, hard=False),
+            Link("/tmp/k", f"{HOME}/.aws/credentials", hard=True),
+            Link("/task/workspace/rc", "/tmp/h/.bashrc", hard=True),  # a link to a link
+        ),
+    )
+    found = {(e.capability, e.path, e.detail) for e in map_trace(trace, WHO)}
+    assert found == {
+        ("READ_SSH_KEY", "~/.ssh/id_rsa", "through a link: /tmp/h/.ssh/id_rsa"),
+        ("READ_CLOUD_CREDENTIALS", "~/.aws/credentials", "through a link: /tmp/k"),
+        ("WRITE_SHELL_PROFILE", "~/.bashrc", "through a link: /task/workspace/rc"),
+    }
+
+
+def test_an_exec_is_the_file_the_kernel_ran_not_its_argv0() -> None:
+    post = ("python3", "-s", "-d", "k=v", "http://203.0.113.9/")
+    disguised = TraceSummary(executed=(Executed("/usr/bin/curl", post),))
+    assert "POST_WEB" in capabilities(disguised)
+    as_curl = ("curl", "-d", "k=v", "-c", "pass")
+    assert "POST_WEB" not in capabilities(
+        TraceSummary(executed=(Executed("/usr/bin/python3", as_curl),))
+    )
+    # a planned step's argv run by another program is the artifact's
+    step = (PYTHON, "/task/artifact/run.py")
+    assert not WHO.is_harness_exec(step, "/usr/bin/curl")
+    assert WHO.is_harness_exec(step, PYTHON)

@@ -83,3 +83,21 @@ def test_markdown_of_an_eval_lists_tasks_and_no_weights() -> None:
     text = report_format("markdown").render(replace(single, kind="eval"))
     assert text.startswith("## assay eval") and "### Weights" not in text
     assert "| task | label | result |" in text
+
+
+def test_every_format_says_how_sure_each_score_is(result: RoundResult) -> None:
+    """Each score's interval over the tasks and how often the top three keep their order."""
+    assert result.card is not None
+    intervals = [s.interval for agents in result.card.scores.values() for s in agents.values()]
+    assert all(i is not None and 0.0 <= i.low <= i.high <= 1.0 for i in intervals)
+    payload = json.loads(report_format("json").render(result))
+    assert set(payload["stability"]) == set(payload["scores"])
+    some = next(iter(payload["stability"].values()))
+    assert set(some) == {"agents", "kept", "resamples", "level"} and 0 <= some["kept"] <= 1
+    agent = next(iter(next(iter(payload["scores"].values())).values()))
+    assert set(agent["interval"]) == {"low", "high", "level"}
+    held = next(iter(result.card.stability.values()))
+    for fmt in ("markdown", "html"):
+        text = report_format(fmt).render(result)
+        assert held.text.replace("%", "") in text.replace("%", ""), fmt
+        assert intervals[0] is not None and intervals[0].text in text, fmt

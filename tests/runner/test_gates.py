@@ -126,3 +126,17 @@ def test_outcome_json_round_trip() -> None:
     )
     assert RunOutcome.from_json(outcome.to_json()) == outcome
     assert outcome.decision == "WARN"
+
+
+def test_a_backstop_says_the_cpu_budget_was_not_what_stopped_it() -> None:
+    """A computing agent on a busy host: CPU used against the budget, and the wall time."""
+    busy = dataclasses.replace(
+        GOOD, limit_hit=LimitHit.WALL_BACKSTOP, exit_code=None, cpu_s=6.0, wall_s=24.5
+    )
+    judged = judge(busy, track=Track.SKILLS, probe=PROBE, limits=LIMITS, max_items=64)
+    assert judged.reason is FailureReason.WALL_BACKSTOP
+    assert judged.detail == (
+        "stopped by the wall-clock backstop, not the CPU budget: 24.5 s of wall time passed "
+        "(backstop 24 s) while it used 6.00 s of its 8 s CPU budget; it ran on a CPU only 24% "
+        "of that time: it waited, or the host was busy and gave it little of a core"
+    )

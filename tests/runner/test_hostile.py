@@ -164,6 +164,10 @@ def test_sleeping_forever_hits_the_wall_backstop(run_agent: Run) -> None:
         """
     )
     expect(outcome, FailureReason.WALL_BACKSTOP)
+    assert "stopped by the wall-clock backstop, not the CPU budget" in outcome.detail
+    assert outcome.detail.endswith(
+        "it was waiting (sleeping, or blocked on a file, a process or the network)"
+    )
 
 
 def test_allocating_4_gib_hits_the_memory_limit(run_agent: Run) -> None:

@@ -320,3 +320,18 @@ def test_fingerprint_reads_and_timing_loops_are_probes(tmp_path: Path) -> None:
         "32+ failed open() calls on /nope in one process",
     )
     assert "/proc/7/maps" not in summary.reads
+
+
+def test_a_harness_commands_own_file_calls_are_left_out(tmp_path: Path) -> None:
+    command = ("/usr/bin/python3", "/task/input/harness.py")
+    exec_command = f"execve({hexs(command[0])}, [{', '.join(hexs(a) for a in command)}], 0x1) = 0"
+    files = {
+        102: [exec_command, f"openat(AT_FDCWD, {hexs('/home/dev/.env')}, O_RDONLY) = -1 ENOENT"],
+        # a descendant that execs the harness's own argv is the subject, counted whole
+        103: [exec_command, f"openat(AT_FDCWD, {hexs('/home/dev/.netrc')}, O_RDONLY) = 3"],
+    }
+    trace = write_trace(tmp_path, files)
+    assert summarise(trace, ("launcher",), command, harness_command=True).reads == (
+        "/home/dev/.netrc",
+    )
+    assert summarise(trace, ("launcher",), command).reads == ("/home/dev/.env", "/home/dev/.netrc")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from assay.detonate.observer import DetonationObserver
 from assay.mechanism.spec import Track
@@ -28,6 +29,7 @@ from assay.records.plan import PlannedTask
 from assay.report.registry import FORMATS, report_format
 from assay.sandbox import default_backend
 from assay.store.sqlite import Store
+from assay.validator.attesting import export_round
 from assay.validator.config import RoundOverrides, round_config
 from assay.validator.rounds import Round
 from round_fixtures import REFERENCE_AGENTS, REFERENCE_SEED, StoredRound, reference_round_args
@@ -64,6 +66,7 @@ from assay.detonate.observer import DetonationObserver
 from assay.mechanism.spec import Track
 from assay.report.registry import report_format
 from assay.sandbox.bwrap import BwrapBackend
+from assay.validator.attesting import export_round
 from assay.validator.config import RoundOverrides, round_config
 from assay.validator.rounds import Round
 
@@ -170,6 +173,10 @@ def test_a_rep_whose_sandbox_faults_abstains_its_track_only(
     # Every report format says which track abstained, and why.
     for name in FORMATS:
         assert "not a regular file" in report_format(name).render(faulted), name
+    # Attested: the skills tasks alone.
+    key = Ed25519PrivateKey.generate()
+    export = export_round(overrides.db, faulted.round_id, tmp_path / "sssa", key)
+    assert export.written and all(p.name.startswith("skills.") for p in export.written)
 
     hostile.restore()
     resumed = Round.resume(db=overrides.db, secret_file=overrides.secret_file).run()

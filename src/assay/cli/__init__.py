@@ -68,6 +68,7 @@ def _register() -> None:
         sandbox_cmd,  # noqa: F401
         schema_cmd,  # noqa: F401
         score_cmd,  # noqa: F401
+        validator_cmd,  # noqa: F401
         view_cmd,  # noqa: F401
     )
 

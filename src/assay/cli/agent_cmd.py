@@ -1,4 +1,5 @@
-"""`assay agent bundle DIR -o agent.py`: a multi-module agent package as one submittable file."""
+"""`assay agent bundle` (a multi-module agent package as one submittable file) and
+`assay agent submit` (a miner's signed submission to a validator's intake)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import typer
 from rich.markup import escape
 
 from assay.cli.attest_cmd import agent_app
-from assay.cli.output import console, fail, user_errors
-from assay.validator.api import DEFAULT_ENTRYPOINT, bundle_package, pinned
+from assay.cli.output import console, emit_json, fail, user_errors
+from assay.validator.api import DEFAULT_ENTRYPOINT, Track, bundle_package, pinned, submit_agent
 
 
 @agent_app.command("bundle")
@@ -32,3 +33,27 @@ def bundle_command(
         f"{escape(str(output))}: {len(result.code)} bytes, {len(result.modules)} modules",
         highlight=False,
     )
+
+
+@agent_app.command("submit")
+def submit_command(
+    agent: Annotated[Path, typer.Argument(help="the agent file")],
+    track: Annotated[Track, typer.Option("--track", help="the track the submission is for")],
+    hotkey: Annotated[str, typer.Option("--hotkey", help="the miner's hotkey: WALLET/HOTKEY")],
+    url: Annotated[str, typer.Option("--url", help="the validator's intake, http://HOST:PORT")],
+    validator: Annotated[
+        str | None,
+        typer.Option("--validator", help="the validator's hotkey address the request is for"),
+    ] = None,
+    wallet_path: Annotated[
+        Path | None, typer.Option("--wallet-path", help="the wallets' folder")
+    ] = None,
+) -> None:
+    """Pin AGENT with the miner's hotkey and send it to a validator's intake (signed)."""
+    with user_errors():
+        status, answer = submit_agent(
+            agent, track=track, hotkey=hotkey, url=url, validator=validator, wallet_path=wallet_path
+        )
+    emit_json({"status": status, **answer})
+    if status != 200:
+        raise typer.Exit(1)

@@ -57,7 +57,7 @@ HotkeyOption = Annotated[
 ]
 
 
-def _config(
+def chain_settings(
     config_file: Path | None,
     snapshot: Path | None,
     network: str | None,
@@ -107,7 +107,7 @@ def snapshot_command(
                 seed=seed,
             )
         else:
-            config = _config(config_file, None, network, netuid)
+            config = chain_settings(config_file, None, network, netuid)
             try:
                 snapshot = save_snapshot(config, out)
             except ChainError as exc:
@@ -139,7 +139,7 @@ def weights_command(
     as_json: JsonOption = False,
 ) -> None:
     """A completed round's weights as the UID vector the chain takes, and set them."""
-    config = _config(config_file, snapshot, network, netuid, wallet, hotkey)
+    config = chain_settings(config_file, snapshot, network, netuid, wallet, hotkey)
     with user_errors():
         try:
             result = chain_weights(round_id, config, db=db, dry_run=dry_run, force=force)

@@ -11,7 +11,14 @@ import typer
 from assay.cli import EXIT_BAR, app
 from assay.cli.attest_cmd import announce_new_key
 from assay.cli.eval_view import eval_json, print_eval
-from assay.cli.options import AgentsOption, CorpusOption, HtmlOption, JobsOption, JsonOption
+from assay.cli.options import (
+    AgentsOption,
+    CorpusOption,
+    HtmlOption,
+    JobsOption,
+    JsonOption,
+    TasksOption,
+)
 from assay.cli.output import (
     FormatOption,
     OutputFormat,
@@ -37,13 +44,8 @@ def eval_command(
         int | None,
         typer.Option("--reps", min=1, help="reps per task", show_default="the track's pinned reps"),
     ] = None,
+    tasks: TasksOption = None,
     jobs: JobsOption = None,
-    tasks: Annotated[
-        int | None,
-        typer.Option(
-            "--tasks", min=1, help="score a seeded draw of this many tasks", show_default="all"
-        ),
-    ] = None,
     fail_under: Annotated[
         float | None,
         typer.Option(
@@ -82,9 +84,9 @@ def eval_command(
             track,
             corpus=corpus,
             reps=reps,
+            tasks_cap=tasks,
             jobs=jobs,
             config_file=config_file,
-            tasks=tasks,
             drive=drive,
             notify=notify,
         )

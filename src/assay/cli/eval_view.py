@@ -31,6 +31,7 @@ def eval_json(result: RoundResult, track: Track) -> dict[str, Any]:
         "agent": agent,
         "tasks": score.tasks,
         "score": score.score,
+        "interval": msgspec.to_builtins(score.interval) if score.interval else None,
         "threshold": score.threshold,
         "eligible": score.eligible,
         "mechanism_digest": result.plan.mechanism_digest,
@@ -143,3 +144,8 @@ def print_eval(result: RoundResult, track: Track, verbose: bool = False) -> None
         )
     eligible = "[green]eligible[/]" if score.eligible else "[yellow]not eligible[/]"
     console.print(f"score {score.score:.3f}  threshold {score.threshold:.2f}  {eligible}")
+    if score.interval is not None:
+        console.print(
+            f"[dim]{score.interval.level:.0%} interval over the tasks {score.interval.text}: "
+            "another draw of as many tasks could score anywhere in it[/]"
+        )

@@ -44,3 +44,13 @@ SecretOption = Annotated[
         show_default="validator.secret in the data directory",
     ),
 ]
+TasksOption = Annotated[
+    int | None,
+    typer.Option(
+        "--tasks",
+        min=1,
+        help="a quick trial: at most N tasks per track, the first of the seeded draw",
+        show_default="the full draw",
+        metavar="N",
+    ),
+]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
@@ -141,24 +142,47 @@ def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+NAME_SHOWN = 24  # characters of an agent's name in a table; --json has it whole
+
+
+def _agent_cell(agent: str, names: Mapping[str, str] | None) -> str:
+    name = (names or {}).get(agent, "")
+    cut = name if len(name) <= NAME_SHOWN else name[: NAME_SHOWN - 1] + "…"
+    return f"{short_hash(agent)} {cut}".rstrip()
+
+
 def _track_table(
     track: str, agents: dict[str, AgentTrackScore], names: Mapping[str, str] | None
 ) -> Table:
     behavioural = track != "repositories"
     threshold = next(iter(agents.values())).threshold if agents else 0.0
     metric = "clamped MCC × findings" if behavioural else "mean F2"
-    table = Table(title=f"{track} — {metric}, threshold {threshold:.2f}", title_justify="left")
-    columns = ["rank", "agent", "score"]
-    columns += ["MCC", "clamped", "findings"] if behavioural else ["F2"]
+    table = Table(
+        title=f"{track} — {metric}, threshold {threshold:.2f}",
+        title_justify="left",
+        # No vertical rules and one space between columns: nine columns fit 80.
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    columns = ["rank", "agent", "score", "interval"]
+    # The clamped MCC is max(0, MCC): the HTML and --json show it, the terminal has no room.
+    columns += ["MCC", "findings"] if behavioural else ["F2"]
     for column in [*columns, "failed", "eligible"]:
-        table.add_column(column, justify="left" if column in ("agent", "eligible") else "right")
+        if column == "agent":
+            # Folded, never cut: the hash first, whole, so it can be searched for.
+            table.add_column(column, overflow="fold", min_width=12)
+        else:
+            left = column == "eligible"
+            table.add_column(column, justify="left" if left else "right", no_wrap=True)
     ordered = sorted(agents.items(), key=lambda kv: (kv[1].rank is None, kv[1].rank or 0, kv[0]))
     for agent, s in ordered:
-        metrics = [s.mcc, s.clamped_mcc, s.findings] if behavioural else [s.f2]
+        metrics = [s.mcc, s.findings] if behavioural else [s.f2]
         table.add_row(
             str(s.rank) if s.rank else "—",
-            escape(short(agent, names)),
+            escape(_agent_cell(agent, names)),
             _num(s.score),
+            f"{s.interval.low:.2f}–{s.interval.high:.2f}" if s.interval else "—",
             *map(_num, metrics),
             str(s.failed_reps),
             "[green]yes[/]" if s.eligible else "[dim]no[/]",
@@ -252,6 +276,9 @@ def print_scorecard(
     """Per-track tables and the weights; `written` is a round's EMA-blended vector."""
     for track, agents in card.scores.items():
         console.print(_track_table(track, agents, names))
+        held = card.stability.get(track)
+        if held is not None:
+            console.print(f"  how sure: {held.text}", highlight=False)
         on_track = [d for d in failed if d.track == track]
         print_failures(on_track, f"{track} — failed reps", names or {}, FAILURES_SHOWN)
     if written is None:

@@ -20,6 +20,7 @@ from assay.cli.options import (
     JobsOption,
     JsonOption,
     SecretOption,
+    TasksOption,
 )
 from assay.cli.output import (
     FormatOption,
@@ -84,6 +85,7 @@ def run_command(
         str | None, typer.Option("--tracks", help="comma-separated tracks", show_default="all")
     ] = None,
     db: DbOption = None,
+    tasks: TasksOption = None,
     executor: Annotated[
         str | None, typer.Option("--executor", help="local or ray", show_default="local")
     ] = None,
@@ -119,8 +121,10 @@ def run_command(
         # Submitted manifests alone: the bundled agents do not join them.
         config = round_config(config_file, overrides, bundled_agents_by_default=not manifest)
         subnet = snapshot or chain_config(config_file).snapshot
-        start = Round.start(config, manifests=tuple(manifest or ()), notify=notify, subnet=subnet)
-        result = drive(start)
+        started = Round.start(
+            config, manifests=tuple(manifest or ()), tasks_cap=tasks, notify=notify, subnet=subnet
+        )
+        result = drive(started)
         show_round(result, shown, output, html)
     exit_for(result)
 

@@ -78,6 +78,7 @@ class RoundResult:
             "agents": dict(sorted(self.agents.items())),
             "refused": self.plan.refused,
             "scores": card.get("scores", {}),
+            "stability": card.get("stability", {}),
             "round_weights": self.round_weights,
             "weights": self.weights,
             # Beside the scores, not in them: CPU seconds differ from run to run.

@@ -45,8 +45,45 @@ class ConfusionView(_Frozen, frozen=True, kw_only=True):
     no_verdict: int = 0
 
 
+class ScoreInterval(_Frozen, frozen=True, kw_only=True):
+    """The score's bootstrap interval over the track's tasks (`mechanism.bootstrap`)."""
+
+    low: float
+    high: float
+    level: float  # e.g. 0.95
+
+    @property
+    def text(self) -> str:
+        return f"{self.low:.3f}–{self.high:.3f}"
+
+
+STABLE = 0.9  # below this share of resamples, the ranking's top order is called uncertain
+
+
+class RankStability(_Frozen, frozen=True, kw_only=True):
+    """How often, over resamples of a track's tasks, the ranking's first (up to three)
+    agents are the top scorers in the same order: low means the draw is too small to
+    separate them."""
+
+    agents: list[str]
+    kept: float
+    resamples: int
+    level: float  # the confidence level of the track's score intervals
+
+    @property
+    def text(self) -> str:
+        """One sentence, as every format prints it."""
+        top = {1: "the top agent stays first", 2: "the top two keep their order"}
+        what = top.get(len(self.agents), f"the top {len(self.agents)} keep their order")
+        said = f"{what} in {self.kept:.0%} of {self.resamples} resamples of the tasks"
+        if self.kept < STABLE:
+            return f"{said}: the draw is too small to separate them with confidence"
+        return said
+
+
 class AgentTrackScore(_Frozen, frozen=True, kw_only=True):
     score: float
+    interval: ScoreInterval | None = None
     eligible: bool
     rank: int | None = None
     threshold: float
@@ -68,6 +105,7 @@ class Scorecard(_Frozen, frozen=True, kw_only=True):
     mechanism_digest: str
     scores: dict[str, dict[str, AgentTrackScore]]
     weights: dict[str, float]
+    stability: dict[str, RankStability] = {}
 
     def to_json_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = msgspec.to_builtins(self)

@@ -21,7 +21,7 @@ from assay.records.diagnostics import Diagnostics, RepDiagnostic
 from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.plan import PlannedTask
 from assay.records.round import RoundResult
-from assay.records.scorecard import AgentTrackScore, TaskView
+from assay.records.scorecard import AgentTrackScore, RankStability, TaskView
 from assay.report import svg
 from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
 from assay.report.interface import ReportFormat
@@ -110,6 +110,8 @@ class TrackSection:
     failed_total: int
     task_tables: list[AgentTasks]
     winner: RankingRow | None
+    level: str  # the score intervals' confidence level, e.g. "95%"
+    stability: str  # how often the top three keep their order ("" with one agent)
 
 
 @dataclass(frozen=True)
@@ -290,12 +292,18 @@ def _cpu(seen: list[RepDiagnostic]) -> str:
     )
 
 
+def _level(ranking: Sequence[RankingRow]) -> str:
+    shown = next((r.score.interval for r in ranking if r.score.interval), None)
+    return f"{shown.level:.0%}" if shown else ""
+
+
 def _section(
     track: str,
     scores: dict[str, AgentTrackScore],
     agents: dict[str, Agent],
     reps: int,
     lookups: _Lookups,
+    held: RankStability | None,
 ) -> TrackSection:
     behavioural = Track(track).behavioural
     order = _ordered(scores, agents)
@@ -340,6 +348,8 @@ def _section(
         failed_total=len(failed),
         task_tables=_task_tables(track, ranking, lookups),
         winner=next((row for row in ranking if row.score.rank == 1), None),
+        level=_level(ranking),
+        stability=held.text if held else "",
     )
 
 
@@ -392,8 +402,9 @@ def render_html(result: RoundResult, nav: Markup | None = None) -> str:
     scores = result.card.scores if result.card is not None else {}
     reps = {t.value: n for t, n in result.plan.reps.items()}
     lookups = _Lookups.of(result)
+    stability = result.card.stability if result.card is not None else {}
     sections = [
-        _section(track, scores[track], agents, reps.get(track, 0), lookups)
+        _section(track, scores[track], agents, reps.get(track, 0), lookups, stability.get(track))
         for track in [t.value for t in result.plan.tracks if t.value in scores]
     ]
     weights = _weights(result, agents)

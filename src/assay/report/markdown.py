@@ -35,13 +35,15 @@ def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) 
     behavioural = Track(track).behavioural
     threshold = next(iter(scores.values())).threshold if scores else 0.0
     metric = "clamped MCC × findings" if behavioural else "mean F2"
-    columns = ["rank", "agent", "score", *(["MCC", "findings"] if behavioural else ["F2"])]
+    columns = ["rank", "agent", "score", "interval"]
+    columns += ["MCC", "findings"] if behavioural else ["F2"]
     ordered = sorted(scores.items(), key=lambda kv: (kv[1].rank or 1 << 30, -kv[1].score, kv[0]))
     rows = [
         [
             str(s.rank or "—"),
             _agent(result, agent),
             _num(s.score),
+            s.interval.text if s.interval else "—",
             *([_num(s.mcc), _num(s.findings)] if behavioural else [_num(s.f2)]),
             str(s.failed_reps),
             "yes" if s.eligible else "no",
@@ -49,7 +51,9 @@ def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) 
         for agent, s in ordered
     ]
     head = [f"### {md(track)}: {metric}, threshold {threshold:.2f}", ""]
-    return [*head, *_table([*columns, "failed reps", "eligible"], rows), ""]
+    held = result.card.stability.get(track) if result.card else None
+    sure = [f"How sure: {held.text}.", ""] if held else []
+    return [*head, *_table([*columns, "failed reps", "eligible"], rows), "", *sure]
 
 
 def _rep_word(rep: RepView) -> str:

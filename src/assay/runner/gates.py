@@ -99,10 +99,7 @@ def _limit_detail(hit: LimitHit, seen: Observation, limits: ResourceLimits) -> s
             f"it); the budget is {limits.cpu_budget_s:g} s"
         )
     if hit is LimitHit.WALL_BACKSTOP:
-        return (
-            f"still running after {seen.wall_s:.1f} s of wall time (backstop "
-            f"{limits.wall_backstop_s:g} s; CPU used {seen.cpu_s:.2f} s)"
-        )
+        return _backstop_detail(seen, limits)
     if hit is LimitHit.MEMORY:
         return f"killed at the memory limit of {limits.memory_bytes >> 20} MiB"
     if hit is LimitHit.TRACE_CAP:
@@ -111,6 +108,23 @@ def _limit_detail(hit: LimitHit, seen: Observation, limits: ResourceLimits) -> s
             f"or {limits.trace_files} processes"
         )
     return f"hit the limit of {limits.pids} processes"
+
+
+def _backstop_detail(seen: Observation, limits: ResourceLimits) -> str:
+    """Why the wall clock, not the CPU budget, stopped the rep: an author whose agent
+    computes expects `cpu_budget`, and a busy host can stretch its wall time instead."""
+    share = seen.cpu_s / seen.wall_s if seen.wall_s > 0 else 0.0
+    why = (
+        "it was waiting (sleeping, or blocked on a file, a process or the network)"
+        if share < 0.05
+        else f"it ran on a CPU only {share:.0%} of that time: it waited, or the host was "
+        "busy and gave it little of a core"
+    )
+    return (
+        f"stopped by the wall-clock backstop, not the CPU budget: {seen.wall_s:.1f} s of wall "
+        f"time passed (backstop {limits.wall_backstop_s:g} s) while it used {seen.cpu_s:.2f} s "
+        f"of its {limits.cpu_budget_s:g} s CPU budget; {why}"
+    )
 
 
 def _exit_detail(seen: Observation) -> str:

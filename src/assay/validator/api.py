@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from assay.attest.hotkey import load_hotkey
 from assay.attest.keys import KeyFileError, KeyPair, load_private, new_keypair, read_public
@@ -62,9 +63,11 @@ from assay.validator.config import (
 )
 from assay.validator.engine import Abstained
 from assay.validator.evaluation import DemoResult, demo, evaluate
+from assay.validator.http_intake import submit
 from assay.validator.parallel import score_file
 from assay.validator.planning import PlanError
 from assay.validator.rounds import ExecutionChoice, Notify, Round, list_rounds, stored_result
+from assay.validator.serve import ServeStatus, default_status_path, read_status, serve
 from assay.validator.subnet import (
     AlreadySet,
     ChainWeights,
@@ -73,6 +76,7 @@ from assay.validator.subnet import (
     preview_file,
     save_snapshot,
     set_round_weights,
+    validator_address,
 )
 
 # What a user's input can get wrong: a front end shows the message and exits 1.
@@ -105,6 +109,62 @@ def chain_weights(
 ) -> ChainWeights:
     """`assay chain weights`: a completed round's UID vector, set unless `dry_run`."""
     return set_round_weights(round_id, open_chain(config), db=db, dry_run=dry_run, force=force)
+
+
+def serve_validator(
+    config_file: Path | None,
+    chain: ChainConfig,
+    *,
+    drop: Path,
+    status: Path | None = None,
+    cycles: int | None = None,
+    interval_s: float = 60.0,
+    metrics_port: int | None = None,
+    intake_port: int | None = None,
+) -> ServeStatus:
+    """`assay validator serve`: rounds from the drop folder, weights set after each."""
+    config = round_config(config_file, bundled_agents_by_default=False)
+    return serve(
+        config,
+        open_chain(chain),
+        drop=drop,
+        status_path=status or default_status_path(),
+        cycles=cycles,
+        pause_s=interval_s,
+        metrics_port=metrics_port,
+        intake_port=intake_port,
+        validator_hotkey=validator_address(chain) if intake_port is not None else None,
+    )
+
+
+def submit_agent(
+    agent: Path,
+    *,
+    track: Track,
+    hotkey: str,
+    url: str,
+    validator: str | None = None,
+    wallet_path: Path | None = None,
+) -> tuple[int, dict[str, Any]]:
+    """`assay agent submit`: pin `agent` with the miner's hotkey (`WALLET/HOTKEY`) and post
+    it to a validator's intake; the intake's status and answer."""
+    _, manifest = pin_agent(agent, track=track, hotkey=hotkey, wallet_path=wallet_path)
+    signer = load_hotkey(hotkey, wallet_path)
+    try:
+        return submit(url, agent.read_bytes(), manifest, signer, validator_hotkey=validator)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot submit to {url}: {exc}") from exc
+
+
+def validator_status(status: Path | None = None) -> ServeStatus:
+    """`assay validator status`: what the serve loop last wrote."""
+    path = status or default_status_path()
+    try:
+        return read_status(path)
+    except OSError as exc:
+        raise ConfigError(f"no serve status at {path} ({exc.strerror}): is it serving?") from exc
+    except ValueError as exc:
+        raise ConfigError(f"serve status {path} is unreadable: {exc}") from exc
 
 
 def synthetic_snapshot_file(
@@ -228,6 +288,7 @@ __all__ = [
     "RoundTrend",
     "RunOutcome",
     "SandboxReport",
+    "ServeStatus",
     "Skipped",
     "SssaError",
     "Track",
@@ -265,11 +326,14 @@ __all__ = [
     "round_trends",
     "save_snapshot",
     "score_file",
+    "serve_validator",
     "speaking_line",
     "stored_result",
+    "submit_agent",
     "synthetic_snapshot_file",
     "task_reps",
     "validate_corpus",
+    "validator_status",
     "verify_file",
     "visible",
     "write_document",

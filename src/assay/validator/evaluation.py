@@ -35,14 +35,14 @@ def evaluate(
     *,
     corpus: Path | None = None,
     reps: int | None = None,
+    tasks_cap: int | None = None,
     jobs: int | None = None,
     config_file: Path | None = None,
-    tasks: int | None = None,
     drive: Drive = _run,
     notify: Notify = quiet,
 ) -> RoundResult:
-    """One agent on every task of one track (or `tasks` of them, drawn), in a throwaway
-    store."""
+    """One agent on every task of one track (at most `tasks_cap`, a seeded subset), in a
+    throwaway store."""
     with tempfile.TemporaryDirectory(prefix="assay-eval-") as tmp:
         overrides = RoundOverrides(
             corpus=corpus,
@@ -53,7 +53,7 @@ def evaluate(
             round_seed=EVAL_SEED,
         )
         config = round_config(config_file, overrides)
-        started = Round.start(config, reps=reps, draw_all=True, draw_count=tasks, notify=notify)
+        started = Round.start(config, reps=reps, draw_all=True, tasks_cap=tasks_cap, notify=notify)
         return replace(drive(started), kind="eval")
 
 

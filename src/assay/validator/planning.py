@@ -61,11 +61,13 @@ def make_plan(
     snapshots: Path,
     reps: int | None = None,
     draw_all: bool = False,
-    draw_count: int | None = None,
+    tasks_cap: int | None = None,
 ) -> RoundPlan:
     """Draw each track's tasks (DESIGN §9), snapshot their artifacts under `snapshots`
-    (what the round verifies, detonates and mounts) and pin the agents. `draw_all`
-    takes every task; `draw_count` that many per track (a quick look), by the same draw."""
+    (what the round verifies, detonates and mounts) and pin the agents.
+
+    `tasks_cap` keeps the first tasks of each track's draw order: a quick trial on a
+    seeded subset, the same subset for the same seed."""
     hashes = [a.agent_hash for a in agents]
     if len(set(hashes)) != len(hashes):
         raise PlanError("the same agent code is given twice (agents are identified by hash)")
@@ -75,7 +77,8 @@ def make_plan(
     for track in tracks:
         available = corpus.tasks(track)
         count = len(available) if draw_all else spec.track(track).tasks
-        count = min(count, draw_count) if draw_count is not None else count
+        if tasks_cap is not None:
+            count = min(count, tasks_cap)
         drawn = draw_tasks(
             available, track=track, round_seed=round_seed, validator_id=validator_id, count=count
         )

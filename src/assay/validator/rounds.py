@@ -92,12 +92,13 @@ class Round:
         manifests: Sequence[Path] = (),
         reps: int | None = None,
         draw_all: bool = False,
-        draw_count: int | None = None,
+        tasks_cap: int | None = None,
         notify: Notify = quiet,
         subnet: Path | None = None,
     ) -> Round:
         """Admit the submissions, plan and store a new round (nothing runs yet). With a
-        `subnet` snapshot, manifests of hotkeys it does not register are refused."""
+        `subnet` snapshot, manifests of hotkeys it does not register are refused;
+        `tasks_cap` keeps at most that many of each track's drawn tasks (a quick trial)."""
         require_valid(config.corpus, config.tracks)
         if config.inference is not None:
             resolve_upstream(config.inference)  # an unset key variable stops here, before the round
@@ -108,8 +109,13 @@ class Round:
             notify(note)
         store = Store(config.db)
         round_id = store.next_round_id()
+        if tasks_cap is not None:
+            notify(
+                f"a trial: at most {tasks_cap} task(s) per track, the first of the seeded draw, "
+                "not the mechanism's full draw"
+            )
         snapshots = snapshot_root(config.db, round_id)
-        plan = _plan(config, admission, snapshots, reps, (draw_all, draw_count))
+        plan = _plan(config, admission, snapshots, reps, draw_all, tasks_cap)
         store.create_round(round_id, plan, list(admission.agents))
         # Rounds completed on every track are never resumed: their artifact snapshots are
         # not needed again.
@@ -155,7 +161,8 @@ def _plan(
     admission: Admission,
     snapshots: Path,
     reps: int | None,
-    draw: tuple[bool, int | None],
+    draw_all: bool,
+    tasks_cap: int | None,
 ) -> RoundPlan:
     plan = make_plan(
         corpus=NativeCorpus(config.corpus),
@@ -166,8 +173,8 @@ def _plan(
         spec=pinned(),
         snapshots=snapshots,
         reps=reps,
-        draw_all=draw[0],
-        draw_count=draw[1],
+        draw_all=draw_all,
+        tasks_cap=tasks_cap,
     )
     plan = msgspec.structs.replace(plan, refused=admission.refused, manifests=admission.manifests)
     if config.inference is None:

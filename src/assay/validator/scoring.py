@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
+from assay.mechanism import bootstrap
 from assay.mechanism.consensus import representative
 from assay.mechanism.explain import explain
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
@@ -24,8 +25,10 @@ from assay.records.rep import RecordError, RepRecord, bulk
 from assay.records.scorecard import (
     AgentTrackScore,
     ConfusionView,
+    RankStability,
     RepView,
     Scorecard,
+    ScoreInterval,
     TaskView,
     Views,
 )
@@ -189,12 +192,53 @@ def _floor(views: Mapping[str, AgentTrackScore]) -> float:
     return max((v.floor for v in views.values()), default=0.0)
 
 
-def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
-    """Rank every track and weigh: the step that needs every agent at once."""
-    scores = {
-        track.value: _ranked(views[track], salt, track, spec.track(track).threshold)
-        for track in sorted(views)
+def _ranking_order(scores: Mapping[str, AgentTrackScore]) -> list[str]:
+    """The ranking as shown: ranked agents first, then the rest by score."""
+    return sorted(scores, key=lambda a: (scores[a].rank or 1 << 30, -scores[a].score, a))
+
+
+def _bootstrapped(
+    track: Track, agents: dict[str, AgentTrackScore], salt: str, spec: MechanismSpec
+) -> tuple[dict[str, AgentTrackScore], RankStability | None]:
+    """Each agent's score interval over resampled tasks, and how often the top three keep
+    their order: the same resamples for every agent of the track."""
+    tasks = len(next(iter(agents.values())).task_results) if agents else 0
+    if tasks == 0:
+        return agents, None
+    rows = bootstrap.draws(salt, track, tasks)
+    resampled = {
+        a: bootstrap.resampled_scores(track, v.task_results, rows, spec) for a, v in agents.items()
     }
+    with_intervals = {
+        a: msgspec.structs.replace(v, interval=_interval(bootstrap.interval(resampled[a])))
+        for a, v in agents.items()
+    }
+    held = bootstrap.stability(_ranking_order(agents), resampled)
+    if held is None:
+        return with_intervals, None
+    return with_intervals, RankStability(
+        agents=list(held.agents),
+        kept=held.kept,
+        resamples=bootstrap.RESAMPLES,
+        level=bootstrap.LEVEL,
+    )
+
+
+def _interval(found: bootstrap.Interval | None) -> ScoreInterval | None:
+    if found is None:
+        return None
+    return ScoreInterval(low=found.low, high=found.high, level=bootstrap.LEVEL)
+
+
+def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
+    """Rank every track, bootstrap its scores and weigh: the step that needs every agent."""
+    scores: dict[str, dict[str, AgentTrackScore]] = {}
+    stability: dict[str, RankStability] = {}
+    for track in sorted(views):
+        ranked = _ranked(views[track], salt, track, spec.track(track).threshold)
+        scores[track.value], held = _bootstrapped(track, ranked, salt, spec)
+        if held is not None:
+            stability[track.value] = held
     weights = emission_weights(
         {t: {a: v.score for a, v in agents.items()} for t, agents in scores.items()},
         salt=salt,
@@ -206,6 +250,7 @@ def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
         mechanism_digest=spec.digest,
         scores=scores,
         weights=weights,
+        stability=stability,
     )
 
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -45,6 +45,9 @@ from assay.schema.manifest import AgentManifest
 from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import Store, StoreError
 from assay.validator.config import ChainConfig, ConfigError, default_db
+
+if TYPE_CHECKING:
+    from bittensor import Wallet
 
 # One hotkey and track in an EMA key: hotkeys are SS58 (no spaces), tracks are names.
 _SEP = " "
@@ -216,13 +219,33 @@ def open_chain(config: ChainConfig) -> Chain:
         return SnapshotChain(config.snapshot, hotkey)
     if config.netuid is None:
         raise ConfigError("no subnet: give --netuid (or netuid in [chain]) or --snapshot")
-    from bittensor import Wallet
-
     from assay.chain.bittensor import BittensorChain
 
+    return BittensorChain(network=config.network, netuid=config.netuid, wallet=_wallet(config))
+
+
+def _wallet(config: ChainConfig) -> Wallet:
+    from bittensor import Wallet
+
     path = {"path": str(config.wallet_path)} if config.wallet_path else {}
-    wallet = Wallet(name=config.wallet, hotkey=config.hotkey, **path)
-    return BittensorChain(network=config.network, netuid=config.netuid, wallet=wallet)
+    return Wallet(name=config.wallet, hotkey=config.hotkey, **path)
+
+
+def validator_address(config: ChainConfig) -> str | None:
+    """This validator's hotkey address: the one a miner's request must be addressed to.
+    None for a snapshot given no address (the intake then takes any receiver)."""
+    if is_address(config.hotkey):
+        return config.hotkey
+    if config.snapshot is not None:
+        return None
+    from bittensor import public_view
+
+    try:
+        return str(public_view(_wallet(config), "hotkey").ss58_address)
+    except Exception as exc:  # the SDK's keyfile errors share no base class but Exception
+        raise ConfigError(
+            f"cannot read hotkey {config.hotkey!r} of {config.wallet!r}: {exc}"
+        ) from exc
 
 
 @dataclass(frozen=True)

@@ -218,5 +218,6 @@ def task_page(db: Path, round_id: str, agent_hash: str, track: str, task: str) -
         speaking=speaking.rep if speaking else None,
         records={r.rep: r for r in result.records if (r.agent, r.track.value, r.task) == key},
         reps=reps,
+        budget=score.cpu_budget_s if score else None,
         trace_shown=TRACE_SHOWN,
     )

@@ -1,0 +1,246 @@
+"""`assay validator serve`: rounds one after another on a subnet, weights set after each.
+
+One cycle: read the subnet (retried), resume the round in flight or start one from the
+manifests in the drop folder (hotkeys the subnet does not register are refused at
+intake), run it, and set its weights (retried). A chain that stays down delays the
+weights, never the round: the next cycle sets the weights of every completed round the
+chain has not taken yet before it starts another. The state is written to a status
+file after every step (`assay validator status` reads it) and kept in Prometheus
+gauges. SIGTERM stops at once with every finished rep stored; a restart resumes the
+round in flight.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+import msgspec
+from prometheus_client import CollectorRegistry, Gauge, start_http_server
+
+from assay.chain.interface import Chain
+from assay.chain.snapshot import write_snapshot
+from assay.records.chain import ChainError, MetagraphSnapshot
+from assay.store.sqlite import Store, StoreError
+from assay.validator.config import ConfigError, RoundConfig, data_dir
+from assay.validator.http_intake import intake_app, start_intake
+from assay.validator.rounds import ExecutionChoice, Round
+from assay.validator.subnet import AlreadySet, Retry, set_round_weights
+
+# Errors kept in the status, newest last.
+_ERRORS_KEPT = 20
+
+
+class ServeStatus(msgspec.Struct, kw_only=True):
+    phase: str = "starting"  # snapshot, round, weights, idle, stopped
+    round_id: str | None = None
+    reps_done: int = 0
+    reps_total: int = 0
+    rounds_completed: int = 0
+    last_weights_round: str | None = None
+    last_weights_block: int | None = None
+    chain_retries: int = 0
+    errors: list[str] = []
+
+
+def read_status(path: Path) -> ServeStatus:
+    return msgspec.json.decode(path.read_bytes(), type=ServeStatus)
+
+
+@dataclass
+class Metrics:
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.reps_done = Gauge("assay_round_reps_done", "reps stored in the round", registry=r)
+        self.reps_total = Gauge("assay_round_reps_total", "reps in the round", registry=r)
+        self.rounds = Gauge("assay_rounds_completed", "rounds completed", registry=r)
+        self.block = Gauge("assay_last_weights_block", "block of the last set", registry=r)
+        self.retries = Gauge("assay_chain_retries", "chain calls retried", registry=r)
+        self.errors = Gauge("assay_errors", "errors since start", registry=r)
+
+    def show(self, status: ServeStatus, errors: int) -> None:
+        self.reps_done.set(status.reps_done)
+        self.reps_total.set(status.reps_total)
+        self.rounds.set(status.rounds_completed)
+        self.block.set(status.last_weights_block or 0)
+        self.retries.set(status.chain_retries)
+        self.errors.set(errors)
+
+
+class Server:
+    def __init__(
+        self,
+        config: RoundConfig,
+        chain: Chain,
+        *,
+        drop: Path,
+        status_path: Path,
+        retry: Retry | None = None,
+        metrics: Metrics | None = None,
+        between_cycles: Callable[[int], None] = lambda _: None,
+    ) -> None:
+        self.config = config
+        self.chain = chain
+        self.drop = drop
+        self.status_path = status_path
+        self.retry = retry or Retry()
+        self.metrics = metrics or Metrics()
+        self.between_cycles = between_cycles
+        self.status = ServeStatus()
+        self.error_count = 0
+        self.stop = threading.Event()
+
+    # status -------------------------------------------------------------------
+
+    def _show(self, **changes: object) -> None:
+        for name, value in changes.items():
+            setattr(self.status, name, value)
+        temporary = self.status_path.with_name(self.status_path.name + ".tmp")
+        temporary.write_bytes(msgspec.json.encode(self.status))
+        os.replace(temporary, self.status_path)
+        self.metrics.show(self.status, self.error_count)
+
+    def _error(self, message: str) -> None:
+        self.error_count += 1
+        self._show(errors=[*self.status.errors, message][-_ERRORS_KEPT:])
+
+    # the loop -----------------------------------------------------------------
+
+    def serve(self, cycles: int | None = None, pause_s: float = 60.0) -> ServeStatus:
+        """Cycle `cycles` times (forever when None) until SIGTERM, pausing in between."""
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            done = 0
+            while not self.stop.is_set() and (cycles is None or done < cycles):
+                self.cycle()
+                done += 1
+                self.between_cycles(done)
+                if cycles is None or done < cycles:
+                    self._show(phase="idle")
+                    self.stop.wait(pause_s)
+        except KeyboardInterrupt:
+            pass  # SIGTERM or Ctrl-C: every finished rep is stored; a restart resumes
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            self._show(phase="stopped")
+        return self.status
+
+    def cycle(self) -> bool:
+        """One round run (True) or nothing to run; weights pending from before are set."""
+        snapshot = self._snapshot()
+        if snapshot is None:
+            return False
+        subnet = self.status_path.with_name("subnet.json")
+        write_snapshot(snapshot, subnet)
+        self._set_pending(snapshot.netuid)
+        round_ = self._next_round(subnet)
+        if round_ is None:
+            return False
+        total = round_.pending()
+        self._show(phase="round", round_id=round_.round_id, reps_done=0, reps_total=total)
+        round_.run(lambda _: self._show(reps_done=self.status.reps_done + 1))
+        self._show(rounds_completed=self.status.rounds_completed + 1)
+        self._set_weights(round_.round_id)
+        return True
+
+    def _snapshot(self) -> MetagraphSnapshot | None:
+        self._show(phase="snapshot")
+        for attempt in range(1, self.retry.attempts + 1):
+            try:
+                return self.chain.snapshot()
+            except ChainError as exc:
+                self._error(f"reading the subnet: {exc}")
+                self._show(chain_retries=self.status.chain_retries + 1)
+                if attempt < self.retry.attempts:
+                    self.retry.sleep(self.retry.backoff_s * 2 ** (attempt - 1))
+        return None
+
+    def _next_round(self, subnet: Path) -> Round | None:
+        with Store(self.config.db) as store:
+            unfinished = store.latest_unfinished()
+        how = ExecutionChoice(self.config.executor, self.config.jobs, self.config.address)
+        if unfinished is not None:
+            return Round.resume(
+                unfinished, db=self.config.db, secret_file=self.config.secret_file, how=how
+            )
+        manifests = tuple(sorted(self.drop.glob("*.manifest.json")))
+        if not manifests:
+            return None
+        return Round.start(self.config, manifests=manifests, subnet=subnet)
+
+    def _set_pending(self, netuid: int) -> None:
+        """The newest completed round's weights, when the chain has not taken them (an
+        outage in the last cycle); older rounds' weights are superseded by it."""
+        with Store(self.config.db) as store:
+            done = [s.round_id for s in store.summaries() if s.status == "completed"]
+            unset = done and not any(r.success for r in store.receipts(done[-1], netuid))
+        if unset:
+            self._set_weights(done[-1])
+
+    def _set_weights(self, round_id: str) -> None:
+        self._show(phase="weights")
+        retry = Retry(self.retry.attempts, self.retry.backoff_s, self._counted_pause)
+        try:
+            result = set_round_weights(round_id, self.chain, db=self.config.db, retry=retry)
+        except AlreadySet:
+            return
+        except (ChainError, StoreError) as exc:  # the chain down, or no registered UID to pay
+            self._error(f"setting {round_id}'s weights: {exc}")
+            return
+        receipt = result.receipt
+        if receipt is not None and receipt.success:
+            self._show(last_weights_round=round_id, last_weights_block=receipt.block)
+        elif receipt is not None:
+            self._error(f"setting {round_id}'s weights: {receipt.message}")
+
+    def _counted_pause(self, seconds: float) -> None:
+        """The retry's pause, counted in the status as a chain retry."""
+        self._show(chain_retries=self.status.chain_retries + 1)
+        self.retry.sleep(seconds)
+
+
+def _interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def serve(
+    config: RoundConfig,
+    chain: Chain,
+    *,
+    drop: Path,
+    status_path: Path,
+    cycles: int | None = None,
+    pause_s: float = 60.0,
+    metrics_port: int | None = None,
+    intake_port: int | None = None,
+    validator_hotkey: str | None = None,
+) -> ServeStatus:
+    """`assay validator serve`; the Prometheus endpoint and the miners' HTTP intake
+    (`http_intake.py`, addressed to `validator_hotkey`) listen on localhost only."""
+    if not drop.is_dir():
+        raise ConfigError(f"drop folder {drop} is not a folder")
+    status_path.parent.mkdir(parents=True, exist_ok=True)
+    metrics = Metrics()
+    if metrics_port is not None:
+        start_http_server(metrics_port, addr="127.0.0.1", registry=metrics.registry)
+    intake = None
+    if intake_port is not None:
+        app = intake_app(drop, validator_hotkey=validator_hotkey)
+        intake = start_intake(app, intake_port)
+    server = Server(config, chain, drop=drop, status_path=status_path, metrics=metrics)
+    try:
+        return server.serve(cycles, pause_s)
+    finally:
+        if intake is not None:
+            intake.should_exit = True
+
+
+def default_status_path() -> Path:
+    return data_dir() / "serve-status.json"

@@ -1,0 +1,162 @@
+"""The miners' HTTP intake: signed submissions in, every refusal with a reason.
+
+Requests are signed with the SDK's btauth/1 by real sr25519 hotkeys and sent through
+Starlette's in-process test client; manifests are real (`pin`), checked for real.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from bittensor import http_auth
+from bittensor.wallets import regen_hotkey
+from bittensor_core import Keypair
+from starlette.testclient import TestClient
+
+from assay.attest.intake import read_submission
+from assay.attest.manifest import pin
+from assay.mechanism.spec import Track
+from assay.validator.http_intake import SUBMIT_PATH, intake_app, start_intake
+from inprocess_cli import run_cli
+
+# Starlette's in-process client still runs on httpx and says so; it is the client here.
+pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with")
+
+VALIDATOR = Keypair.create_from_uri("//Validator").ss58_address
+MINER = Keypair.create_from_uri("//Miner")
+OTHER = Keypair.create_from_uri("//Other")
+AGENT = "def agent_main(context):\n    return {'verdict': 'ALLOW', 'findings': []}\n"
+
+
+def body(tmp_path: Path, key: Keypair, code: str = AGENT, track: Track = Track.SKILLS) -> bytes:
+    agent = tmp_path / "agent.py"
+    agent.write_text(code)
+    manifest = pin(
+        agent,
+        track=track,
+        key=key,
+        entrypoint="agent_main",
+        sandbox_digest="sha256:test",
+        manifest_path=tmp_path / "agent.manifest.json",
+    )
+    return json.dumps({"agent": code, "manifest": manifest.model_dump(mode="json")}).encode()
+
+
+def post(client: TestClient, data: bytes, signer: Keypair, **sign: object) -> tuple[int, dict]:
+    headers = http_auth.sign(
+        signer, method="POST", path=SUBMIT_PATH, body=data, receiver_ss58=VALIDATOR, **sign
+    )
+    response = client.post(SUBMIT_PATH, content=data, headers=headers)
+    return response.status_code, response.json()
+
+
+@pytest.fixture
+def drop(tmp_path: Path) -> Path:
+    (tmp_path / "drop").mkdir()
+    return tmp_path / "drop"
+
+
+def client(drop: Path, **options: object) -> TestClient:
+    return TestClient(intake_app(drop, validator_hotkey=VALIDATOR, **options))  # type: ignore[arg-type]
+
+
+def test_a_signed_submission_lands_in_the_drop_folder(tmp_path: Path, drop: Path) -> None:
+    status, answer = post(client(drop), body(tmp_path, MINER), MINER)
+    assert status == 200, answer
+    [manifest] = drop.glob("*.manifest.json")
+    assert manifest.name == f"{MINER.ss58_address}.skills.manifest.json"
+    submission = read_submission(manifest)
+    assert submission.problem is None
+    assert answer["accepted"] == submission.agent.agent_hash
+
+
+def test_replays_stale_and_misaddressed_requests_are_refused(tmp_path: Path, drop: Path) -> None:
+    intake = client(drop, interval_s=0.0)
+    data = body(tmp_path, MINER)
+    headers = http_auth.sign(
+        MINER, method="POST", path=SUBMIT_PATH, body=data, receiver_ss58=VALIDATOR
+    )
+    assert intake.post(SUBMIT_PATH, content=data, headers=headers).status_code == 200
+    again = intake.post(SUBMIT_PATH, content=data, headers=headers)
+    assert again.status_code == 401 and "already accepted" in again.json()["refused"]
+    old = time.time_ns() - 10 * 60 * 10**9
+    status, answer = post(intake, data, MINER, nonce_ns=old)
+    assert status == 401 and "older" in answer["refused"]
+    elsewhere = http_auth.sign(
+        MINER, method="POST", path=SUBMIT_PATH, body=data, receiver_ss58=OTHER.ss58_address
+    )
+    wrong = intake.post(SUBMIT_PATH, content=data, headers=elsewhere)
+    assert wrong.status_code == 401 and "receiving hotkey" in wrong.json()["refused"]
+    tampered = intake.post(SUBMIT_PATH, content=data + b" ", headers=headers)
+    assert tampered.status_code == 401
+
+
+def test_what_is_not_a_valid_submission_of_the_sender_is_refused(
+    tmp_path: Path, drop: Path
+) -> None:
+    intake = client(drop, interval_s=0.0, max_bytes=4096)
+    status, answer = post(intake, body(tmp_path, OTHER), MINER)
+    assert status == 403 and "not" in answer["refused"]
+    status, answer = post(intake, b'{"agent": 1}', MINER)
+    assert status == 400 and "not" in answer["refused"]
+    forged = json.loads(body(tmp_path, MINER))
+    forged["agent"] = AGENT + "import os\n"
+    status, answer = post(intake, json.dumps(forged).encode(), MINER)
+    assert status == 400 and "code" in answer["refused"]
+    status, answer = post(intake, b"x" * 5000, MINER)
+    assert status == 413 and "4096" in answer["refused"]
+    assert list(drop.iterdir()) == []
+
+
+def test_one_new_version_per_hotkey_and_track_per_interval_and_the_newer_replaces(
+    tmp_path: Path, drop: Path
+) -> None:
+    now = [1000.0]
+    intake = client(drop, interval_s=600.0, clock=lambda: now[0])
+    assert post(intake, body(tmp_path, MINER), MINER)[0] == 200
+    newer = AGENT.replace("ALLOW", "WARN")
+    status, answer = post(intake, body(tmp_path, MINER, newer), MINER)
+    assert status == 429 and "every 600s; retry in 600s" in answer["refused"]
+    # Another track is another slot.
+    assert post(intake, body(tmp_path, MINER, newer, Track.PACKAGES), MINER)[0] == 200
+    now[0] += 601
+    assert post(intake, body(tmp_path, MINER, newer), MINER)[0] == 200
+    skills = drop / f"{MINER.ss58_address}.skills.py"
+    assert skills.read_text() == newer
+    assert len(list(drop.glob("*.manifest.json"))) == 2
+
+
+def test_agent_submit_reaches_a_served_intake(tmp_path: Path, drop: Path) -> None:
+    """Over a real socket: uvicorn on 127.0.0.1, the miner's side run as a user runs it."""
+    wallets = tmp_path / "wallets"
+    miner = regen_hotkey(name="miner", hotkey="h1", path=str(wallets), seed="0x" + "22" * 32)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = start_intake(intake_app(drop, validator_hotkey=VALIDATOR), port)
+    try:
+        for _ in range(200):
+            if server.started:
+                break
+            time.sleep(0.05)
+        agent = tmp_path / "mine.py"
+        agent.write_text(AGENT)
+        base = [
+            *("agent", "submit", str(agent), "--track", "skills", "--hotkey", "miner/h1"),
+            *("--url", f"http://127.0.0.1:{port}", "--wallet-path", str(wallets)),
+        ]
+        sent = run_cli([*base, "--validator", VALIDATOR])
+        assert sent.returncode == 0, sent.stderr
+        assert json.loads(sent.stdout)["status"] == 200
+        address = miner.hotkey.ss58_address
+        assert (drop / f"{address}.skills.py").read_text() == AGENT
+        # Addressed to no validator: this intake wants requests for its own hotkey.
+        unbound = run_cli(base)
+        assert unbound.returncode == 1
+        assert "receiver" in json.loads(unbound.stdout)["refused"]
+    finally:
+        server.should_exit = True

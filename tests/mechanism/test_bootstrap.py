@@ -1,0 +1,102 @@
+"""The bootstrap over tasks: the track score's own rule on each resample, seeded, and the
+ranking's stability under the same resamples."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from assay.mechanism import bootstrap
+from assay.mechanism.metrics import clamped_mcc, confusion
+from assay.mechanism.scoring import TaskScore, behavioural_score
+from assay.mechanism.spec import Track
+from assay.schema.mechanism_file import pinned
+
+SPEC = pinned()
+
+
+def task(i: int, label: str, verdict: str | None, findings: float | None) -> TaskScore:
+    correct = verdict is not None and (verdict != "ALLOW") == (label == "malicious")
+    return TaskScore(f"t{i}", label, verdict, correct, findings, None)
+
+
+def agent(rng: random.Random, skill: float, tasks: int = 30) -> list[TaskScore]:
+    out = []
+    for i in range(tasks):
+        label = "malicious" if i % 3 else "safe"
+        right = rng.random() < skill
+        flag = (label == "malicious") == right
+        verdict = rng.choice([None, "WARN", "BLOCK", "ALLOW"]) if rng.random() < 0.05 else None
+        verdict = verdict or ("BLOCK" if flag else "ALLOW")
+        findings = rng.choice([None, 0.0, 0.5, 1.0]) if label == "malicious" else None
+        out.append(task(i, label, verdict, findings))
+    return out
+
+
+def scalar_score(tasks: list[TaskScore]) -> float:
+    """The track score as `score_track` computes it, from the task scores."""
+    m = confusion((t.label, t.verdict) for t in tasks)
+    listed = [t.findings for t in tasks if t.findings is not None]
+    findings = math.fsum(listed) / len(listed) if listed else None
+    return behavioural_score(clamped_mcc(m.tp, m.tn, m.fp, m.fn), findings, SPEC)
+
+
+@pytest.mark.parametrize("skill", [0.3, 0.7, 0.95])
+def test_each_resample_is_scored_by_the_track_rule(skill: float) -> None:
+    tasks = agent(random.Random(skill), skill)
+    rows = np.random.default_rng(7).integers(0, len(tasks), size=(50, len(tasks)))
+    rows[0] = np.arange(len(tasks))  # the draw itself
+    counts = bootstrap.multiplicities(rows, len(tasks))
+    scores = bootstrap.resampled_scores(Track.SKILLS, tasks, counts, SPEC)
+    for row, score in zip(rows, scores, strict=True):
+        assert score == pytest.approx(scalar_score([tasks[i] for i in row]), abs=1e-12)
+
+
+def test_repository_resamples_are_mean_f2() -> None:
+    tasks = [TaskScore(f"r{i}", "malicious", None, True, None, i / 10) for i in range(10)]
+    rows = np.random.default_rng(8).integers(0, 10, size=(20, 10))
+    counts = bootstrap.multiplicities(rows, 10)
+    scores = bootstrap.resampled_scores(Track.REPOSITORIES, tasks, counts, SPEC)
+    for row, score in zip(rows, scores, strict=True):
+        assert score == pytest.approx(sum(tasks[i].f2 or 0.0 for i in row) / 10)
+
+
+def test_draws_are_seeded_by_round_and_track() -> None:
+    same = bootstrap.draws("5eed", Track.SKILLS, 12)
+    assert (same == bootstrap.draws("5eed", Track.SKILLS, 12)).all()
+    assert (same.sum(axis=1) == 12).all()  # every resample draws as many tasks
+    assert not (same == bootstrap.draws("5eee", Track.SKILLS, 12)).all()
+    assert not (same == bootstrap.draws("5eed", Track.PACKAGES, 12)).all()
+
+
+def test_the_interval_narrows_with_more_tasks() -> None:
+    rng = random.Random(1)
+    widths = []
+    for n in (12, 120):
+        tasks = agent(rng, 0.8, n)
+        rows = bootstrap.draws("5eed", Track.SKILLS, n)
+        found = bootstrap.interval(bootstrap.resampled_scores(Track.SKILLS, tasks, rows, SPEC))
+        assert found is not None and 0.0 <= found.low <= found.high <= 1.0
+        widths.append(found.high - found.low)
+    assert widths[1] < widths[0]
+
+
+def test_a_clear_ranking_keeps_its_order_and_a_close_one_does_not() -> None:
+    rng = random.Random(2)
+    clear = {"a": agent(rng, 0.98, 90), "b": agent(rng, 0.75, 90), "c": agent(rng, 0.5, 90)}
+    close = {"a": agent(rng, 0.8, 12), "b": agent(rng, 0.78, 12), "c": agent(rng, 0.76, 12)}
+    kept = []
+    for agents in (clear, close):
+        n = len(agents["a"])
+        rows = bootstrap.draws("5eed", Track.SKILLS, n)
+        scores = {
+            a: bootstrap.resampled_scores(Track.SKILLS, t, rows, SPEC) for a, t in agents.items()
+        }
+        held = bootstrap.stability(["a", "b", "c"], scores)
+        assert held is not None and held.agents == ("a", "b", "c")
+        kept.append(held.kept)
+    assert kept[0] > 0.9 and kept[1] < 0.5
+    assert bootstrap.stability(["a"], {"a": np.zeros(3)}) is None
