@@ -127,27 +127,3 @@ def test_the_cli_refuses_an_unknown_track(tmp_path: Path) -> None:
     result = run_cli(["round", "run", "--tracks", "videos", "--db", str(tmp_path / "x.db")])
     assert result.returncode != 0
     assert "tracks" in result.stderr
-
-
-def test_a_counted_draw_takes_the_first_tasks_of_the_full_draw(
-    small_corpus: Path, tmp_path: Path
-) -> None:
-    """`assay eval --tasks N`: the same seeded draw, cut to N tasks per track."""
-    agent = Agent.load(KEYWORD)
-
-    def drawn(name: str, **draw: object) -> list[str]:
-        plan = make_plan(
-            snapshots=tmp_path / name,
-            corpus=NativeCorpus(small_corpus),
-            agents=[agent],
-            tracks=[Track.SKILLS],
-            round_seed="draw",
-            validator_id="test",
-            spec=SPEC,
-            **draw,  # type: ignore[arg-type]
-        )
-        return [t.task_id for t in plan.tasks]
-
-    every = drawn("all", draw_all=True)
-    assert len(every) > 2
-    assert drawn("two", draw_all=True, tasks_cap=2) == every[:2]
