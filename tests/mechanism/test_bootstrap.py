@@ -108,3 +108,17 @@ def test_agents_scoring_alike_are_never_separated() -> None:
     scores = {a: bootstrap.resampled_scores(Track.SKILLS, same, rows, SPEC) for a in "ab"}
     held = bootstrap.stability(["a", "b"], scores)
     assert held is not None and held.kept == 0.0
+
+
+def test_a_tie_below_the_leaders_is_not_asked_to_keep_an_order() -> None:
+    """Two agents well apart above three scoring 0: the question is whether the two keep
+    their order, not whether three agents tied at 0 do (they never can)."""
+    rng = random.Random(4)
+    agents = {"a": agent(rng, 0.98, 60), "b": agent(rng, 0.7, 60)}
+    agents |= {z: [task(i, "safe", None, None) for i in range(60)] for z in ("x", "y", "z")}
+    rows = bootstrap.draws("5eed", Track.SKILLS, 60)
+    scores = {a: bootstrap.resampled_scores(Track.SKILLS, t, rows, SPEC) for a, t in agents.items()}
+    order = ["a", "b", "x", "y", "z"]
+    assert bootstrap.stability(order, scores).kept == 0.0  # type: ignore[union-attr]
+    held = bootstrap.stability(order, scores, top_n=2)
+    assert held is not None and held.agents == ("a", "b") and held.kept >= 0.8

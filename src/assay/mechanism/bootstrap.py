@@ -128,13 +128,16 @@ def interval(scores: NDArray[np.float64], level: float = LEVEL) -> Interval | No
     return Interval(round(float(low), DIGITS), round(float(high), DIGITS))
 
 
-def stability(order: Sequence[str], scores: Mapping[str, NDArray[np.float64]]) -> Stability | None:
-    """How often the first agents of `order` (the ranking) are the resamples' top scorers
-    in that order, each strictly above the next: a tie does not separate two agents, so
-    agents scoring alike never keep their order. None with fewer than two agents."""
+def stability(
+    order: Sequence[str], scores: Mapping[str, NDArray[np.float64]], top_n: int = TOP
+) -> Stability | None:
+    """How often the first `top_n` agents of `order` (the ranking) are the resamples' top
+    scorers in that order, each strictly above the next: a tie does not separate two
+    agents, so agents scoring alike never keep their order. None with fewer than two
+    agents."""
     if len(order) < 2:
         return None
-    top = list(order[:TOP])
+    top = list(order[: max(2, top_n)])
     held = np.ones_like(scores[top[0]], dtype=bool)
     for ahead, behind in pairwise(top):
         held &= scores[ahead] > scores[behind]

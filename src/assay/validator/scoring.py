@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 
 import msgspec
 
@@ -213,7 +214,8 @@ def _bootstrapped(
         a: msgspec.structs.replace(v, interval=_interval(bootstrap.interval(resampled[a])))
         for a, v in agents.items()
     }
-    held = bootstrap.stability(_ranking_order(agents), resampled)
+    order = _ranking_order(agents)
+    held = bootstrap.stability(order, resampled, _separated(order, agents))
     if held is None:
         return with_intervals, None
     return with_intervals, RankStability(
@@ -222,6 +224,18 @@ def _bootstrapped(
         resamples=bootstrap.RESAMPLES,
         level=bootstrap.LEVEL,
     )
+
+
+def _separated(order: list[str], agents: Mapping[str, AgentTrackScore]) -> int:
+    """How many of the ranking's first agents (up to the top three) the round's own scores
+    set apart: agents tied on the whole draw have no order for a resample to keep, so
+    asking about it would only report a tie among, say, three agents scoring 0."""
+    count = 1
+    for ahead, behind in pairwise(order[: bootstrap.TOP]):
+        if agents[ahead].score <= agents[behind].score:
+            break
+        count += 1
+    return count
 
 
 def _interval(found: bootstrap.Interval | None) -> ScoreInterval | None:
