@@ -51,7 +51,9 @@ class Meter:
 
     budget: InferenceBudget
     spent: InferenceUsage
-    reading: int = 0  # admitted, body being read or checked
+    # Admitted and not yet forwarded or turned away: its body being read or checked, or
+    # waiting for room. Each holds its place in the request budget until it settles.
+    reading: int = 0
     reserved: int = 0  # tokens reserved by requests in flight
     flights: dict[int, Reservation] = field(default_factory=dict)
     closed: bool = False
@@ -90,8 +92,10 @@ class Meter:
         tokens, waiting for requests in flight to settle when they hold the rest;
         None (a 429, counted refused) when it can never fit."""
         with self.lock:
-            self.reading -= 1
+            # Still counted as reading while it waits (the wait lets go of the lock), so
+            # the requests admitted meanwhile see its place in the budget taken.
             completion = self._wait_for_room(prompt, asked)
+            self.reading -= 1
             if completion is None:
                 self._count(refused=1)
                 return None
