@@ -2,7 +2,8 @@
 
 The faults are real: a detonation whose interpreter is not installed, a snapshot a rep
 cannot copy into its sandbox (a snapshot changed after planning:
-tests/validator/test_round.py). The round's other
+tests/validator/test_round.py), an agent's inference proxy that cannot bind its socket.
+The round's other
 track is scored and weighed as if the faulted track were idle (its share split among
 the others), the store records which track abstained and why, and `round resume` runs
 that track again and ends exactly where an uninterrupted round ends.
@@ -16,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +25,16 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from assay.detonate.observer import DetonationObserver
-from assay.mechanism.spec import Track
+from assay.inference.interface import InferenceService
+from assay.inference.proxy import MeteredProxy, ProxySession
+from assay.mechanism.spec import InferenceBudget, Track
 from assay.records.observed import Observed
 from assay.records.plan import PlannedTask
+from assay.records.round import RoundResult
 from assay.report.registry import FORMATS, report_format
+from assay.runner.probe import derive_nonce
 from assay.sandbox import default_backend
+from assay.schema.inference import InferenceConfig
 from assay.store.sqlite import Store
 from assay.validator.attesting import export_round
 from assay.validator.config import RoundOverrides, round_config
@@ -44,14 +51,26 @@ def scores_and_weights(payload: dict[str, Any]) -> str:
     return json.dumps({k: payload[k] for k in ("scores", "weights", "round_weights", "draw")})
 
 
-def _config(corpus: Path, db: Path, data: Path) -> RoundOverrides:
+def _payload(result: RoundResult) -> dict[str, Any]:
+    payload: dict[str, Any] = json.loads(report_format("json").render(result))
+    return payload
+
+
+def _config(
+    corpus: Path,
+    db: Path,
+    data: Path,
+    tracks: tuple[Track, ...] = (Track.SKILLS, Track.REPOSITORIES),
+    inference: InferenceConfig | None = None,
+) -> RoundOverrides:
     return RoundOverrides(
         corpus=corpus,
         agents=REFERENCE_AGENTS,
-        tracks=(Track.SKILLS, Track.REPOSITORIES),
+        tracks=tracks,
         round_seed=REFERENCE_SEED,
         db=db,
         secret_file=data / "assay" / "validator.secret",
+        inference=inference,
     )
 
 
@@ -63,7 +82,9 @@ import sys
 from pathlib import Path
 
 from assay.detonate.observer import DetonationObserver
-from assay.mechanism.spec import Track
+from assay.inference.interface import InferenceService
+from assay.inference.proxy import MeteredProxy, ProxySession
+from assay.mechanism.spec import InferenceBudget, Track
 from assay.report.registry import report_format
 from assay.sandbox.bwrap import BwrapBackend
 from assay.validator.attesting import export_round
@@ -181,8 +202,68 @@ def test_a_rep_whose_sandbox_faults_abstains_its_track_only(
     hostile.restore()
     resumed = Round.resume(db=overrides.db, secret_file=overrides.secret_file).run()
     assert resumed.status == "completed" and resumed.abstained_tracks == {}
-    payload = json.loads(report_format("json").render(resumed))
-    assert scores_and_weights(payload) == scores_and_weights(reference_round.payload)
+    assert scores_and_weights(_payload(resumed)) == scores_and_weights(reference_round.payload)
+
+
+class _SocketPathTaken(ProxySession):
+    """A real session whose socket path is already taken (a file left there) when it
+    starts, so binding it fails: the validator's fault, before the agent runs."""
+
+    def listen(self, path: Path) -> None:
+        path.touch()
+        super().listen(path)
+
+
+@dataclass(frozen=True)
+class _OneSessionCannotStart(MeteredProxy):
+    """The round's real proxy, except for the session of the rep with this nonce."""
+
+    nonce: str = ""
+
+    def session(self, *, nonce: str, model: str | None, budget: InferenceBudget) -> ProxySession:
+        session = super().session(nonce=nonce, model=model, budget=budget)
+        if nonce != self.nonce:
+            return session
+        return _SocketPathTaken(
+            self.upstream, nonce=nonce, model=session.model, budget=session.budget
+        )
+
+
+# The round's model. The reference agents never ask it, so no server need answer; each
+# rep still gets its own proxy session, served into its sandbox.
+UNASKED_MODEL = InferenceConfig(base_url="http://127.0.0.1:9/v1", model="unasked-model")
+
+
+def test_an_agents_inference_session_that_cannot_start_abstains_its_track_only(
+    small_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    overrides = _config(small_corpus, tmp_path / "faulted.db", data, inference=UNASKED_MODEL)
+    started = Round.start(round_config(None, overrides))
+    engine, plan = started.engine, started.engine.plan
+    # One agent's session on one skills task, in its first rep.
+    skills_task = next(t for t in plan.tasks if t.track is Track.SKILLS)
+    nonce = derive_nonce(engine.secret, plan.round_seed, plan.agents[0], skills_task.task_id, 0)
+    served = engine._inference()
+    assert isinstance(served, MeteredProxy)
+    faulty: InferenceService = _OneSessionCannotStart(served.upstream, nonce)
+    monkeypatch.setattr(engine, "_inference", lambda: faulty)
+    faulted = _payload(started.run())
+
+    assert faulted["status"] == "completed"
+    assert list(faulted["abstained_tracks"]) == ["skills"]
+    reason = faulted["abstained_tracks"]["skills"]
+    assert "cannot start the inference proxy" in reason and skills_task.task_id in reason
+    assert list(faulted["scores"]) == ["repositories"]
+
+    # Repositories scored and weighed exactly as in a round of repositories alone.
+    alone_config = _config(
+        small_corpus, tmp_path / "alone.db", data, (Track.REPOSITORIES,), UNASKED_MODEL
+    )
+    alone = _payload(Round.start(round_config(None, alone_config)).run())
+    assert alone["abstained_tracks"] == {} and list(alone["scores"]) == ["repositories"]
+    keys = ("scores", "weights", "round_weights")
+    assert json.dumps({k: faulted[k] for k in keys}) == json.dumps({k: alone[k] for k in keys})
 
 
 def test_a_store_from_before_track_abstentions_reads_and_migrates(tmp_path: Path) -> None:
