@@ -287,6 +287,19 @@ def test_paths_are_the_ones_the_kernel_resolved(tmp_path: Path) -> None:
     assert summary.unlinks == ("/tmp/gone",)
 
 
+def test_a_long_path_is_kept_cut_and_a_handle_that_is_no_path_is_not_its_directory(
+    tmp_path: Path,
+) -> None:
+    deep = "/".join(["d" * 250] * 16)  # 4 KiB: printed whole by strace, 16 KiB as hex
+    lines = [
+        f"openat(AT_FDCWD<{bare('/tmp')}>, {hexs(deep)}, O_RDONLY) = -1 ENAMETOOLONG",
+        # a socket's descriptor before a string: not a directory, so the working one counts
+        f"openat(5<UDP:[4711]>, {hexs('.netrc')}, O_RDONLY) = -1 ENOTDIR",
+    ]
+    summary = summary_of(tmp_path, lines)
+    assert summary.reads == ("/tmp/" + deep[:512], "/tmp/.netrc")
+
+
 def test_links_and_the_file_an_exec_ran_are_recorded(tmp_path: Path) -> None:
     cwd = bare("/task/workspace")
     lines = [

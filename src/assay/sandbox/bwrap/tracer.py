@@ -467,9 +467,9 @@ class _Collector:
         passed with (its handle's path, or the working directory last printed)."""
         self._track_cwd(line)
         out = []
-        for m in _NAMED.finditer(line):
-            directory = _text(_hex_bytes(m[1])) if m[1] is not None else self.cwd
-            out.append(resolved(_text(_hex_bytes(m[2][: 4 * _PATH_CHARS])), directory))
+        for handle, hexed in _named_strings(line, 4 * _PATH_CHARS):
+            directory = _text(_hex_bytes(handle)) if handle is not None else self.cwd
+            out.append(resolved(_text(_hex_bytes(hexed)), directory))
         return out
 
     def _track_cwd(self, line: str) -> None:
@@ -617,10 +617,43 @@ class _Collector:
         )
 
 
-# A string argument, with the path of the descriptor printed just before it (a
-# directory handle or AT_FDCWD) when there is one. With -xx neither can hold a quote
-# or an angle bracket of its own.
-_NAMED = re.compile(r'(?:<((?:\\x[0-9a-f]{2})*)>, )?"((?:\\x[0-9a-f]{2})*)"')
+_HEX_DIGITS = "0123456789abcdef"
+
+
+def _is_hex_run(text: str) -> bool:
+    """Whether `text` is whole \\xNN pairs, as -xx prints a string's bytes. Tested by
+    slices: a regular expression's repeated group costs several times more per pair."""
+    pairs = len(text) // 4
+    return (
+        len(text) % 4 == 0
+        and text[::4] == "\\" * pairs
+        and text[1::4] == "x" * pairs
+        and not (text[2::4] + text[3::4]).strip(_HEX_DIGITS)
+    )
+
+
+def _named_strings(line: str, chars: int) -> Iterator[tuple[str | None, str]]:
+    """Each string argument of a line, as printed and cut to `chars`, with the path of the
+    descriptor printed just before it (a directory handle or AT_FDCWD: `<\\x2f...>, "..."`)
+    when there is one. With -xx neither can hold a quote or an angle bracket of its own,
+    so each is found by searching for those characters, and only the part kept is checked
+    (a path can be 4 KiB, 16 KiB printed, in every line of a flood)."""
+    start = line.find('"')
+    while start >= 0:
+        end = line.find('"', start + 1)
+        if end < 0:
+            return
+        hexed = line[start + 1 : min(end, start + 1 + chars)]
+        if not _is_hex_run(hexed):
+            start = end  # not a string: its closing quote may open one
+            continue
+        handle = None
+        if start >= 3 and line.startswith(">, ", start - 3):
+            opened = line.rfind("<", 0, start - 3)
+            printed = line[opened + 1 : start - 3]
+            handle = printed if opened >= 0 and _is_hex_run(printed) else None
+        yield handle, hexed
+        start = line.find('"', end + 1)
 
 
 def _opened_hex(result: str) -> str | None:
