@@ -27,8 +27,8 @@ Last line: worst_cpu_ratio=<max over classes of validator CPU / its same-wall
 control's> worst_mem_ratio=<same for peak memory>, over agents' reps (target
 <= 2 for both, issue 22: "each hostile class against a control of the same wall
 time"). The line before it gives the same for detonation profiles, not reps: a
-detonation summarises what an artifact did up to the trace cap (32 MiB), so its
-worst classes cost reading and freeing that much trace.
+detonation summarises what an artifact did up to the trace cap (4 MiB without an
+installer), so its worst classes cost reading and freeing that much trace.
 """
 
 from __future__ import annotations

@@ -111,7 +111,11 @@ class Budget:
     memory_bytes: int = 1 << 30
     pids: int = 128
     workspace_bytes: int = 64 << 20
-    trace_bytes: int = 32 << 20  # every file, process and network event of a profile
+    # Every file, process and network event of a profile. The bundled corpus's profiles
+    # write at most 0.7 MiB without an installer and 2.4 MiB with pip or npm; a trace that
+    # reaches the cap is summarised whole, so the cap bounds what a flood costs the
+    # validator (benchmarks/tracer_abuse.py).
+    trace_bytes: int = 4 << 20
 
     def limits(self) -> ResourceLimits:
         return ResourceLimits(
@@ -130,7 +134,7 @@ class Budget:
 DEFAULT_BUDGET = Budget()
 # A real installer (pip with its build backend, npm) costs seconds of CPU under the tracer
 # before the package's own code runs.
-INSTALL_BUDGET = Budget(profile_cpu_s=14.0, profile_deadline_s=24.0)
+INSTALL_BUDGET = Budget(profile_cpu_s=14.0, profile_deadline_s=24.0, trace_bytes=8 << 20)
 
 
 def _shipped(name: str) -> InputFile:
