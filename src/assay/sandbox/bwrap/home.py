@@ -10,7 +10,10 @@ A watched directory reports its new entries, for watched names written fresh.
 
 What the files cannot show: their change time (ctime) and birth time are the
 moment they were planted, seconds before the command starts; nothing but the
-clock sets them. Their modification and access times are set back.
+clock sets them. Their modification and access times are set back. (A home read
+from a filesystem image would carry old change times: squashfs reports its stored
+time as all three, and an overlay above it takes the writes. Not done: it costs a
+loop mount per run, and an overlay on /home shows in /proc/self/mountinfo.)
 """
 
 from __future__ import annotations
