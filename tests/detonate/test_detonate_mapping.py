@@ -382,3 +382,15 @@ def test_an_exec_is_the_file_the_kernel_ran_not_its_argv0() -> None:
     step = (PYTHON, "/task/artifact/run.py")
     assert not WHO.is_harness_exec(step, "/usr/bin/curl")
     assert WHO.is_harness_exec(step, PYTHON)
+
+
+def test_trigger_flags_over_the_cap_are_named_not_dropped(tmp_path: Path) -> None:
+    (tmp_path / "scripts").mkdir()
+    decoys = [f"--a{n}" for n in range(9)]
+    source = "FLAGS = [" + ", ".join(repr(f) for f in [*decoys, "--zz-payload"]) + "]\n"
+    (tmp_path / "scripts" / "run.py").write_text(source)
+    (tmp_path / "SKILL.md").write_text("# x\n\n    python3 scripts/run.py\n")
+    plan = build_plan(tmp_path, Track.SKILLS, "t0k3n")
+    triggers = next(s for s in plan.variations if s.name.endswith("trigger flags"))
+    assert "--zz-payload" not in triggers.argv
+    assert any("--zz-payload" in i and "over the 12-flag cap" in i for i in plan.interference)

@@ -3,10 +3,16 @@ dated back, watched by inode from outside however the program reaches them."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -130,3 +136,79 @@ def test_a_flood_of_events_is_reported_lost_not_silently_cut(backend: BwrapBacke
     observation = observe(backend, code, home=HOME)
     assert observation.home_watch_lost
     assert HomeEvent("/home/sam/.e0", "created") in observation.home_events
+
+
+class _ForkWhileHeld:
+    """A profile hook forking a child whenever the thread it watches holds a planted
+    file open, as a sandbox start in another of the validator's threads forks one: the
+    child keeps its copy of the descriptor until it is released (a started child
+    closes it only when it execs)."""
+
+    def __init__(self) -> None:
+        self.release_r, self.release_w = os.pipe()
+        self.children: list[int] = []
+        self.held: set[str] = set()
+
+    def __call__(self, frame: FrameType, event: str, arg: object) -> None:
+        if event != "c_call":
+            return
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/self/fd/{fd}")
+                if "/scratch/home/" in target and target not in self.held:
+                    self.held.add(target)
+                    self._fork()
+
+    def _fork(self) -> None:
+        child = os.fork()
+        if child == 0:
+            os.close(self.release_w)
+            os.read(self.release_r, 1)  # until released; exiting closes what it holds
+            os._exit(0)
+        self.children.append(child)
+
+    def release_when(self, marker: Callable[[], list[Path]]) -> None:
+        """Once the sandboxed command shows `marker` (the watch is set by then), let the
+        children go, and remove the marker only once their descriptors are closed."""
+        deadline = time.monotonic() + 30
+        while not marker() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.close(self.release_w)
+        for child in self.children:
+            os.waitpid(child, 0)
+        for path in marker():
+            path.unlink()
+
+
+WAIT_FOR_RELEASE = """
+import os, time
+open("/home/sam/.ready", "w").close()
+deadline = time.monotonic() + 30
+while os.path.exists("/home/sam/.ready") and time.monotonic() < deadline:
+    time.sleep(0.01)
+"""
+
+
+def test_a_planted_file_closed_late_by_a_forked_child_is_no_write(backend: BwrapBackend) -> None:
+    """Issue 26: a file the validator held open while planting is also open in any child
+    another of its threads forked meanwhile; that child's close, after the watch is set,
+    was reported as a write of a secret or a shell profile that nothing in the sandbox
+    did. The validator must never hold a planted file open."""
+    holder = _ForkWhileHeld()
+    base = Path(backend.private_paths[0])
+
+    def marker() -> list[Path]:
+        return list(base.glob("*/run-*/scratch/home/sam/.ready"))
+
+    releaser = threading.Thread(target=holder.release_when, args=(marker,))
+    releaser.start()
+    sys.setprofile(holder)
+    try:
+        observation = observe(backend, WAIT_FOR_RELEASE, home=HOME)
+    finally:
+        sys.setprofile(None)
+        releaser.join()
+        os.close(holder.release_r)
+    planted = {f"/home/sam/{item.path}" for item in HOME.files}
+    assert [e for e in observation.home_events if e.path in planted] == []
+    assert HomeEvent("/home/sam/.ready", "created") in observation.home_events

@@ -277,7 +277,7 @@ def map_home(
     for event in events:
         item = canary_at(event.path)
         shown = home_relative(event.path)
-        detail = "seen by the watch on the home"
+        detail = "seen by the watch on the home" + (f" ({event.flags})" if event.flags else "")
         if item is not None and event.event == "read":
             capability = item.capability
         elif item is not None and event.event in ("write", "deleted", "moved"):

@@ -135,6 +135,9 @@ class HomeEvent:
 
     path: str  # in the sandbox, the name it was planted under
     event: str
+    # The kernel's own words for it: the inotify flags behind `event`, all the times it
+    # was seen, e.g. "MODIFY|CLOSE_WRITE" (an event is one fact, whatever flags showed it).
+    flags: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)

@@ -284,6 +284,11 @@ class _Run:
         return self.scratch / "home"
 
     @property
+    def home_stage(self) -> Path:
+        """Where the validator writes a home before `cp` plants it (see `plant`)."""
+        return self.box / "home"
+
+    @property
     def trace_prefix(self) -> Path:
         return self.run_dir / "trace" / "t"
 
@@ -634,7 +639,7 @@ class BwrapBackend(SandboxBackend):
             with (run.box / "stat").open("r+b") as handle:
                 handle.write(_shifted_proc_stat(request.boot_time_shift_s))
         if request.home is not None:
-            plant(run.homes, request.home, SANDBOX_UID, SANDBOX_GID)
+            plant(run.homes, run.home_stage, request.home, SANDBOX_UID, SANDBOX_GID)
             run.home_watch = HomeWatch(run.homes, request.home)  # from here, nothing of ours
         limits = request.limits
         cpu_base = run.cpu_s()  # the launcher's, bubblewrap's and their tracing's start-up
@@ -858,6 +863,7 @@ def _prepare_home(run: _Run, user: str) -> None:
     """/home for a planted home, and the passwd and group entries of its user (the
     sandbox's uid, /home/<user>, a login shell), which the request's files fill."""
     run.homes.mkdir(mode=0o755)
+    run.home_stage.mkdir(mode=0o700)  # its secrets are the validator's to read alone
     uid = SANDBOX_INNER_UID
     entry = f"{user}:x:{uid}:{uid}:{user}:/home/{user}:/bin/bash\n"
     (run.box / "passwd").write_text(f"root:x:0:0:root:/root:/bin/bash\n{entry}")
