@@ -446,42 +446,35 @@ STEALER_DEPS = re.compile(
 STRONG_STEALER = {"browser-cookie3", "discord-webhook", "dhooks", "winregistry", "robloxpy"}
 
 
+# (pattern, category, title, weight, capability) of what code shows wherever it runs.
+CONTENT_MARKS = (
+    (COLLECTOR, "exfiltration", "Reports to a throwaway collection endpoint", 4.0, "POST_WEB"),
+    (BASE64_URL, "obfuscation", "Hides a URL in base64", 3.0, "FETCH_WEB"),
+)
+
+
 def content_signals(files: list[Source]) -> list[Signal]:
     """What the package's files say about it, whatever runs when: collectors it reports
     to, code written so no one reads it, dependencies that exist to steal."""
     signals: list[Signal] = []
-    collector = _first_match(files, COLLECTOR, code_only=True)
-    if collector is not None:
-        source, line = collector
-        signals.append(
-            Signal(
-                "exfiltration",
-                "HIGH",
-                "action",
-                "Reports to a throwaway collection endpoint",
-                source.rel,
-                line,
-                4.0,
-                "POST_WEB",
-                excerpt=line_at_text(source, line),
+    for pattern, category, title, weight, capability in CONTENT_MARKS:
+        found = _first_match(files, pattern, code_only=True)
+        if found is not None:
+            source, line = found
+            excerpt = line_at_text(source, line)
+            signals.append(
+                Signal(
+                    category,
+                    "HIGH",
+                    "action",
+                    title,
+                    source.rel,
+                    line,
+                    weight,
+                    capability,
+                    excerpt=excerpt,
+                )
             )
-        )
-    hidden = _first_match(files, BASE64_URL, code_only=True)
-    if hidden is not None:
-        source, line = hidden
-        signals.append(
-            Signal(
-                "obfuscation",
-                "HIGH",
-                "action",
-                "Hides a URL in base64",
-                source.rel,
-                line,
-                3.0,
-                "FETCH_WEB",
-                excerpt=line_at_text(source, line),
-            )
-        )
     obfuscated = _obfuscated(files)
     if obfuscated is not None:
         source, line = obfuscated
