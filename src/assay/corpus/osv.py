@@ -52,9 +52,13 @@ def normalised_name(ecosystem: str, name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower() if ecosystem == "pypi" else name
 
 
-def import_osv(src: Path, artifacts: Path, dest: Path, *, commit: str = "") -> ImportSummary:
+def import_osv(
+    src: Path, artifacts: Path, dest: Path, *, commit: str = "", origin: str = ""
+) -> ImportSummary:
     """The artifacts under `artifacts` that a `MAL-*` record under `src` names, written
-    into the corpus `dest` as malicious tasks."""
+    into the corpus `dest` as malicious tasks. `origin` says where the artifacts came
+    from (a sample collection and its commit); each label records it beside the
+    artifact's path under `artifacts`, since the record itself carries no code."""
     commit = commit or dataset_commit(src)
     problems: list[Problem] = []
     records = list(_records(src, problems))
@@ -68,13 +72,18 @@ def import_osv(src: Path, artifacts: Path, dest: Path, *, commit: str = "") -> I
         if record is None:
             problems.append(Problem(archive, f"no MAL record names {ecosystem} {name} {version}"))
             continue
-        tasks.append(_task(record, archive, name, version, commit))
+        where = {"artifact_file": archive.relative_to(artifacts).as_posix()}
+        if origin:
+            where["artifact_origin"] = origin
+        tasks.append(_task(record, archive, name, version, commit, where))
     if problems:
         raise ImportFailed(problems)
     return write_tasks(dest, tasks)
 
 
-def _task(record: _Record, archive: Path, name: str, version: str, commit: str) -> PackedTask:
+def _task(
+    record: _Record, archive: Path, name: str, version: str, commit: str, where: dict[str, str]
+) -> PackedTask:
     return PackedTask(
         task_id=task_id("osv", record.ecosystem, name, version),
         label=Label.MALICIOUS,
@@ -89,7 +98,7 @@ def _task(record: _Record, archive: Path, name: str, version: str, commit: str) 
             "package": name,
             "version": version,
             "summary": record.summary,
-            "artifact_file": archive.name,
+            **where,
         },
         notes=f"{record.record_id}: {record.summary}"[:500],
     )

@@ -1,10 +1,11 @@
 """Split a native corpus into a tuning part and a set-aside part, once, before any tuning.
 
 The split is stratified (per track, label and ecosystem, so both parts keep the
-corpus's mix) and seeded: a task's place is decided by sha256(seed, track, task id)
-alone, so the same corpus and seed always give the same split, and adding a task
-later moves no other. `split.json` beside the two parts records the seed and every
-task's part, so the split travels with the corpus.
+corpus's mix) and seeded: a task's rank is sha256(seed, track, task id), so the same
+corpus and seed always give the same split. A stratum's cut is a share of its size, so
+a grown corpus is extended by splitting its additions on their own, not by splitting
+the whole again. `split.json` beside the two parts records the seed and every task's
+part, so the split travels with the corpus.
 """
 
 from __future__ import annotations
