@@ -14,6 +14,7 @@ import pytest
 from filelock import FileLock
 from hypothesis import settings
 
+from assay.detonate.cache import ENVIRONMENT as DETONATION_CACHE
 from inprocess_cli import run_cli
 from round_fixtures import StoredRound, reference_round_args
 
@@ -95,12 +96,24 @@ def assay_process(tmp_path: Path) -> Assay:
     return run
 
 
+def shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The temp root the run's parallel workers have in common."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_detonations(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Rounds all over the suite (and the processes they start) share one detonation
+    cache, as a validator's rounds of a day do: each artifact is detonated once per run."""
+    os.environ[DETONATION_CACHE] = str(shared_root(tmp_path_factory) / "detonations")
+
+
 @pytest.fixture(scope="session")
 def _reference_round(tmp_path_factory: pytest.TempPathFactory) -> StoredRound:
     """The reference round, run once per test run: parallel workers share one, made
     by whichever asks first (the others wait on the lock), in their common temp root."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = shared_root(tmp_path_factory)
     folder = shared / "reference-round"
     with FileLock(str(shared / "reference-round.lock")):
         done = folder / "round.json"

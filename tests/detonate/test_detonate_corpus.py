@@ -6,27 +6,29 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
-from assay.detonate import Detonation, detonate
+from assay.detonate import detonate
+from assay.detonate.cache import DetonationCache
 from assay.detonate.core import relevance
 from assay.mechanism.spec import BEHAVIOURAL_TRACKS
+from assay.records import codec
+from assay.records.observed import Observed
 from assay.sandbox.bwrap import BwrapBackend
 
-# Every behavioural task is detonated once for the module (`detonations`): one worker
-# runs the module, so no other worker detonates them all again.
+# Each test detonates the samples it reads through the run's detonation cache (see
+# tests/conftest.py), so every sample is detonated once per run, by whichever worker asks
+# first, as a validator's rounds of one day share detonations.
 # Packages are installed by the real pip and npm in every profile: on a busy 2-core host
-# detonating them all takes many minutes (the steps are bounded by CPU, not wall time).
-pytestmark = [
-    pytest.mark.sandbox,
-    pytest.mark.xdist_group("detonate_corpus"),
-    pytest.mark.timeout(2400),
-]
+# a detonation takes minutes (the steps are bounded by CPU, not wall time).
+pytestmark = [pytest.mark.sandbox, pytest.mark.timeout(1200)]
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 # The samples this suite was written for (their detonation is pinned below). The rest of the
@@ -99,44 +101,59 @@ def _fingerprint(home: Path) -> dict[str, str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def detonations(backend: BwrapBackend) -> Iterator[dict[str, Detonation]]:
-    """Every behavioural task detonated once; the real home must be unchanged after."""
-    home = Path.home()
-    before = _fingerprint(home)
-    results = {
-        f"{t.track.value}/{t.task_id}": detonate(t.artifact_dir, t.track, backend=backend)
-        for t in TASKS
-    }
-    yield results
-    assert _fingerprint(home) == before
+BY_KEY = {f"{t.track.value}/{t.task_id}": t for t in TASKS}
+
+Detonated = Callable[[str], Observed]
+
+
+@pytest.fixture(scope="session")
+def detonations(backend: BwrapBackend) -> Detonated:
+    """The day's detonation of a sample by its `track/task` key; the real home must be
+    unchanged after each."""
+    kept = DetonationCache.configured()
+    assert kept is not None, "the suite shares one detonation cache (tests/conftest.py)"
+
+    def observe(key: str) -> Observed:
+        task = BY_KEY[key]
+        before = _fingerprint(Path.home())
+        result = kept.observe(
+            task.track,
+            task.artifact_digest(),
+            lambda: detonate(task.artifact_dir, task.track, backend=backend).observed(),
+        )
+        assert _fingerprint(Path.home()) == before
+        return result
+
+    return observe
 
 
 def _id(task: Task) -> str:
     return f"{task.track.value}/{task.task_id}"
 
 
+def _names(result: Observed) -> set[str]:
+    return {c.capability for c in result.capabilities}
+
+
 @pytest.mark.parametrize("task", [t for t in TASKS if t.malicious], ids=_id)
 def test_malicious_sample_shows_its_labelled_capabilities(
-    task: Task, detonations: dict[str, Detonation]
+    task: Task, detonations: Detonated
 ) -> None:
-    result = detonations[_id(task)]
-    assert set(task.expected_capabilities) <= result.names, result.to_json()["profiles"]
+    result = detonations(_id(task))
+    assert set(task.expected_capabilities) <= _names(result), codec.to_builtins(result.profiles)
 
 
 @pytest.mark.parametrize("task", [t for t in TASKS if not t.malicious], ids=_id)
-def test_benign_sample_shows_nothing_system_or_redact(
-    task: Task, detonations: dict[str, Detonation]
-) -> None:
-    result = detonations[_id(task)]
+def test_benign_sample_shows_nothing_system_or_redact(task: Task, detonations: Detonated) -> None:
+    result = detonations(_id(task))
     severe = [c for c in result.capabilities if c.protection in ("system", "redact")]
     traced = [c for c in severe if any(e.source != "watch" for e in c.evidence)]
-    assert traced == [], result.to_json()["capabilities"]
+    assert traced == [], codec.to_builtins(result.capabilities)
     if severe:
         # Known defect (issue 26): on a loaded host the home's inotify watch, which
         # cannot name the process behind an event, now and then charges a benign sample
         # with a one-profile write. Shown as xfail with its evidence until it is found.
-        watched = [(c.capability, [e.record(c.profiles) for e in c.evidence]) for c in severe]
+        watched = [(c.capability, codec.to_builtins(c.evidence)) for c in severe]
         pytest.xfail(f"watch-only capability on a benign sample (issue 26): {watched}")
 
 
@@ -156,71 +173,72 @@ TIME_BOMBS = {
 CLOCK_PROFILES = {"baseline": 0, "clock_plus_5w": 35, "clock_plus_13mo": 400}
 
 
-def _profiles_showing(result: Detonation, capability: str) -> set[str]:
+def _profiles_showing(result: Observed, capability: str) -> set[str]:
     return next((set(c.profiles) for c in result.capabilities if c.capability == capability), set())
 
 
 @pytest.mark.parametrize("task_id", sorted(ENV_KEYED))
-def test_environment_keyed_sample_fires_only_under_ci(
-    task_id: str, detonations: dict[str, Detonation]
-) -> None:
-    result = detonations[task_id]
+def test_environment_keyed_sample_fires_only_under_ci(task_id: str, detonations: Detonated) -> None:
+    result = detonations(task_id)
     assert _profiles_showing(result, ENV_KEYED[task_id]) == {"ci"}
-    assert result.gated()[ENV_KEYED[task_id]] == ("ci",)
+    assert result.gated[ENV_KEYED[task_id]] == ("ci",)
 
 
 @pytest.mark.parametrize("task_id", sorted(TIME_BOMBS))
 def test_time_bomb_fires_under_the_shifted_clocks_that_reach_its_date(
-    task_id: str, detonations: dict[str, Detonation]
+    task_id: str, detonations: Detonated
 ) -> None:
     capability, armed = TIME_BOMBS[task_id]
     today = datetime.date.today()
     reached = {p for p, days in CLOCK_PROFILES.items() if today + datetime.timedelta(days) >= armed}
-    seen = _profiles_showing(detonations[task_id], capability) & set(CLOCK_PROFILES)
+    seen = _profiles_showing(detonations(task_id), capability) & set(CLOCK_PROFILES)
     assert seen == reached
 
 
 def test_trigger_flag_is_attributed_to_the_invocation_that_carries_it(
-    detonations: dict[str, Detonation],
+    detonations: Detonated,
 ) -> None:
-    result = detonations["skills/skill-0034"]  # the PDF tool gated on --fast
+    result = detonations("skills/skill-0034")  # the PDF tool gated on --fast
     baseline = next(p for p in result.profiles if p.name == "baseline")
     assert any("--fast" in step.argv for step in baseline.steps)
     assert "READ_CLOUD_CREDENTIALS" in baseline.capabilities
 
 
-def test_home_keyed_sample_reads_the_planted_key(detonations: dict[str, Detonation]) -> None:
-    result = detonations["skills/skill-0028"]  # keyed on ~/.ssh/id_rsa existing
+def test_home_keyed_sample_reads_the_planted_key(detonations: Detonated) -> None:
+    result = detonations("skills/skill-0028")  # keyed on ~/.ssh/id_rsa existing
     ssh = next(c for c in result.capabilities if c.capability == "READ_SSH_KEY")
     assert any(e.path == "~/.ssh/id_rsa" for e in ssh.evidence)
     schedule = next(c for c in result.capabilities if c.capability == "SCHEDULE_JOB")
     assert any(e.path.startswith("~/.config/systemd/user/") for e in schedule.evidence)
 
 
-def test_output_is_json_bounded_and_sorted(detonations: dict[str, Detonation]) -> None:
-    for result in detonations.values():
-        data = result.to_json()
-        text = json.dumps(data)
-        assert len(text) < 96 * 1024
-        names = [c["capability"] for c in data["capabilities"]]
-        assert names == sorted(names)
-        for kind, events in data["events"].items():
-            assert events == sorted(events, key=lambda e, k=kind: (relevance(k, e), e)), kind
-        for capability in data["capabilities"]:
-            assert capability["protection"] in ("normal", "dangerous", "system", "redact")
-            assert capability["evidence"]
+def _rank(kind: str, event: str) -> tuple[int, str]:
+    return relevance(kind, event), event
 
 
-def test_canary_values_never_reach_the_output(detonations: dict[str, Detonation]) -> None:
+@pytest.mark.parametrize("task", TASKS, ids=_id)
+def test_output_is_json_bounded_and_sorted(task: Task, detonations: Detonated) -> None:
+    data: dict[str, Any] = codec.to_builtins(detonations(_id(task)))
+    assert len(json.dumps(data)) < 96 * 1024
+    names = [c["capability"] for c in data["capabilities"]]
+    assert names == sorted(names)
+    for kind, events in data["events"].items():
+        assert events == sorted(events, key=partial(_rank, kind)), kind
+    for capability in data["capabilities"]:
+        assert capability["protection"] in ("normal", "dangerous", "system", "redact")
+        assert capability["evidence"]
+
+
+def test_canary_values_never_reach_the_output(detonations: Detonated) -> None:
     # The values are per-detonation secrets; agents see names and paths, never values.
-    result = detonations["skills/skill-0020"]
-    assert "ghp_" not in json.dumps(result.to_json()["capabilities"])
+    result = detonations("skills/skill-0020")
+    assert "ghp_" not in json.dumps(codec.to_builtins(result.capabilities))
 
 
 def test_mcp_calls_carry_what_each_tool_was_seen_doing(
-    detonations: dict[str, Detonation],
+    detonations: Detonated,
 ) -> None:
-    result = detonations["mcp_servers/mcp-0009"]  # link preview stealing git credentials
+    result = detonations("mcp_servers/mcp-0009")  # link preview stealing git credentials
     assert result.mcp is not None
     (tool,) = result.mcp.tools
     assert tool.name == "preview" and tool.parameters == ("url",)
@@ -229,7 +247,7 @@ def test_mcp_calls_carry_what_each_tool_was_seen_doing(
     assert {"EXFILTRATE_DATA", "READ_SECRET"} <= set(call.observed)
 
 
-def test_every_detonation_is_complete(detonations: dict[str, Detonation]) -> None:
+@pytest.mark.parametrize("task", TASKS, ids=_id)
+def test_every_detonation_is_complete(task: Task, detonations: Detonated) -> None:
     """Everything each sample documents or declares was exercised, nothing disturbed."""
-    incomplete = {key: r.interference for key, r in detonations.items() if not r.complete}
-    assert incomplete == {}
+    assert detonations(_id(task)).interference == ()

@@ -18,6 +18,7 @@ from assay.attest.intake import Admission, admit_files
 from assay.chain.snapshot import read_snapshot
 from assay.corpus.native import NativeCorpus
 from assay.corpus.validate import require_valid
+from assay.detonate.cache import DetonationCache
 from assay.detonate.observer import DetonationObserver
 from assay.inference.config import resolve_upstream
 from assay.records.outcome import RunOutcome
@@ -61,7 +62,7 @@ class Round:
         ledger = RoundLedger(store, round_id, pinned())
         # Behavioural tasks are detonated once each (DESIGN §8) before any rep runs,
         # on this host whatever the executor.
-        observer = DetonationObserver(default_backend())
+        observer = DetonationObserver(default_backend(), DetonationCache.configured())
         executor = make_executor(how.executor, how.jobs, how.address)
         self.engine = RoundEngine(ledger, secret=secret, executor=executor, observer=observer)
 
