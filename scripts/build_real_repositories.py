@@ -113,7 +113,7 @@ def build(task: dict[str, Any], mirrors: Path, dest: Path) -> None:
         "commit": commit,
         "paths": task["files"],
         "licence_file": licence,
-        "language": "python",
+        "language": task.get("language", "python"),
         "fixes": [f["fix"] for f in found],
         "synthetic": False,
     }
