@@ -70,5 +70,47 @@ def test_bundled_real_corpus_validates_and_keeps_malware_sealed(part: str) -> No
 def test_bundled_real_split_is_the_recorded_one() -> None:
     recorded = json.loads((REAL / SPLIT_FILE).read_text())
     for part in (TUNING, SET_ASIDE):
-        on_disk = sorted(f"packages/{p.name}" for p in (REAL / part / "packages").iterdir())
+        on_disk = sorted(
+            f"{track.name}/{task.name}"
+            for track in (REAL / part).iterdir()
+            for task in track.iterdir()
+        )
         assert on_disk == recorded["parts"][part]
+
+
+def test_bundled_real_repositories_follow_the_seeded_split(tmp_path: Path) -> None:
+    """The repositories tasks sit in the part the recorded seed gives them."""
+    recorded = json.loads((REAL / SPLIT_FILE).read_text())
+    for part in (TUNING, SET_ASIDE):
+        shutil.copytree(REAL / part / "repositories", tmp_path / "repositories", dirs_exist_ok=True)
+    planned = plan_split(NativeCorpus(tmp_path), recorded["seed"], recorded["set_aside_share"])
+    for part in (TUNING, SET_ASIDE):
+        ours = [name for name in recorded["parts"][part] if name.startswith("repositories/")]
+        assert planned.parts[part] == ours
+
+
+@pytest.mark.parametrize("part", [TUNING, SET_ASIDE])
+def test_bundled_real_repositories_point_at_the_lines_real_fixes_changed(part: str) -> None:
+    tasks = NativeCorpus(REAL / part).tasks(Track.REPOSITORIES)
+    assert len(tasks) >= 6
+    assert {t.label for t in tasks} == {Label.MALICIOUS, Label.SAFE}
+    for task in tasks:
+        source = task.source
+        assert source["synthetic"] is False and len(source["commit"]) == 40, task.task_id
+        # Only the named files and the project's licence, as they were at that commit.
+        files = sorted(
+            p.relative_to(task.artifact_dir).as_posix()
+            for p in task.artifact_dir.rglob("*")
+            if p.is_file()
+        )
+        assert files == sorted([*source["paths"], source["licence_file"]]), task.task_id
+        fixed = {(f["file"], f["cve"]) for f in source["fixes"]}
+        assert all(len(f["commit"]) == 40 and f["fixed_lines"] for f in source["fixes"])
+        if task.label is Label.SAFE:
+            assert not task.vulnerabilities and source["clean_because"], task.task_id
+            continue
+        assert task.vulnerabilities and len(fixed) <= len(task.vulnerabilities)
+        for vuln in task.vulnerabilities:
+            lines = (task.artifact_dir / vuln.file).read_text(encoding="utf-8").splitlines()
+            assert vuln.file in source["paths"] and vuln.cwe.startswith("CWE-")
+            assert 1 <= vuln.line <= len(lines) and lines[vuln.line - 1].strip(), task.task_id
