@@ -267,9 +267,10 @@ def npm_hook_signals(
         reached = _hook_closure(targets, files)
         dangerous_script = any(_hook_script_dangerous(facts[t]) for t in reached if t in facts)
         hidden = any(BASE64_URL.search(files[t].text) for t in reached)
-        launch = next((t for t in reached if BUNDLED_LAUNCH.search(files[t].text)), None)
+        launches = ((files[t], BUNDLED_LAUNCH.search(files[t].text)) for t in reached)
+        launch = next(((source, found) for source, found in launches if found), None)
         if launch is not None:
-            signals.append(_bundled_launch_signal(hook, files[launch]))
+            signals.append(_bundled_launch_signal(hook, *launch))
         hook["runs"] = targets
         hook["dangerous"] = dangerous_inline or dangerous_script or hidden or bool(launch)
         if hook["dangerous"]:
@@ -298,9 +299,8 @@ BUNDLED_LAUNCH = re.compile(
 )
 
 
-def _bundled_launch_signal(hook: dict, source: Source) -> Signal:
-    found = BUNDLED_LAUNCH.search(source.text)
-    line = line_at(source.text, found.start()) if found else 1
+def _bundled_launch_signal(hook: dict, source: Source, found: re.Match[str]) -> Signal:
+    line = line_at(source.text, found.start())
     return Signal(
         "remote_code_execution",
         "CRIT",

@@ -8,7 +8,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
+from assay.detonate import cache as cache_module
 from assay.detonate.cache import ENVIRONMENT, DetonationCache, entry_key
 from assay.mechanism.spec import Track
 from assay.records.observed import UNTRUSTED_NOTE, Observed
@@ -81,30 +83,39 @@ def test_the_key_is_the_day_the_track_and_the_artifact() -> None:
     assert key != entry_key(Track.SKILLS, "cd" * 32, TODAY)
 
 
-def test_validators_sharing_the_cache_detonate_once(tmp_path: Path) -> None:
+def test_validators_sharing_the_cache_detonate_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first detonation ends only once the second validator has been refused the
+    # entry's lock: it then waits, and reads the entry instead of detonating again.
+    started, refused = threading.Event(), threading.Event()
+
+    class SeenLock(FileLock):
+        def _acquire(self) -> None:
+            super()._acquire()
+            if not self.is_locked:
+                refused.set()
+
+    monkeypatch.setattr(cache_module, "FileLock", SeenLock)
     cache = DetonationCache(tmp_path)
-    started, release = threading.Event(), threading.Event()
     calls: list[int] = []
 
     def slow() -> Observed:
         calls.append(1)
         started.set()
-        release.wait(10)
+        assert refused.wait(10), "the second validator was never kept out"
         return observed()
 
     results: list[Observed] = []
-    first = threading.Thread(
-        target=lambda: results.append(cache.observe(Track.SKILLS, DIGEST, slow))
-    )
-    first.start()
+    threads = [
+        threading.Thread(target=lambda: results.append(cache.observe(Track.SKILLS, DIGEST, slow)))
+        for _ in range(2)
+    ]
+    threads[0].start()
     started.wait(10)
-    second = threading.Thread(
-        target=lambda: results.append(cache.observe(Track.SKILLS, DIGEST, slow))
-    )
-    second.start()
-    release.set()
-    first.join(10)
-    second.join(10)
+    threads[1].start()
+    for thread in threads:
+        thread.join(20)
     assert len(calls) == 1 and results == [observed(), observed()]
 
 

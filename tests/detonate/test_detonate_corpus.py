@@ -115,14 +115,14 @@ def detonations(backend: BwrapBackend) -> Detonated:
 
     def observe(key: str) -> Observed:
         task = BY_KEY[key]
-        before = _fingerprint(Path.home())
-        result = kept.observe(
-            task.track,
-            task.artifact_digest(),
-            lambda: detonate(task.artifact_dir, task.track, backend=backend).observed(),
-        )
-        assert _fingerprint(Path.home()) == before
-        return result
+
+        def run() -> Observed:
+            before = _fingerprint(Path.home())
+            result = detonate(task.artifact_dir, task.track, backend=backend).observed()
+            assert _fingerprint(Path.home()) == before
+            return result
+
+        return kept.observe(task.track, task.artifact_digest(), run)
 
     return observe
 

@@ -73,7 +73,7 @@ class DetonationCache:
             observed = detonate()
             if observed.complete:
                 _write(entry, observed)
-        self._prune()
+                self._prune()  # once per entry written: reads stay one file each
         return observed
 
     def _prune(self) -> None:
