@@ -29,8 +29,9 @@ settings.load_profile("assay")
 
 @pytest.fixture
 def small_corpus(tmp_path: Path) -> Path:
-    """Two malicious and two safe tasks of skills and of repositories, from the bundled corpus."""
-    return copy_tasks(tmp_path / "corpus", 2, ("skills", "repositories"))
+    """One malicious and one safe task of skills and of repositories, from the bundled corpus
+    (the reference round's: 2 agents x (2 skills tasks x 3 reps + 2 repositories x 2 reps))."""
+    return copy_tasks(tmp_path / "corpus", 1, ("skills", "repositories"))
 
 
 def copy_tasks(root: Path, per_label: int, tracks: tuple[str, ...]) -> Path:
@@ -119,7 +120,7 @@ def _reference_round(tmp_path_factory: pytest.TempPathFactory) -> StoredRound:
         done = folder / "round.json"
         if not done.exists():
             shutil.rmtree(folder, ignore_errors=True)
-            corpus = copy_tasks(folder / "corpus", 2, ("skills", "repositories"))
+            corpus = copy_tasks(folder / "corpus", 1, ("skills", "repositories"))
             args = reference_round_args(corpus, folder / "reference.db", "--json")
             env = {"XDG_DATA_HOME": str(folder / "data")}
             result = run_cli(args, env=env, cwd=folder)

@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_AGENTS = (ROOT / "agents" / "keyword.py", ROOT / "agents" / "block_all.py")
 REFERENCE_SEED = "5eed"
 REFERENCE_TRACKS = "skills,repositories"
+# Its reps: 2 agents x (2 skills tasks x 3 reps + 2 repositories tasks x 2 reps).
+REFERENCE_REPS = 20
 
 
 def reference_round_args(corpus: Path, db: Path, *extra: str) -> list[str]:

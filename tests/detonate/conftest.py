@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import textwrap
 from collections.abc import Callable
@@ -9,10 +10,18 @@ from pathlib import Path
 
 import pytest
 
+from assay.corpus.native import NativeCorpus
 from assay.detonate import Detonation, detonate
-from assay.mechanism.spec import Track
+from assay.detonate.cache import DetonationCache
+from assay.mechanism.spec import BEHAVIOURAL_TRACKS, Track
+from assay.records.observed import Observed
 from assay.sandbox import default_backend
 from assay.sandbox.bwrap import BwrapBackend
+
+BUNDLED = Path(__file__).resolve().parents[2] / "corpus"
+_REAL_HOME_PATHS = (".ssh", ".aws", ".bashrc", ".profile", ".cache", ".config/systemd", ".netrc")
+
+Detonated = Callable[[str], Observed]
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +32,41 @@ def backend() -> BwrapBackend:
     assert isinstance(b, BwrapBackend)
     b.sweep_stale()
     return b
+
+
+def _fingerprint(home: Path) -> dict[str, str]:
+    """Content hashes of everything under the real home's sensitive paths."""
+    out: dict[str, str] = {}
+    for name in _REAL_HOME_PATHS:
+        root = home / name
+        paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in paths:
+            out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture(scope="session")
+def detonations(backend: BwrapBackend) -> Detonated:
+    """The day's detonation of a bundled sample by its `track/task` key, read through the
+    run's detonation cache (tests/conftest.py), so each sample is detonated once per run
+    whichever test or round asks first; the real home must be unchanged after each."""
+    kept = DetonationCache.configured()
+    assert kept is not None, "the suite shares one detonation cache (tests/conftest.py)"
+    bundled = [t for track in BEHAVIOURAL_TRACKS for t in NativeCorpus(BUNDLED).tasks(track)]
+    tasks = {f"{t.track.value}/{t.task_id}": t for t in bundled}
+
+    def observe(key: str) -> Observed:
+        task = tasks[key]
+
+        def run() -> Observed:
+            before = _fingerprint(Path.home())
+            result = detonate(task.artifact_dir, task.track, backend=backend).observed()
+            assert _fingerprint(Path.home()) == before
+            return result
+
+        return kept.observe(task.track, task.artifact_digest(), run)
+
+    return observe
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:

@@ -4,7 +4,6 @@ evasive samples caught under the profile that triggers them, the host untouched.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 from collections.abc import Callable
 from functools import partial
@@ -15,13 +14,10 @@ import pytest
 
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
-from assay.detonate import detonate
-from assay.detonate.cache import DetonationCache
 from assay.detonate.core import relevance
 from assay.mechanism.spec import BEHAVIOURAL_TRACKS
 from assay.records import codec
 from assay.records.observed import Observed
-from assay.sandbox.bwrap import BwrapBackend
 
 # Each test detonates the samples it reads through the run's detonation cache (see
 # tests/conftest.py), so every sample is detonated once per run, by whichever worker asks
@@ -31,9 +27,12 @@ from assay.sandbox.bwrap import BwrapBackend
 pytestmark = [pytest.mark.sandbox, pytest.mark.timeout(1200)]
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
-# The samples this suite was written for (their detonation is pinned below). The rest of the
-# bundled corpus is detonated by rounds and the demo; detonating all of it here would cost
-# minutes of the suite for no new assertion.
+# The samples this suite was written for (their detonation is pinned below), and the
+# samples the suite's rounds detonate anyway (tests/conftest.py's `copy_tasks` picks the
+# first of each label; through the shared cache they cost nothing more here). The rest of
+# the bundled corpus is detonated by rounds and the demo: a Python package alone costs
+# ~13 s of CPU (five real pip installs), so the benign packages here are one of each
+# shape (setup.py, pyproject) plus the rounds' own, not all of them.
 WRITTEN_FOR = frozenset(
     (
         "mcp_servers/mcp-0001",
@@ -50,6 +49,7 @@ WRITTEN_FOR = frozenset(
         "mcp_servers/mcp-0032",
         "mcp_servers/mcp-0037",
         "mcp_servers/mcp-0038",
+        "packages/pkg-0002",
         "packages/pkg-0004",
         "packages/pkg-0005",
         "packages/pkg-0008",
@@ -61,11 +61,9 @@ WRITTEN_FOR = frozenset(
         "packages/pkg-0015",
         "packages/pkg-0016",
         "packages/pkg-0024",
-        "packages/pkg-0032",
-        "packages/pkg-0034",
-        "packages/pkg-0035",
         "packages/pkg-0039",
         "skills/skill-0001",
+        "skills/skill-0003",
         "skills/skill-0006",
         "skills/skill-0008",
         "skills/skill-0017",
@@ -87,44 +85,7 @@ TASKS: list[Task] = [
     for t in NativeCorpus(CORPUS).tasks(track)
     if f"{track.value}/{t.task_id}" in WRITTEN_FOR
 ]
-_REAL_HOME_PATHS = (".ssh", ".aws", ".bashrc", ".profile", ".cache", ".config/systemd", ".netrc")
-
-
-def _fingerprint(home: Path) -> dict[str, str]:
-    """Content hashes of everything under the real home's sensitive paths."""
-    out: dict[str, str] = {}
-    for name in _REAL_HOME_PATHS:
-        root = home / name
-        paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-        for path in paths:
-            out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
-
-
-BY_KEY = {f"{t.track.value}/{t.task_id}": t for t in TASKS}
-
-Detonated = Callable[[str], Observed]
-
-
-@pytest.fixture(scope="session")
-def detonations(backend: BwrapBackend) -> Detonated:
-    """The day's detonation of a sample by its `track/task` key; the real home must be
-    unchanged after each."""
-    kept = DetonationCache.configured()
-    assert kept is not None, "the suite shares one detonation cache (tests/conftest.py)"
-
-    def observe(key: str) -> Observed:
-        task = BY_KEY[key]
-
-        def run() -> Observed:
-            before = _fingerprint(Path.home())
-            result = detonate(task.artifact_dir, task.track, backend=backend).observed()
-            assert _fingerprint(Path.home()) == before
-            return result
-
-        return kept.observe(task.track, task.artifact_digest(), run)
-
-    return observe
+Detonated = Callable[[str], Observed]  # the `detonations` fixture (tests/detonate/conftest.py)
 
 
 def _id(task: Task) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from assay.store.sqlite import SCHEMA_VERSION, Store, StoreError
-from round_fixtures import REFERENCE_AGENTS, StoredRound, reference_round_args
+from round_fixtures import REFERENCE_AGENTS, REFERENCE_REPS, StoredRound, reference_round_args
 
 pytestmark = pytest.mark.sandbox
 
@@ -83,12 +83,12 @@ def test_kill_9_then_resume_matches_an_uninterrupted_round(
         start_new_session=True,
     )
     deadline = time.monotonic() + 120
-    while _stored_reps(db) < 10 and time.monotonic() < deadline:
+    while _stored_reps(db) < 6 and time.monotonic() < deadline:
         time.sleep(0.05)
     os.killpg(victim.pid, signal.SIGKILL)
     victim.wait()
     stored_before = _stored_reps(db)
-    assert 10 <= stored_before < 40, "the kill must land mid-round"
+    assert 6 <= stored_before < REFERENCE_REPS, "the kill must land mid-round"
     resumed = json.loads(assay("round", "resume", "--db", str(db), "--json").stdout)
     assert resumed["status"] == "completed"
     assert scores_and_weights(resumed) == scores_and_weights(reference)
@@ -96,7 +96,7 @@ def test_kill_9_then_resume_matches_an_uninterrupted_round(
         total, distinct = con.execute(
             "SELECT COUNT(*), COUNT(DISTINCT agent_hash || track || task_id || rep) FROM reps"
         ).fetchone()
-    assert total == distinct == 40
+    assert total == distinct == REFERENCE_REPS
 
 
 def test_an_artifact_replaced_after_planning_is_not_what_runs(

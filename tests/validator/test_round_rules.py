@@ -85,13 +85,15 @@ def test_eval_prints_the_metric_fields(assay: Assay, small_corpus: Path) -> None
     common = ("--corpus", str(small_corpus), "--json", "--reps", "1")  # fields, not consensus
     result = assay("eval", str(KEYWORD), "--track", "skills", *common)
     payload = json.loads(result.stdout)
-    assert payload["track"] == "skills" and payload["tasks"] == 4
+    assert payload["track"] == "skills" and payload["tasks"] == 2
     assert set(payload["confusion"]) == {"tp", "tn", "fp", "fn", "no_verdict"}
     assert {"mcc", "score", "threshold", "eligible", "task_results"} <= set(payload)
     first = payload["task_results"][0]
     assert {"task", "label", "verdict", "reps"} <= set(first)
     assert {"status", "reason", "detail", "cpu_s", "cpu_budget_s"} <= set(first["reps"][0])
-    repos = json.loads(assay("eval", str(KEYWORD), "--track", "repositories", *common).stdout)
+    # On two tasks the keyword agent is not eligible (exit 1): the fields are what is checked.
+    repos_run = assay("eval", str(KEYWORD), "--track", "repositories", *common, check=False)
+    repos = json.loads(repos_run.stdout)
     assert all("f2" in t for t in repos["task_results"])
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from assay.detonate.cache import DetonationCache
 from assay.detonate.observer import DetonationObserver
 from assay.inference.interface import InferenceService
 from assay.inference.proxy import MeteredProxy, ProxySession
@@ -150,12 +151,13 @@ def test_a_detonation_that_cannot_start_abstains_its_track_and_a_resume_complete
 
 
 class _SnapshotTurnedToFifo:
-    """The round's own detonation observer; once the skills tasks are detonated (after the
-    snapshots were verified), one repositories snapshot file becomes a fifo, which no
-    sandbox can copy in: every repositories rep that starts faults in its own sandbox."""
+    """The round's own detonation observer (reading the day's detonations, as a round's
+    does); once the skills tasks are detonated (after the snapshots were verified), one
+    repositories snapshot file becomes a fifo, which no sandbox can copy in: every
+    repositories rep that starts faults in its own sandbox."""
 
     def __init__(self, victim: Path) -> None:
-        self.real = DetonationObserver(default_backend())
+        self.real = DetonationObserver(default_backend(), DetonationCache.configured())
         self.victim = victim
         self.original = victim.read_bytes()
         self.mode = victim.stat().st_mode & 0o7777
