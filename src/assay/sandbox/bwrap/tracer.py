@@ -78,7 +78,7 @@ _ONE_BUFFER = ("sendto", "write")
 _SEND_OR_WRITE = tuple(f"{name}(" for name in _SEND + _WRITE)
 _FD_HEAD = 48  # a call's name and first argument, where strace names a socket's protocol
 _SOCKADDRS_SEEN = 4096  # distinct printed addresses parsed, at most
-_WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
+_WRITE_FLAGS = re.compile("O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND")
 # Read-only opens under these are the runtime loading itself (shared libraries,
 # the Python standard library, /proc, the validator's own inputs): public, and
 # hundreds per run. What in /proc tells a sandbox from a host is a probe instead.
@@ -480,7 +480,10 @@ class _Collector:
         self._track_cwd(line)
         out = []
         for handle, data in _named_strings(line, 4 * _PATH_CHARS):
-            directory = _text(handle) if handle is not None else self.cwd
+            directory = self.cwd
+            if handle is not None and handle != self.cwd_hex:  # the cwd is decoded once
+                decoded = _hex_run(handle)
+                directory = _text(decoded) if decoded is not None else self.cwd
             out.append(resolved(_text(data), directory))
         return out
 
@@ -521,7 +524,7 @@ class _Collector:
 
     def _open(self, name: str, line: str, result: str) -> None:
         flags = line.rpartition('"')[2]  # the path is the last string; flags follow it
-        writing = name == "creat" or any(f in flags for f in _WRITE_FLAGS)
+        writing = name == "creat" or _WRITE_FLAGS.search(flags) is not None
         opened = _opened_hex(result)
         if not writing and _plainly_quiet(opened or line[line.find('"') + 1 :]):
             return  # the runtime loading itself
@@ -642,12 +645,13 @@ def _hex_run(text: str) -> bytes | None:
         return None
 
 
-def _named_strings(line: str, chars: int) -> Iterator[tuple[bytes | None, bytes]]:
-    """Each string argument of a line, decoded from its first `chars` printed, with the path
-    of the descriptor printed just before it (a directory handle or AT_FDCWD: `<\\x2f...>,
-    "..."`) when there is one. With -xx neither can hold a quote or an angle bracket of its own,
-    so each is found by searching for those characters, and only the part kept is checked
-    (a path can be 4 KiB, 16 KiB printed, in every line of a flood)."""
+def _named_strings(line: str, chars: int) -> Iterator[tuple[str | None, bytes]]:
+    """Each string argument of a line, decoded from its first `chars` printed, with what is
+    printed of the descriptor just before it (a directory handle or AT_FDCWD: `<\\x2f...>,
+    "..."`; its path if it is whole \\xNN pairs) when there is one. With -xx neither can
+    hold a quote or an angle bracket of its own, so each is found by searching for those
+    characters, and only the part kept is checked (a path can be 4 KiB, 16 KiB printed,
+    in every line of a flood)."""
     start = line.find('"')
     while start >= 0:
         end = line.find('"', start + 1)
@@ -660,7 +664,7 @@ def _named_strings(line: str, chars: int) -> Iterator[tuple[bytes | None, bytes]
         handle = None
         if start >= 3 and line.startswith(">, ", start - 3):
             opened = line.rfind("<", 0, start - 3)
-            handle = _hex_run(line[opened + 1 : start - 3]) if opened >= 0 else None
+            handle = line[opened + 1 : start - 3] if opened >= 0 else None
         yield handle, data
         start = line.find('"', end + 1)
 
