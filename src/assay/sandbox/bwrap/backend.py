@@ -682,13 +682,15 @@ class BwrapBackend(SandboxBackend):
         if over_cap and not tracer.PROFILES[request.trace].read_over_cap:
             trace = TraceSummary(truncated=True)
         else:
+            # Past the cap (whichever limit the poll saw first), only the cap is read.
+            past_cap = _trace_left(run, request.limits) <= 0
             trace = tracer.summarise(
                 run.trace_prefix,
                 run.launcher,
                 request.argv,
                 request.trace,
                 harness_command=request.harness_command,
-                read_bytes=request.limits.trace_bytes if over_cap else None,
+                read_bytes=request.limits.trace_bytes if past_cap else None,
             )
         run.attached = bool(trace.execs) or over_cap
         home_events, home_lost = run.home_watch.collect() if run.home_watch else ((), False)
