@@ -442,7 +442,7 @@ class _Collector:
                 for line in lines
                 if not line.startswith(_SEND_OR_WRITE)
                 or "htons(53)" in line
-                or (writes and "<UDP" in line[:_FD_HEAD] and "sa_family=" not in line)
+                or (writes and "sa_family=" not in line and "<UDP" in line[:_FD_HEAD])
             ]
         for line in lines:
             self.feed(line)
