@@ -348,3 +348,64 @@ def test_a_harness_commands_own_file_calls_are_left_out(tmp_path: Path) -> None:
         "/home/dev/.netrc",
     )
     assert summarise(trace, ("launcher",), command).reads == ("/home/dev/.env", "/home/dev/.netrc")
+
+
+def opened(path: str) -> str:
+    return f"openat(AT_FDCWD<{bare('/tmp')}>, {hexs(path)}, O_RDONLY) = -1 ENOENT"
+
+
+def test_a_trace_past_its_cap_is_read_up_to_it_cutting_the_longest_process(
+    tmp_path: Path,
+) -> None:
+    """The tracer writes past the cap until the run is ended; the validator reads no more
+    than the cap, and a flood in one process cuts that process's trace alone."""
+    flood = f"writev(3<{bare('/dev/null')}>, [{{iov_base={hexs('A' * 512)}..., iov_len=4096}}], 1)"
+    cut_peer = f"connect(5<TCP:[9]>, {INET53.replace('53', '4444')}, 16"  # the cap cuts it here
+    files = {
+        7: [EXEC, opened("/home/dev/.early"), *[f"{flood} = 4096"] * 40, opened("/home/dev/.late")],
+        8: [opened("/home/dev/.env")],  # a child, whole
+    }
+    prefix = write_trace(tmp_path, files)
+    whole = summarise(prefix, ("launcher",), ("/x",))
+    assert whole.reads == ("/home/dev/.early", "/home/dev/.late", "/home/dev/.env")
+    summary = summarise(prefix, ("launcher",), ("/x",), read_bytes=64 * 1024)
+    assert summary.reads == ("/home/dev/.early", "/home/dev/.env")
+    # A line the cap cuts is left out, while one strace never finished (the run was
+    # killed while it wrote) is what it wrote.
+    (tmp_path / "t.7").write_text(f"{EXEC}\n{cut_peer}) = 0\n")
+    read_bytes = (tmp_path / "t.8").stat().st_size + len(f"{EXEC}\n{cut_peer}) ")
+    assert summarise(prefix, ("launcher",), ("/x",), read_bytes=read_bytes).connects == ()
+    (tmp_path / "t.7").write_text(f"{EXEC}\n{cut_peer}")
+    assert summarise(prefix, ("launcher",), ("/x",)).connects == (Peer("inet", "127.0.0.1", 4444),)
+
+
+def test_a_long_send_is_read_at_its_head_and_end_and_a_long_exec_whole(tmp_path: Path) -> None:
+    """A flood's line (an iovec array: a MiB printed) is read at its head, with the call,
+    the address and the first buffers, and at its end, with the result; its middle, more
+    buffers, is not read (that bounds what a flood costs). An exec is read whole."""
+    padding = ", ".join([f"{{iov_base={hexs('B' * 512)}..., iov_len=4096}}"] * 200)
+    first = hexs(dns_query("first.probe.assay.invalid"))
+    middle = hexs(dns_query("middle.probe.assay.invalid"))
+
+    def sendmsg(peer: str, buffers: str, result: str) -> str:
+        return (
+            f"sendmsg(4<UDP:[5]>, {{msg_name={peer}, msg_namelen=16, msg_iov=[{buffers}], "
+            f"msg_iovlen=402, msg_controllen=0, msg_flags=0}}, 0) = {result}"
+        )
+
+    query = f"{{iov_base={first}, iov_len=40}}, {padding}, {{iov_base={middle}, iov_len=40}}"
+    unsent = INET53.replace("53", "5353")  # no socket: its result, at the end, says so
+    argv = [f"a{n}" * 200 for n in range(200)]
+    exec_line = f"execve({hexs('/bin/x')}, [{', '.join(hexs(a) for a in argv)}], 0x1) = 0"
+    lines = [
+        sendmsg(INET53, f"{query}, {padding}", "40"),
+        sendmsg(unsent, padding, "-1 EBADF (Bad file descriptor)"),
+        exec_line,
+        opened("/home/dev/.after"),
+    ]
+    assert min(len(line) for line in lines[:3]) > 400 * 1024
+    summary = summary_of(tmp_path, lines)
+    assert summary.dns_queries == ("first.probe.assay.invalid",)
+    assert summary.connects == (Peer("inet", "127.0.0.1", 53),)
+    assert summary.execs[-1] == tuple(argv)
+    assert summary.reads == ("/home/dev/.after",)

@@ -113,7 +113,7 @@ class Budget:
     workspace_bytes: int = 64 << 20
     # Every file, process and network event of a profile. The bundled corpus's profiles
     # write at most 0.7 MiB without an installer and 2.4 MiB with pip or npm; a trace that
-    # reaches the cap is summarised whole, so the cap bounds what a flood costs the
+    # reaches the cap is summarised up to it, so the cap bounds what a flood costs the
     # validator (benchmarks/tracer_abuse.py).
     trace_bytes: int = 4 << 20
 

@@ -107,9 +107,10 @@ POLL_MAX_S = 0.2
 # Once output is drained the validator waits on the tree's exit alone for this long
 # before watching the pipes again, so a run writing a byte at a time costs it one wake
 # per OUTPUT_BATCH_S rather than one per write (a 1 s run writing a byte every 0.2 ms
-# cost it ~120 ms of CPU, 7.8 times a quiet run's). The pipes, widened to PIPE_BYTES,
+# cost it ~120 ms of CPU, 7.8 times a quiet run's; ~52 ms, ~3 times, waking every 5 ms;
+# ~30 ms every 20 ms: benchmarks/tracer_abuse.py). The pipes, widened to PIPE_BYTES,
 # hold what is written meanwhile; a writer that fills one waits at most that long.
-OUTPUT_BATCH_S = 0.005
+OUTPUT_BATCH_S = 0.02
 PIPE_BYTES = 1 << 20  # Linux's default /proc/sys/fs/pipe-max-size
 _READ_BYTES = 1 << 16
 _CPUS = os.cpu_count() or 1
@@ -247,6 +248,10 @@ class _Run:
     tracer_clock: _ProcessClock | None = None
     home_watch: HomeWatch | None = None
     cancelled: bool = False  # by `cancel_all`: the run ends as `RunCancelled`
+    # The tracer traced the command (its exec, or a trace past the cap, which the
+    # launcher's few calls never reach), so it had attached the launcher, which joined
+    # the run's cgroup before that: killing the group reaches everything it started.
+    attached: bool = False
 
     @property
     def box(self) -> Path:
@@ -673,18 +678,23 @@ class BwrapBackend(SandboxBackend):
         """`cpu_bases`: the run's and its tracer's CPU time when the command was released."""
         assert run.cgroup is not None and run.process is not None
         assert run.tracer_clock is not None
-        if limit_hit is LimitHit.TRACE_CAP and not tracer.PROFILES[request.trace].read_over_cap:
+        over_cap = limit_hit is LimitHit.TRACE_CAP
+        if over_cap and not tracer.PROFILES[request.trace].read_over_cap:
             trace = TraceSummary(truncated=True)
         else:
+            # Past the cap (whichever limit the poll saw first), only the cap is read.
+            past_cap = _trace_left(run, request.limits) <= 0
             trace = tracer.summarise(
                 run.trace_prefix,
                 run.launcher,
                 request.argv,
                 request.trace,
                 harness_command=request.harness_command,
+                read_bytes=request.limits.trace_bytes if past_cap else None,
             )
+        run.attached = bool(trace.execs) or over_cap
         home_events, home_lost = run.home_watch.collect() if run.home_watch else ((), False)
-        if not trace.execs and limit_hit is not LimitHit.TRACE_CAP:
+        if not run.attached:
             stderr = captures[1].result().data.decode(errors="replace").strip()
             raise InfrastructureError(f"the sandbox never started the command: {stderr[-500:]}")
         root_fd = os.open(run.workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -830,9 +840,11 @@ def _cleanup(run: _Run) -> None:
     if run.process is not None:
         if run.process.poll() is None:
             attempt(functools.partial(os.killpg, run.process.pid, signal.SIGKILL))
-        if run.process.wait() < 0:
+        if run.process.wait() < 0 and not run.attached:
             # Killed (by us, or with the thread that started it) perhaps before it
-            # attached its first child, which then waits stopped forever.
+            # attached its first child, which then waits stopped forever. (Once it has
+            # attached, it dies by a signal whenever the tree does: it ends as its
+            # command ended, and a run past a limit is killed.)
             attempt(functools.partial(hostfs.kill_run_processes, run.run_dir))
     if run.tracer_clock is not None:
         attempt(run.tracer_clock.close)

@@ -23,8 +23,10 @@ a DNS query (`sendto(-1, ...)` fails with EBADF and is none).
 Parsing streams each process's file once, line by line, and keeps bounded
 ordered sets: a line that cannot add to a list with room left is dropped by a
 few substring tests, so a flood of calls costs the validator little more than
-reading the trace, which the backend caps; the summary is capped too
-(`TraceSummary.truncated`).
+reading the trace; the summary is capped too (`TraceSummary.truncated`). What is
+read is bounded as well: a trace past its cap only up to the cap (the tracer goes
+on writing until the backend ends the run), and a long send or write line (an
+iovec array prints up to a MiB) only at its head and end (`_LONG_LINE_HEAD`).
 
 Which processes are the sandboxed tree (the chain `backend.py` draws): strace's
 first child is the launcher, sh, which execs bubblewrap in the same process;
@@ -36,6 +38,7 @@ descendants, and the command's own file counts from its exec on.
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import posixpath
 import re
@@ -75,7 +78,7 @@ _ONE_BUFFER = ("sendto", "write")
 _SEND_OR_WRITE = tuple(f"{name}(" for name in _SEND + _WRITE)
 _FD_HEAD = 48  # a call's name and first argument, where strace names a socket's protocol
 _SOCKADDRS_SEEN = 4096  # distinct printed addresses parsed, at most
-_WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
+_WRITE_FLAGS = re.compile("O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND")
 # Read-only opens under these are the runtime loading itself (shared libraries,
 # the Python standard library, /proc, the validator's own inputs): public, and
 # hundreds per run. What in /proc tells a sandbox from a host is a probe instead.
@@ -102,6 +105,13 @@ _PATH_CHARS = 512
 _SETUP_LINES = 256
 _SETUP_BYTES = 64 * 1024
 _BATCH_BYTES = 1 << 16
+# Of a longer send or write line (an iovec array: a MiB printed), what is read: its head,
+# with the call, its descriptor, its address and its first buffers (a DNS query's, if it
+# is one, come first), and its end, with the result. Its middle is more buffers.
+_LONG_LINE_HEAD = 1 << 16
+_LONG_LINE_END = 1 << 10
+_CUT_LINES = tuple(f"{name}(".encode() for name in ("write", "writev", "sendto", "sendmsg"))
+_ELIDED = b" {...} "  # where a long line's middle was; no address or string spans it
 # errno of a send or connect that never reached a socket: no attempt at all.
 _NOT_A_SOCKET = ("-1 EBADF", "-1 ENOTSOCK", "-1 EFAULT")
 
@@ -297,7 +307,9 @@ def _text(value: object) -> str:
 
 
 def _hex_bytes(hexed: str) -> bytes:
-    return bytes.fromhex(hexed.replace("\\x", ""))
+    # The runtime's escape decoder reads \xNN in one pass; removing each "\x" to hand
+    # the digits to bytes.fromhex copies the text and costs several times more.
+    return codecs.escape_decode(hexed)[0]
 
 
 # Lines are read as strace wrote them: with -xx every string is "\xNN..." (no
@@ -430,7 +442,7 @@ class _Collector:
                 for line in lines
                 if not line.startswith(_SEND_OR_WRITE)
                 or "htons(53)" in line
-                or (writes and "<UDP" in line[:_FD_HEAD] and "sa_family=" not in line)
+                or (writes and "sa_family=" not in line and "<UDP" in line[:_FD_HEAD])
             ]
         for line in lines:
             self.feed(line)
@@ -467,9 +479,12 @@ class _Collector:
         passed with (its handle's path, or the working directory last printed)."""
         self._track_cwd(line)
         out = []
-        for handle, hexed in _named_strings(line, 4 * _PATH_CHARS):
-            directory = _text(_hex_bytes(handle)) if handle is not None else self.cwd
-            out.append(resolved(_text(_hex_bytes(hexed)), directory))
+        for handle, data in _named_strings(line, 4 * _PATH_CHARS):
+            directory = self.cwd
+            if handle is not None and handle != self.cwd_hex:  # the cwd is decoded once
+                decoded = _hex_run(handle)
+                directory = _text(decoded) if decoded is not None else self.cwd
+            out.append(resolved(_text(data), directory))
         return out
 
     def _track_cwd(self, line: str) -> None:
@@ -509,7 +524,7 @@ class _Collector:
 
     def _open(self, name: str, line: str, result: str) -> None:
         flags = line.rpartition('"')[2]  # the path is the last string; flags follow it
-        writing = name == "creat" or any(f in flags for f in _WRITE_FLAGS)
+        writing = name == "creat" or _WRITE_FLAGS.search(flags) is not None
         opened = _opened_hex(result)
         if not writing and _plainly_quiet(opened or line[line.find('"') + 1 :]):
             return  # the runtime loading itself
@@ -617,42 +632,40 @@ class _Collector:
         )
 
 
-_HEX_DIGITS = "0123456789abcdef"
-
-
-def _is_hex_run(text: str) -> bool:
-    """Whether `text` is whole \\xNN pairs, as -xx prints a string's bytes. Tested by
-    slices: a regular expression's repeated group costs several times more per pair."""
+def _hex_run(text: str) -> bytes | None:
+    """The bytes `text` prints if it is whole \\xNN pairs, as -xx prints a string's bytes,
+    else None. The pairs' places are tested by slices (a regular expression's repeated
+    group costs several times more per pair), their digits by decoding them."""
     pairs = len(text) // 4
-    return (
-        len(text) % 4 == 0
-        and text[::4] == "\\" * pairs
-        and text[1::4] == "x" * pairs
-        and not (text[2::4] + text[3::4]).strip(_HEX_DIGITS)
-    )
+    if len(text) % 4 or text[::4] != "\\" * pairs or text[1::4] != "x" * pairs:
+        return None
+    try:
+        return _hex_bytes(text)
+    except ValueError:  # a pair that is not two hex digits
+        return None
 
 
-def _named_strings(line: str, chars: int) -> Iterator[tuple[str | None, str]]:
-    """Each string argument of a line, as printed and cut to `chars`, with the path of the
-    descriptor printed just before it (a directory handle or AT_FDCWD: `<\\x2f...>, "..."`)
-    when there is one. With -xx neither can hold a quote or an angle bracket of its own,
-    so each is found by searching for those characters, and only the part kept is checked
-    (a path can be 4 KiB, 16 KiB printed, in every line of a flood)."""
+def _named_strings(line: str, chars: int) -> Iterator[tuple[str | None, bytes]]:
+    """Each string argument of a line, decoded from its first `chars` printed, with what is
+    printed of the descriptor just before it (a directory handle or AT_FDCWD: `<\\x2f...>,
+    "..."`; its path if it is whole \\xNN pairs) when there is one. With -xx neither can
+    hold a quote or an angle bracket of its own, so each is found by searching for those
+    characters, and only the part kept is checked (a path can be 4 KiB, 16 KiB printed,
+    in every line of a flood)."""
     start = line.find('"')
     while start >= 0:
         end = line.find('"', start + 1)
         if end < 0:
             return
-        hexed = line[start + 1 : min(end, start + 1 + chars)]
-        if not _is_hex_run(hexed):
+        data = _hex_run(line[start + 1 : min(end, start + 1 + chars)])
+        if data is None:
             start = end  # not a string: its closing quote may open one
             continue
         handle = None
         if start >= 3 and line.startswith(">, ", start - 3):
             opened = line.rfind("<", 0, start - 3)
-            printed = line[opened + 1 : start - 3]
-            handle = printed if opened >= 0 and _is_hex_run(printed) else None
-        yield handle, hexed
+            handle = line[opened + 1 : start - 3] if opened >= 0 else None
+        yield handle, data
         start = line.find('"', end + 1)
 
 
@@ -727,11 +740,85 @@ def _lines(path: Path) -> Iterator[str]:
         yield from handle
 
 
-def _batches(path: Path) -> Iterator[list[str]]:
-    """A process's lines, a batch at a time (the runtime splits them, not a Python loop)."""
-    with path.open(encoding="ascii", errors="replace") as handle:
-        while batch := handle.readlines(_BATCH_BYTES):
-            yield batch
+def _batches(path: Path, limit: int) -> Iterator[list[str]]:
+    """A process's lines in its first `limit` bytes, without their newlines, a batch at
+    a time (the runtime splits them, not a Python loop). A line the limit cuts is left
+    out; a last line strace never finished (killed mid-write) is kept as it is."""
+    with path.open("rb") as handle:
+        pending = _Pending()
+        while limit > 0 and (chunk := handle.read(min(_BATCH_BYTES, limit))):
+            limit -= len(chunk)
+            end = chunk.rfind(b"\n") + 1
+            if not end:
+                pending.add(chunk)
+                continue
+            lines = _split(chunk[:end].decode("ascii", "replace"))
+            lines[0] = pending.line(chunk[: chunk.find(b"\n")])
+            yield lines
+            pending.add(chunk[end:])
+        if not handle.read(1) and (last := pending.line(b"")):
+            yield [last]
+
+
+def _split(text: str) -> list[str]:
+    """The lines of `text`, which ends with a newline. Long lines are found by searching
+    for their ends, which the runtime does a word at a time; `str.split` tests every
+    character, cheaper only for short lines (an open's line is up to 16 KiB printed)."""
+    lines: list[str] = []
+    start = 0
+    while len(lines) < 8:
+        end = text.find("\n", start)
+        lines.append(text[start:end])
+        start = end + 1
+        if start == len(text):
+            return lines
+    return lines + text[start:-1].split("\n")
+
+
+class _Pending:
+    """The start of a line whose end is not read yet: all of it, or of a long send or
+    write (see _LONG_LINE_HEAD), its head and its last bytes."""
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+        self.size = 0
+        self.cut: bool | None = None  # whether its middle is skipped, once it is long
+        self.end = b""  # of a long send or write, the last bytes read
+
+    def add(self, chunk: bytes) -> None:
+        if self.size >= _LONG_LINE_HEAD and self.cut is None:
+            self.cut = b"".join(self.pieces)[:16].startswith(_CUT_LINES)
+        if self.cut:
+            self.end = (self.end + chunk)[-_LONG_LINE_END:]
+        else:
+            self.pieces.append(chunk)
+            self.size += len(chunk)
+
+    def line(self, rest: bytes) -> str:
+        """The line, ending with `rest`; the next one starts empty."""
+        if self.end:
+            end = (self.end + rest)[-_LONG_LINE_END:]
+            text = b"".join([*self.pieces, _ELIDED, end])
+        else:
+            text = b"".join([*self.pieces, rest])
+        self.pieces, self.size, self.cut, self.end = [], 0, None, b""
+        return text.decode("ascii", "replace")
+
+
+def _read_limits(files: dict[int, Path], budget: int | None) -> dict[int, int]:
+    """How many bytes of each process's file to read: all of them while they fit in
+    `budget`; past it, the longest files are cut to one length, the most that lets
+    every file have as much (so a flood in one process leaves the others whole)."""
+    sizes = {pid: path.stat().st_size for pid, path in files.items()}
+    if budget is None or sum(sizes.values()) <= budget:
+        return sizes
+    left, ordered = budget, sorted(sizes.values())
+    for n, size in enumerate(ordered):
+        share = left // (len(ordered) - n)
+        if size > share:
+            break
+        left -= size
+    return {pid: min(size, share) for pid, size in sizes.items()}
 
 
 def _from_command_exec(batches: Iterator[list[str]], marker: str) -> Iterator[list[str]]:
@@ -779,6 +866,7 @@ def summarise(
     command: Iterable[str],
     trace_set: TraceSet = TraceSet.FULL,
     harness_command: bool = False,
+    read_bytes: int | None = None,
 ) -> TraceSummary:
     """Events of the sandboxed command (from its exec on) and all its descendants.
 
@@ -786,17 +874,20 @@ def summarise(
     are left out (its exec and network calls, and all its descendants', stay in).
     Only the first process to exec it is the command: a descendant that execs the
     same argv is the subject, counted whole.
+    `read_bytes`: the most of the command's trace that is read (a trace past its cap
+    is read up to the cap, however far past it the tracer wrote before the run ended).
     """
     profile = PROFILES[trace_set]
     files = _process_files(out_prefix)
     setup = _setup_pids(files, tuple(launcher), profile.string_bytes)
+    limits = _read_limits(
+        {pid: path for pid, path in files.items() if pid not in setup}, read_bytes
+    )
     start_marker = _exec_line_prefix(tuple(command), profile.string_bytes)
     collector = _Collector(profile)
     command_seen = False
-    for pid in sorted(files):  # pids grow with time (roughly)
-        if pid in setup:
-            continue
-        batches = _from_command_exec(_batches(files[pid]), start_marker)
+    for pid in sorted(limits):  # pids grow with time (roughly)
+        batches = _from_command_exec(_batches(files[pid], limits[pid]), start_marker)
         first = next(batches, [])
         is_command = not command_seen and bool(first) and first[0].startswith(start_marker)
         command_seen |= is_command
