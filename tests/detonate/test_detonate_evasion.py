@@ -157,10 +157,13 @@ DORMANT_IF = {
         "st = os.stat(home + '/.aws/credentials')\n"
         "sandboxed = time.time() - st.st_mtime < 7 * 86400 or st.st_size < 64"
     ),
-    # canaries planted seconds ago: ctime cannot be set back, but under a shifted clock
-    # it looks as old as the shift (the baseline stays dormant: see the report)
+    # canaries planted seconds ago: a change time is the kernel's clock, which no clock
+    # shift moves, so it is held against a file made now; the home is an image whose
+    # change times are set back with the rest
     "young ctime": (
-        "import time\nsandboxed = time.time() - os.stat(home + '/.ssh/id_rsa').st_ctime < 3600"
+        "import tempfile\n"
+        "now = os.stat(tempfile.mkstemp()[1]).st_ctime\n"
+        "sandboxed = now - os.stat(home + '/.ssh/id_rsa').st_ctime < 86400"
     ),
     # a time bomb that also checks its clock against the kernel's boot time (a shifted
     # clock disagrees with /proc/stat, unless it is shifted with it)
