@@ -147,6 +147,28 @@ DORMANT_IF = {
         "    return time.perf_counter() - start\n"
         "sandboxed = cost(open) > 5 * cost(os.stat)"
     ),
+    # the same with fewer calls, which still time the tracer
+    "tracer timing, few calls": (
+        "import time\n"
+        "def cost(call):\n"
+        "    start = time.perf_counter()\n"
+        "    for _ in range(40):\n"
+        "        try: call('/nonexistent/probe')\n"
+        "        except OSError: pass\n"
+        "    return time.perf_counter() - start\n"
+        "sandboxed = cost(open) > 5 * cost(os.stat)"
+    ),
+    # the same with a new name every call
+    "tracer timing, varied names": (
+        "import time\n"
+        "def cost(call):\n"
+        "    start = time.perf_counter()\n"
+        "    for n in range(400):\n"
+        "        try: call(f'/tmp/.probe/{n}')\n"
+        "        except OSError: pass\n"
+        "    return time.perf_counter() - start\n"
+        "sandboxed = cost(open) > 5 * cost(os.stat)"
+    ),
     # canaries made as hard links, a home under /tmp: the home is real files now
     "hard-linked canaries": (
         "sandboxed = os.stat(home + '/.ssh/id_rsa').st_nlink > 1 or home.startswith('/tmp')"
@@ -175,7 +197,12 @@ DORMANT_IF = {
         "sandboxed = not armed or abs(time.time() - up - btime) > 3600"
     ),
 }
-RECORDED = {"seccomp status", "tracer timing"}
+RECORDED = {
+    "seccomp status",
+    "tracer timing",
+    "tracer timing, few calls",
+    "tracer timing, varied names",
+}
 
 
 @pytest.mark.parametrize("probe", sorted(DORMANT_IF))
