@@ -152,7 +152,7 @@ DORMANT_IF = {
         "import time\n"
         "def cost(call):\n"
         "    start = time.perf_counter()\n"
-        "    for _ in range(40):\n"
+        "    for _ in range(50):\n"
         "        try: call('/nonexistent/probe')\n"
         "        except OSError: pass\n"
         "    return time.perf_counter() - start\n"

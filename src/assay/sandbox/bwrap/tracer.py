@@ -91,13 +91,16 @@ _QUIET_READ_PREFIXES = (
 # process's status. (Boot time and uptime agree with a shifted clock: the backend
 # shows /proc/stat's boot time shifted with it.)
 _FINGERPRINTS = re.compile(r"/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/status")
-# One process failing the same call on the same path this often, or on this many names
-# of one directory, is timing the tracer (a traced call costs far more than an untraced
-# one), not looking for a file. Detonating the bundled corpus, no process of a sample,
-# its installer or its runtime failed one call on one path more than 7 times, or on
-# more than 8 names of one directory. (Paths under the quiet prefixes are not counted:
-# the loader's and the compiler's searches try many names there.)
-_PROBE_REPEATS = 32
+# One process failing the same call on the same path this often, or finding this many
+# names of one directory missing, is timing the tracer (a traced call costs far more
+# than an untraced one), not looking for a file. Detonating the bundled corpus and
+# corpus-real's benign packages, no process of a sample, its installer or its runtime
+# failed one call on one path more than 16 times (setuptools reading a missing
+# entry_points.txt), or on more than 13 names of one directory. Only missing names
+# count toward the second (a build walking a tree fails to open each file as a
+# directory), and paths under the quiet prefixes toward neither (the loader's and the
+# compiler's searches try many names there).
+_PROBE_REPEATS = 48
 _PROBE_NAMES = 48
 _FAILURES_KEPT = 4096  # distinct failing calls counted per process, at most
 # strace prints paths whole (up to 4 KiB) whatever its string limit; the summary keeps this much.
@@ -552,8 +555,8 @@ class _Collector:
 
     def _failed(self, name: str, line: str) -> None:
         """Count a failed call by its arguments as printed, and by them less the path's
-        last name: the same one repeated, or the same call on names varied in one
-        directory, is a timing probe (only then is its path decoded)."""
+        last name: the same one repeated, or the same call finding names varied in one
+        directory missing, is a timing probe (only then is its path decoded)."""
         key = line[: line.rfind(") = ")]
         count = self.failures.get(key, 0) + 1
         if count == 1 and len(self.failures) >= _FAILURES_KEPT:
@@ -561,7 +564,7 @@ class _Collector:
         self.failures[key] = count
         if count == _PROBE_REPEATS:
             self._probe(name, line, f"{_PROBE_REPEATS}+ failed {{call}} calls on {{path}}")
-        if count == 1:
+        if count == 1 and _missing(line, len(key)):
             group = _less_last_name(key)
             names = self.names_failed.get(group, 0) + 1
             self.names_failed[group] = names
@@ -679,6 +682,11 @@ def _opened_hex(result: str) -> str | None:
     """The hex path of the descriptor an open returned (`3<\\x2f...>`), None when it failed."""
     head, _, rest = result.partition("<")
     return rest.rpartition(">")[0] if rest and head.isdigit() else None
+
+
+def _missing(line: str, result_at: int) -> bool:
+    """Whether a call failed with ENOENT (its result follows `result_at`)."""
+    return line.startswith(") = -1 ENOENT", result_at)
 
 
 def _less_last_name(call: str) -> str:
