@@ -28,6 +28,8 @@ command -v make >/dev/null || want+=(make)
 command -v c++ >/dev/null || want+=(g++)
 [ -f /usr/include/node/node.h ] || want+=(libnode-dev)
 compgen -G '/usr/lib/*/faketime/libfaketime.so.1' >/dev/null || want+=(libfaketime)
+# The planted home is an ext4 image whose every time is set back (mke2fs, debugfs).
+PATH="$PATH:/usr/sbin:/sbin" command -v debugfs >/dev/null || want+=(e2fsprogs)
 # Go MCP servers are built inside the sandbox, offline, with Debian's toolchain.
 command -v go >/dev/null || want+=(golang-go)
 command -v chromium >/dev/null || want+=(chromium)

@@ -15,7 +15,8 @@ import pytest
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
 from assay.detonate.core import relevance
-from assay.mechanism.spec import BEHAVIOURAL_TRACKS
+from assay.detonate.steps import go_release, go_toolchain
+from assay.mechanism.spec import BEHAVIOURAL_TRACKS, Track
 from assay.records import codec
 from assay.records.observed import Observed
 
@@ -206,3 +207,26 @@ def test_mcp_calls_carry_what_each_tool_was_seen_doing(
 def test_every_detonation_is_complete(task: Task, detonations: Detonated) -> None:
     """Everything each sample documents or declares was exercised, nothing disturbed."""
     assert detonations(_id(task)).interference == ()
+
+
+# The bundled Go servers import an SDK module they do not ship, and a detonation builds
+# offline (no module proxy is reached, here or in CI), with a toolchain older than the
+# Go their go.mod asks for (Debian 12's 1.19): incomplete, saying so, never silent.
+UNBUILT_GO = ("mcp-0002", "mcp-0017", "mcp-0024", "mcp-0027")
+
+
+@pytest.mark.parametrize("task_id", UNBUILT_GO)
+def test_go_sample_without_its_sdk_is_incomplete_and_says_why(
+    task_id: str, backend: BwrapBackend
+) -> None:
+    (task,) = [t for t in NativeCorpus(CORPUS).tasks(Track.MCP_SERVERS) if t.task_id == task_id]
+    result = detonate(task.artifact_dir, task.track, backend=backend)
+    assert not result.complete and result.profiles == ()
+    (reason,) = result.interference
+    go = go_toolchain()
+    assert go is not None, "scripts/install-system-tools.sh installs golang-go"
+    assert reason.startswith("Go server not built: needs modules github.com/"), reason
+    release = go_release(go)
+    assert release is not None
+    if release < (1, 22):
+        assert reason.endswith(f"go.mod asks for Go 1.22, the toolchain is Go 1.{release[1]}")

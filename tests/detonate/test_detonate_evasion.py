@@ -147,6 +147,28 @@ DORMANT_IF = {
         "    return time.perf_counter() - start\n"
         "sandboxed = cost(open) > 5 * cost(os.stat)"
     ),
+    # the same with fewer calls, which still time the tracer
+    "tracer timing, few calls": (
+        "import time\n"
+        "def cost(call):\n"
+        "    start = time.perf_counter()\n"
+        "    for _ in range(50):\n"
+        "        try: call('/nonexistent/probe')\n"
+        "        except OSError: pass\n"
+        "    return time.perf_counter() - start\n"
+        "sandboxed = cost(open) > 5 * cost(os.stat)"
+    ),
+    # the same with a new name every call
+    "tracer timing, varied names": (
+        "import time\n"
+        "def cost(call):\n"
+        "    start = time.perf_counter()\n"
+        "    for n in range(400):\n"
+        "        try: call(f'/tmp/.probe/{n}')\n"
+        "        except OSError: pass\n"
+        "    return time.perf_counter() - start\n"
+        "sandboxed = cost(open) > 5 * cost(os.stat)"
+    ),
     # canaries made as hard links, a home under /tmp: the home is real files now
     "hard-linked canaries": (
         "sandboxed = os.stat(home + '/.ssh/id_rsa').st_nlink > 1 or home.startswith('/tmp')"
@@ -157,10 +179,13 @@ DORMANT_IF = {
         "st = os.stat(home + '/.aws/credentials')\n"
         "sandboxed = time.time() - st.st_mtime < 7 * 86400 or st.st_size < 64"
     ),
-    # canaries planted seconds ago: ctime cannot be set back, but under a shifted clock
-    # it looks as old as the shift (the baseline stays dormant: see the report)
+    # canaries planted seconds ago: a change time is the kernel's clock, which no clock
+    # shift moves, so it is held against a file made now; the home is an image whose
+    # change times are set back with the rest
     "young ctime": (
-        "import time\nsandboxed = time.time() - os.stat(home + '/.ssh/id_rsa').st_ctime < 3600"
+        "import tempfile\n"
+        "now = os.stat(tempfile.mkstemp()[1]).st_ctime\n"
+        "sandboxed = now - os.stat(home + '/.ssh/id_rsa').st_ctime < 86400"
     ),
     # a time bomb that also checks its clock against the kernel's boot time (a shifted
     # clock disagrees with /proc/stat, unless it is shifted with it)
@@ -172,7 +197,12 @@ DORMANT_IF = {
         "sandboxed = not armed or abs(time.time() - up - btime) > 3600"
     ),
 }
-RECORDED = {"seccomp status", "tracer timing"}
+RECORDED = {
+    "seccomp status",
+    "tracer timing",
+    "tracer timing, few calls",
+    "tracer timing, varied names",
+}
 
 
 @pytest.mark.parametrize("probe", sorted(DORMANT_IF))

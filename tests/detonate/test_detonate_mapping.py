@@ -16,7 +16,15 @@ from assay.detonate.mapping import (
     secret_read_capability,
     write_capability,
 )
-from assay.detonate.steps import NODE, PYTHON, SH, build_plan, go_toolchain, npm_cli
+from assay.detonate.steps import (
+    NODE,
+    PYTHON,
+    SH,
+    build_plan,
+    go_release,
+    go_toolchain,
+    npm_cli,
+)
 from assay.detonate.wire import CanaryHit, Egress, HarnessLog, StepLog
 from assay.mechanism.spec import Track
 from assay.mechanism.taxonomy import CAPABILITIES
@@ -257,12 +265,18 @@ def test_go_server_with_unshipped_modules_is_named_not_silently_empty(tmp_path: 
     plan = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n")
     assert plan.core == ()
     (reason,) = plan.interference
-    if go_toolchain() is None:
+    go = go_toolchain()
+    if go is None:
         assert reason == "Go server not run: the Go toolchain is not installed"
-    else:
-        assert reason == (
-            "Go server not built: needs modules github.com/mark3labs/mcp-go, golang.org/x/text"
-        )
+        return
+    # An older toolchain is named too: shipping the modules alone would not build it.
+    release = go_release(go)
+    assert release is not None
+    older = f"; go.mod asks for Go 1.22, the toolchain is Go {release[0]}.{release[1]}"
+    assert reason == (
+        "Go server not built: needs modules github.com/mark3labs/mcp-go, golang.org/x/text"
+        + (older if release < (1, 22) else "")
+    )
 
 
 def test_unknown_mcp_server_is_interference_not_an_empty_result(tmp_path: Path) -> None:

@@ -142,6 +142,27 @@ def test_go_server_is_built_in_the_sandbox_listed_and_called(
     assert result.names == {"READ_SSH_KEY"}
 
 
+@pytest.mark.skipif(go_toolchain() is None, reason="golang-go is not installed")
+def test_go_server_that_does_not_build_says_why_and_is_not_started(
+    detonate_tree: Callable[..., Detonation],
+) -> None:
+    files = {
+        "go.mod": "module example.com/notes\n\ngo 1.19\n",
+        "main.go": "package main\n\nfunc main() { serve() }\n",
+    }
+    result = detonate_tree(files, Track.MCP_SERVERS)
+    assert not result.complete
+    for profile in result.profiles:
+        assert [s.name for s in profile.steps] == ["go build"]  # no server without its binary
+    assert all(
+        reason.endswith(
+            "step 'go build' failed (exit 2) \"./main.go:3:15: undefined: serve\": "
+            "the steps after it were not run"
+        )
+        for reason in result.interference
+    ), result.interference
+
+
 def test_go_server_without_its_modules_says_which(
     detonate_tree: Callable[..., Detonation],
 ) -> None:
@@ -153,10 +174,10 @@ def test_go_server_without_its_modules_says_which(
     }
     result = detonate_tree(files, Track.MCP_SERVERS)
     assert not result.complete and result.profiles == ()
-    expected = (
+    (reason,) = result.interference
+    assert reason.startswith(
         "Go server not built: needs modules github.com/mark3labs/mcp-go"
         if go_toolchain()
         else "Go server not run: the Go toolchain is not installed"
     )
-    assert result.interference == (expected,)
     assert result.to_json()["complete"] is False

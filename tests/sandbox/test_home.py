@@ -92,6 +92,21 @@ print(int((time.time() - st.st_mtime) // 86400), oct(os.stat("/home/sam/.ssh").s
     assert events == ()  # stat is no read
 
 
+def test_every_time_of_the_home_is_dated_back_change_and_birth_too(
+    backend: BwrapBackend,
+) -> None:
+    """Issue 26: a key whose change time is seconds old is a sandbox's, not a user's."""
+    code = """
+import subprocess, time
+paths = ["/home/sam", "/home/sam/.ssh", "/home/sam/.ssh/id_rsa", "/home/sam/notes.md"]
+out = subprocess.run(["/usr/bin/stat", "-c", "%X %Y %Z %W", *paths], capture_output=True)
+for line in out.stdout.decode().splitlines():
+    print(sorted({int((time.time() - int(t)) // 86400) for t in line.split()}))
+"""
+    out, _ = run(backend, code)
+    assert out.split() == ["[90]"] * 4
+
+
 ALIASES = """
 import os
 root = os.open("/", os.O_RDONLY | os.O_DIRECTORY)

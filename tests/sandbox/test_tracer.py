@@ -324,15 +324,40 @@ def test_fingerprint_reads_and_timing_loops_are_probes(tmp_path: Path) -> None:
         f"openat(AT_FDCWD, {hexs('/proc/self/status')}, O_RDONLY) = 3<{bare('/proc/7/status')}>",
         f"openat(AT_FDCWD, {hexs('/proc/uptime')}, O_RDONLY) = 3<{bare('/proc/uptime')}>",
         f"openat(AT_FDCWD, {hexs('/proc/self/maps')}, O_RDONLY) = 3<{bare('/proc/7/maps')}>",
-        *[f"openat(AT_FDCWD, {hexs('/nope')}, O_RDONLY) = -1 ENOENT"] * 130,
-        *[f"openat(AT_FDCWD, {hexs(f'/nope{n}')}, O_RDONLY) = -1 ENOENT" for n in range(130)],
+        *[f"openat(AT_FDCWD, {hexs('/nope')}, O_RDONLY) = -1 ENOENT"] * 50,
+        *[f"openat(AT_FDCWD, {hexs(f'/tmp/p/{n}')}, O_RDONLY) = -1 ENOENT" for n in range(50)],
     ]
     summary = summary_of(tmp_path, lines)
     assert summary.probes == (
         "read /proc/<pid>/status",
-        "128+ failed open() calls on /nope in one process",
+        "48+ failed open() calls on /nope in one process",
+        "failed open() calls on 48+ names in /tmp/p/ in one process",
     )
     assert "/proc/7/maps" not in summary.reads
+
+
+def test_what_runtimes_fail_to_find_is_no_timing_probe(tmp_path: Path) -> None:
+    # A few dozen retries of one path, names looked up in many directories, files that
+    # are no directories, and the loader's search of its own directories are how
+    # programs look for files.
+    lines = [
+        *[f"openat(AT_FDCWD, {hexs('/etc/localtime')}, O_RDONLY) = -1 ENOENT"] * 47,
+        # a build opening each file of a tree as a directory
+        *[
+            f"openat(AT_FDCWD, {hexs(f'/tmp/s/{n}.py')}, O_DIRECTORY) = -1 ENOTDIR"
+            for n in range(99)
+        ],
+        *[
+            f"openat(AT_FDCWD, {hexs(f'/tmp/d{n}/x.json')}, O_RDONLY) = -1 ENOENT"
+            for n in range(99)
+        ],
+        *[f"openat(AT_FDCWD, {hexs(f'/tmp/e/{n}')}, O_RDONLY) = -1 ENOENT" for n in range(47)],
+        *[
+            f"openat(AT_FDCWD, {hexs(f'/usr/lib/l{n}.so')}, O_RDONLY) = -1 ENOENT"
+            for n in range(99)
+        ],
+    ]
+    assert summary_of(tmp_path, lines).probes == ()
 
 
 def test_a_harness_commands_own_file_calls_are_left_out(tmp_path: Path) -> None:

@@ -273,6 +273,7 @@ class _Setup:
             wall_s=observation.wall_s,
         )
         disturbed = _interference(observation, log, unreadable, run)
+        disturbed += _failed_needs(self.plan.steps_for(profile), log)
         return _ProfileResult(profile, run, observation, tuple(evidence), log, disturbed)
 
     def request(self, profile: Profile) -> SealedRequest:
@@ -375,6 +376,28 @@ def _interference(
             )
         if mcp.session.flooded:
             found.append("MCP server flooded its output past the cap")
+    return tuple(found)
+
+
+def _failed_needs(steps: Iterable[Step], log: HarnessLog) -> tuple[str, ...]:
+    """A step the later ones need (a server's build) that failed: they were not run, and
+    its last line of output (the compiler's own word) says why."""
+    needed = {s.name for s in steps if s.needed}
+    found = []
+    for record in log.steps:
+        if record.name in needed and record.exit != 0:
+            how = (
+                "could not run"
+                if record.error
+                else "timed out"
+                if record.timed_out
+                else f"exit {record.exit}"
+            )
+            last = next((line for line in reversed(record.stderr_tail.splitlines()) if line), "")
+            said = f" {quoted(last, 160)}" if last else ""
+            found.append(
+                f"step {record.name!r} failed ({how}){said}: the steps after it were not run"
+            )
     return tuple(found)
 
 
@@ -521,6 +544,7 @@ def _planned_step(step: Step, disguise: Disguise) -> PlannedStep:
         stdin=step.stdin,
         env=dict(step.env),
         mcp=client,
+        needed=step.needed,
     )
 
 

@@ -1017,6 +1017,8 @@ def main() -> None:
                 # so a passing spike of load does not decide what is seen.
                 done = replace(run_step(step, env, scanner, sink, deadline), attempts=2)
             steps.append(done)
+            if step.needed and done.exit != 0:
+                break  # what it builds is missing: the validator names the failed step
     except Exception as exc:
         errors.append(f"harness error: {type(exc).__name__}: {str(exc)[:200]}")
     log = wire.HarnessLog(

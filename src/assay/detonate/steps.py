@@ -87,6 +87,7 @@ class Step:
     timeout_s: float = 3.0
     stdin: str = ""
     env: tuple[tuple[str, str], ...] = ()
+    needed: bool = False  # the steps after it need it: when it fails, they are not run
 
 
 @dataclass(frozen=True)
@@ -434,6 +435,8 @@ _SERVER_GUESSES = (
 _NODE_RUNNERS = {"tsx", "ts-node", "node", "nodejs"}
 _UNHOOKING_FLAGS = {"-s", "-S", "-E", "-I", "-sE", "-Es"}
 _GO_REQUIRE = re.compile(r"^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]+/\S+)\s+v[\w.+-]+", re.M)
+_GO_DIRECTIVE = re.compile(r"^go\s+(\d+)\.(\d+)", re.M)
+_GO_RELEASE = re.compile(r"go(\d+)\.(\d+)")
 
 
 def _manifest(artifact_dir: Path) -> dict[str, object]:
@@ -581,6 +584,26 @@ def go_toolchain() -> str | None:
     return next((g for g in _GO_CANDIDATES if Path(g).is_file()), None)
 
 
+@functools.cache
+def go_release(go: str) -> tuple[int, int] | None:
+    """The toolchain's release (1, 19), from its GOROOT's VERSION file."""
+    try:
+        head = (Path(go).resolve().parent.parent / "VERSION").read_text()[:64]
+    except OSError:
+        return None
+    match = _GO_RELEASE.match(head)
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def _newer_go(go_mod: str, go: str) -> str:
+    """The Go release go.mod asks for, when the toolchain is older (a toolchain before
+    1.21 tries the build anyway; the SDKs a server needs use the newer language)."""
+    asked, have = _GO_DIRECTIVE.search(go_mod), go_release(go)
+    if asked is None or have is None or (int(asked[1]), int(asked[2])) <= have:
+        return ""
+    return f"; go.mod asks for Go {asked[1]}.{asked[2]}, the toolchain is Go {have[0]}.{have[1]}"
+
+
 def _go_server(artifact_dir: Path, root: str) -> _Server:
     """Go servers are built inside the sandbox, offline, from the artifact's own vendor
     tree; the modules it needs and does not ship are named, never guessed at."""
@@ -593,7 +616,8 @@ def _go_server(artifact_dir: Path, root: str) -> _Server:
     missing = sorted({m for m in required if f"# {m} " not in vendored})
     if missing:
         shown = ", ".join(missing[:8]) + (" …" if len(missing) > 8 else "")
-        return _Server(not_run=f"Go server not built: needs modules {shown}")
+        newer = _newer_go(go_mod, go)
+        return _Server(not_run=f"Go server not built: needs modules {shown}{newer}")
     binary = f"{root}/.server-bin"
     env = (
         ("GOFLAGS", "-mod=vendor" if vendored else "-mod=mod"),
@@ -607,7 +631,7 @@ def _go_server(artifact_dir: Path, root: str) -> _Server:
     # -work: the build keeps its scratch directory, so none of its cleanup (unlinks by
     # relative name) is mistaken for the server deleting files.
     argv = (go, "build", "-work", "-o", binary, ".")
-    build = Step("go build", argv, cwd=root, timeout_s=20.0, env=env)
+    build = Step("go build", argv, cwd=root, timeout_s=20.0, env=env, needed=True)
     goroot = str(Path(go).resolve().parent.parent)
     return _Server((binary,), build=(build,), runner=f"{goroot}/", workdirs=(f"{root}/.gotmp",))
 

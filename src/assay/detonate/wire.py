@@ -132,6 +132,7 @@ class PlannedStep(_Wire):
     stdin: str = ""
     env: Mapping[str, str] = field(default_factory=dict)  # on top of the plan's
     mcp: McpClient | None = None  # set for an MCP session
+    needed: bool = False  # when it fails (an exit other than 0), no later step runs
 
 
 @dataclass(frozen=True)

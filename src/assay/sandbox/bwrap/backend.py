@@ -32,8 +32,9 @@ has run nothing of the agent's; it is only ever claimed by a request of the same
 shape (command and limits).
 
 Nothing inside names the host or the task. Every directory the sandbox sees
-comes from a tmpfs mounted by the validator, so the mount table inside shows only
-paths within those (a bind of a host directory would show its host path, which
+comes from a tmpfs mounted by the validator (a planted home is an image of its own
+over a loop device: `home.py`), so the mount table inside shows only paths within
+those (a bind of a host directory would show its host path, which
 names the corpus task); bubblewrap reads its own arguments, full of run paths,
 from a descriptor rather than its command line; and the launcher runs in /
 with a fixed environment, which is all bubblewrap (pid 1 inside) inherits.
@@ -644,7 +645,13 @@ class BwrapBackend(SandboxBackend):
             with (run.box / "stat").open("r+b") as handle:
                 handle.write(_shifted_proc_stat(request.boot_time_shift_s))
         if request.home is not None:
-            plant(run.homes, run.home_stage, request.home, SANDBOX_UID, SANDBOX_GID)
+            plant(
+                run.homes,
+                run.home_stage,
+                request.home,
+                (SANDBOX_UID, SANDBOX_GID),
+                request.limits.workspace_bytes,
+            )
             run.home_watch = HomeWatch(run.homes, request.home)  # from here, nothing of ours
         limits = request.limits
         cpu_base = run.cpu_s()  # the launcher's, bubblewrap's and their tracing's start-up
@@ -875,6 +882,7 @@ def _prepare_home(run: _Run, user: str) -> None:
     """/home for a planted home, and the passwd and group entries of its user (the
     sandbox's uid, /home/<user>, a login shell), which the request's files fill."""
     run.homes.mkdir(mode=0o755)
+    hostfs.shared_mount(run.homes)  # the home's own mount, made at the claim, reaches it
     run.home_stage.mkdir(mode=0o700)  # its secrets are the validator's to read alone
     uid = SANDBOX_INNER_UID
     entry = f"{user}:x:{uid}:{uid}:{user}:/home/{user}:/bin/bash\n"

@@ -8,18 +8,23 @@ whatever name the program used. (fanotify would also name the process, but needs
 privileges in the watched mount's namespace; which process did it is not needed.)
 A watched directory reports its new entries, for watched names written fresh.
 
-What the files cannot show: their change time (ctime) and birth time are the
-moment they were planted, seconds before the command starts; nothing but the
-clock sets them. Their modification and access times are set back. (A home read
-from a filesystem image would carry old change times: squashfs reports its stored
-time as all three, and an overlay above it takes the writes. Not done: it costs a
-loop mount per run, and an overlay on /home shows in /proc/self/mountinfo.)
+The home is its own filesystem: an ext4 image the validator builds from the staged
+tree before the command starts, every entry's change and birth time set back with
+its modification and access times (`debugfs` writes them into the unmounted image:
+no syscall sets a change time, and no clock namespace reaches it), then mounted
+over a loop device at /home/<user>. The mount is made on the host side after the
+sandbox has started; /home is a shared mount there, and the sandbox's copy of it a
+slave, so the mount reaches the waiting sandbox. What the artifact then writes gets
+a fresh change time, as on any machine. What shows instead: the home is a separate
+filesystem of the workspace's size (64 MiB at least), from a loop device
+(/proc/self/mountinfo).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -44,40 +49,73 @@ _EVENTS_KEPT = 512  # distinct events; past this the watch counts as lost
 _HOME_MODE = 0o750
 _DIR_MODE = 0o755
 _PRIVATE_DIR_MODE = 0o700  # a directory holding a file only its owner may read
-_COPY_TIMEOUT_S = 60  # a few dozen small files: seconds only on a host in trouble
+# Room for as many entries as a real home's first levels hold, however small the run's
+# workspace (an ext4 of 64 MiB has 16384 inodes).
+_IMAGE_FLOOR = 64 << 20
+_TIMES = ("atime", "mtime", "ctime", "crtime")
+_TOOL_TIMEOUT_S = 60  # a few dozen small files: seconds only on a host in trouble
 
 
-def plant(root: Path, stage: Path, home: Home, uid: int, gid: int) -> None:
+def plant(root: Path, stage: Path, home: Home, owner: tuple[int, int], size: int) -> None:
     """Plant the home's files at `root`/<user> (the host side of /home), owned by
-    `uid`:`gid`, their times and their directories' set `home.age_s` back.
+    `owner` (uid, gid), every time of them and of their directories set `home.age_s` back.
 
     The validator never opens a planted file: it writes the home under `stage` (a
-    directory of its own, not watched) and a `cp` of its own copies it into place. A
-    file the validator holds open is, for that moment, open too in every child another
-    of its threads forks then (to start a sandbox), until that child execs; the child's
-    late close of a file opened for writing reached the watch set meanwhile as a write
-    nothing in the sandbox did (issue 26). `cp` has exited, its files closed, before
-    the watch is set. (No open flag keeps a descriptor out of a fork.)
+    directory of its own, not watched), builds the image from it with `mke2fs` and
+    `debugfs`, and mounts that. A file the validator holds open is, for that moment,
+    open too in every child another of its threads forks then (to start a sandbox),
+    until that child execs; the child's late close of a file opened for writing
+    reached the watch set meanwhile as a write nothing in the sandbox did (issue 26).
+    The tools have exited, their files closed, before the watch is set.
     """
-    _write_home(stage / home.user, home, uid, gid)
-    copy = ("cp", "-R", "--preserve=mode,ownership,timestamps", "--")
+    staged = stage / home.user
+    uid, gid = owner
+    when = _write_home(staged, home, uid, gid)
+    image = stage / f"{home.user}.img"
+    target = root / home.user
+    target.mkdir(mode=_HOME_MODE)
+    # A sparse file: only what is written takes memory. No journal: nothing outlives
+    # the run, and none is written at mount.
+    make = ("mke2fs", "-q", "-F", "-t", "ext4", "-b", "4096", "-I", "256", "-m", "0")
+    owned = ("-O", "^has_journal", "-E", f"root_owner={uid}:{gid}", "-d", staged)
+    _tool("build", (*make, *owned, image, f"{max(size, _IMAGE_FLOOR) // 1024}k"))
+    _tool("date", ("debugfs", "-w", "-f", "-", image), _backdating(staged, when))
+    _tool("mount", ("mount", "-t", "ext4", "-o", "loop,nosuid,nodev", image, target))
+
+
+def _backdating(staged: Path, when: float) -> bytes:
+    """debugfs commands that remove the lost+found no home has, and set every entry's
+    times, change and birth time with them, to `when`."""
+    stamp = f"@{int(when)}"
+    lines = ["rmdir lost+found"]
+    for path in (staged, *sorted(staged.rglob("*"))):
+        name = str(path.relative_to(staged))
+        if any(c in name for c in '"\\\n'):
+            raise InfrastructureError(f"cannot plant the home: unsupported name {name!r}")
+        lines += [f'set_inode_field "{name}" {field} {stamp}' for field in _TIMES]
+    return "\n".join(lines).encode() + b"\n"
+
+
+def _tool(what: str, argv: tuple[str | Path, ...], stdin: bytes = b"") -> None:
+    # The system tools live in sbin, which a validator's PATH may leave out.
+    program = shutil.which(argv[0], path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
+    if program is None:
+        raise InfrastructureError(f"cannot plant the home: {argv[0]} is not installed")
     try:
-        subprocess.run(
-            (*copy, stage / home.user, root / home.user),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            check=True,
-            timeout=_COPY_TIMEOUT_S,
+        done = subprocess.run(
+            (program, *argv[1:]), input=stdin, capture_output=True, timeout=_TOOL_TIMEOUT_S
         )
-    except subprocess.CalledProcessError as exc:
-        stderr = exc.stderr.decode(errors="replace").strip()
-        raise InfrastructureError(f"cannot plant the home: {stderr[-300:]}") from exc
     except (OSError, subprocess.SubprocessError) as exc:
-        raise InfrastructureError(f"cannot plant the home: {exc}") from exc
+        raise InfrastructureError(f"cannot plant the home ({what}): {exc}") from exc
+    # debugfs reports a failed command on stderr and still exits 0.
+    failed = done.returncode != 0 or (argv[0] == "debugfs" and b": " in done.stderr)
+    if failed:
+        said = done.stderr.decode(errors="replace").strip()
+        raise InfrastructureError(f"cannot plant the home ({what}): {said[-300:]}")
 
 
-def _write_home(base: Path, home: Home, uid: int, gid: int) -> None:
-    """The home's tree at `base`, as it is to be planted."""
+def _write_home(base: Path, home: Home, uid: int, gid: int) -> float:
+    """The home's tree at `base`, as it is to be planted; the time it is dated to."""
     base.mkdir(mode=_HOME_MODE)
     modes: dict[Path, int] = {base: _HOME_MODE}
     for item in home.files:
@@ -101,6 +139,7 @@ def _write_home(base: Path, home: Home, uid: int, gid: int) -> None:
         os.chmod(directory, modes[directory])
         os.chown(directory, uid, gid)
         os.utime(directory, (when, when))
+    return when
 
 
 def _names(bits: int) -> str:

@@ -24,7 +24,7 @@ from assay.sandbox.interface import InfrastructureError
 from assay.sandbox.owners import owner_alive, owner_tag
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-_MS_NOSUID, _MS_NODEV = 2, 4
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_SHARED = 2, 4, 4096, 1 << 20
 _MNT_DETACH = 2
 
 
@@ -41,6 +41,13 @@ def mount_tmpfs(
     if inodes is not None:
         options += f",nr_inodes={inodes}"
     _mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, options.encode())
+
+
+def shared_mount(target: Path) -> None:
+    """Make `target` a mount of its own that passes later mounts under it on to its
+    copies (a sandbox started with it bound sees what is mounted there afterwards)."""
+    _mount(bytes(target), target, None, _MS_BIND, None)
+    _mount(b"none", target, None, _MS_SHARED, None)
 
 
 def _mount(

@@ -94,10 +94,17 @@ _QUIET_READ_PREFIXES = (
 # process's status. (Boot time and uptime agree with a shifted clock: the backend
 # shows /proc/stat's boot time shifted with it.)
 _FINGERPRINTS = re.compile(r"/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/status")
-# One process failing the same call on the same path this often is timing the
-# tracer (a traced call costs far more than an untraced one), not looking for a file.
-# (Runtimes retry a missing file a few dozen times at most: Node's time zone lookup.)
-_PROBE_REPEATS = 128
+# One process failing the same call on the same path this often, or finding this many
+# names of one directory missing, is timing the tracer (a traced call costs far more
+# than an untraced one), not looking for a file. Detonating the bundled corpus and
+# corpus-real's benign packages, no process of a sample, its installer or its runtime
+# failed one call on one path more than 16 times (setuptools reading a missing
+# entry_points.txt), or on more than 13 names of one directory. Only missing names
+# count toward the second (a build walking a tree fails to open each file as a
+# directory), and paths under the quiet prefixes toward neither (the loader's and the
+# compiler's searches try many names there).
+_PROBE_REPEATS = 48
+_PROBE_NAMES = 48
 _FAILURES_KEPT = 4096  # distinct failing calls counted per process, at most
 # strace prints paths whole (up to 4 KiB) whatever its string limit; the summary keeps this much.
 _PATH_CHARS = 512
@@ -406,6 +413,7 @@ class _Collector:
         self.skip_files = False  # the process being read is the caller's harness
         self.cwd_hex = ""  # as printed, decoded on demand
         self.failures: dict[str, int] = {}  # of the process being read, by call text
+        self.names_failed: dict[str, int] = {}  # and by call text less the path's last name
 
     def start_process(self, skip_files: bool = False) -> None:
         """The lines that follow are another process's (`skip_files`: whose file
@@ -413,6 +421,7 @@ class _Collector:
         self.cwd = None
         self.cwd_hex = ""
         self.failures = {}
+        self.names_failed = {}
         self.skip_files = skip_files
 
     def _full(self, kind: str) -> bool:
@@ -560,17 +569,30 @@ class _Collector:
         self._add("links", Link(path, target, hard), len(path) + len(target))
 
     def _failed(self, name: str, line: str) -> None:
-        """Count a failed call by its arguments as printed; the same one repeated is a
-        timing probe (only then is its path decoded)."""
+        """Count a failed call by its arguments as printed, and by them less the path's
+        last name: the same one repeated, or the same call finding names varied in one
+        directory missing, is a timing probe (only then is its path decoded)."""
         key = line[: line.rfind(") = ")]
         count = self.failures.get(key, 0) + 1
-        if count > 1 or len(self.failures) < _FAILURES_KEPT:
-            self.failures[key] = count
+        if count == 1 and len(self.failures) >= _FAILURES_KEPT:
+            return
+        self.failures[key] = count
         if count == _PROBE_REPEATS:
-            named = self._named(line)
-            shown = named[-1] if named else "?"
-            text = f"{_PROBE_REPEATS}+ failed {name.removesuffix('at')}() calls on {shown}"
-            self._add("probes", text + " in one process", len(text) + 15)
+            self._probe(name, line, f"{_PROBE_REPEATS}+ failed {{call}} calls on {{path}}")
+        if count == 1 and _missing(line, len(key)):
+            group = _less_last_name(key)
+            names = self.names_failed.get(group, 0) + 1
+            self.names_failed[group] = names
+            if names == _PROBE_NAMES:
+                text = f"failed {{call}} calls on {_PROBE_NAMES}+ names in {{directory}}/"
+                self._probe(name, line, text)
+
+    def _probe(self, name: str, line: str, text: str) -> None:
+        named = self._named(line)
+        path = named[-1] if named else "?"
+        call = f"{name.removesuffix('at')}()"
+        shown = text.format(call=call, path=path, directory=posixpath.dirname(path))
+        self._add("probes", shown + " in one process", len(shown) + 15)
 
     def _network(self, name: str, line: str) -> None:
         # Ordered so that, once the peer list is full, a send that is not to port 53
@@ -675,6 +697,19 @@ def _opened_hex(result: str) -> str | None:
     return rest.rpartition(">")[0] if rest and head.isdigit() else None
 
 
+def _missing(line: str, result_at: int) -> bool:
+    """Whether a call failed with ENOENT (its result follows `result_at`)."""
+    return line.startswith(") = -1 ENOENT", result_at)
+
+
+def _less_last_name(call: str) -> str:
+    """A call as printed with the last name of its last string (an open's path) cut."""
+    end = call.rfind('"')
+    start = call.rfind('"', 0, end)
+    cut = call.rfind(_SLASH_HEX, start, end)
+    return call[: max(cut, start + 1)] + call[end:]
+
+
 def _plainly_quiet(hexed: str) -> bool:
     """Whether a path (as printed, from its start) is under a quiet prefix with nothing
     the kernel would resolve elsewhere: this test alone drops the runtime's hundreds
@@ -709,6 +744,7 @@ _QUIET_READ_HEX = tuple(_hexed(p.encode()) for p in _QUIET_READ_PREFIXES)
 _PROC_HEX = _hexed(b"/proc/")
 _DOTDOT_HEX = _hexed(b"/..")
 _SLASHES_HEX = _hexed(b"//")
+_SLASH_HEX = _hexed(b"/")
 
 
 def _argv(event: Event) -> tuple[str, ...]:
