@@ -16,7 +16,7 @@ from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
 from assay.detonate.core import relevance
 from assay.detonate.steps import go_release, go_toolchain
-from assay.mechanism.spec import BEHAVIOURAL_TRACKS, Track
+from assay.mechanism.spec import BEHAVIOURAL_TRACKS
 from assay.records import codec
 from assay.records.observed import Observed
 
@@ -217,10 +217,9 @@ UNBUILT_GO = ("mcp-0002", "mcp-0017", "mcp-0024", "mcp-0027")
 
 @pytest.mark.parametrize("task_id", UNBUILT_GO)
 def test_go_sample_without_its_sdk_is_incomplete_and_says_why(
-    task_id: str, backend: BwrapBackend
+    task_id: str, detonations: Detonated
 ) -> None:
-    (task,) = [t for t in NativeCorpus(CORPUS).tasks(Track.MCP_SERVERS) if t.task_id == task_id]
-    result = detonate(task.artifact_dir, task.track, backend=backend)
+    result = detonations(f"mcp_servers/{task_id}")  # incomplete: never kept, detonated here
     assert not result.complete and result.profiles == ()
     (reason,) = result.interference
     go = go_toolchain()
