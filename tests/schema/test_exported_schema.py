@@ -242,7 +242,7 @@ def _claims(draw: st.DrawFn) -> dict[str, Any]:
     return {"capability": draw(anything), "evidence_ref": draw(st.one_of(numbers, st.text()))}
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(varied())
 def test_schema_and_validator_agree_on_drawn_reports(case: tuple[Track, dict[str, Any]]) -> None:
     track, report = case
