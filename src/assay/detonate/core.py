@@ -112,10 +112,11 @@ class Budget:
     pids: int = 128
     workspace_bytes: int = 64 << 20
     # Every file, process and network event of a profile. The bundled corpus's profiles
-    # write at most 0.7 MiB without an installer and 2.4 MiB with pip or npm; a trace that
-    # reaches the cap is summarised up to it, so the cap bounds what a flood costs the
-    # validator (benchmarks/tracer_abuse.py).
-    trace_bytes: int = 4 << 20
+    # write at most 0.7 MiB without an installer and 2.4 MiB with pip, npm or a Go build
+    # (2-4 MiB); a trace that reaches the cap is summarised up to it, so the cap bounds
+    # what a flood costs the validator (benchmarks/tracer_abuse.py: at 4 MiB a flood of
+    # failed opens cost it 2.2 times a quiet profile of the same wall, at 2 MiB 1.8).
+    trace_bytes: int = 2 << 20
 
     def limits(self) -> ResourceLimits:
         return ResourceLimits(
@@ -132,8 +133,8 @@ class Budget:
 
 
 DEFAULT_BUDGET = Budget()
-# A real installer (pip with its build backend, npm) costs seconds of CPU under the tracer
-# before the package's own code runs.
+# A real installer (pip with its build backend, npm) or a server's build (Go) costs
+# seconds of CPU under the tracer before the artifact's own code runs.
 INSTALL_BUDGET = Budget(profile_cpu_s=14.0, profile_deadline_s=24.0, trace_bytes=8 << 20)
 
 

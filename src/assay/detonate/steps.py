@@ -147,7 +147,7 @@ class DetonationPlan:
     # installer's own helpers: argv[1] under one of these.
     runner_scripts: tuple[str, ...] = ()
     runner_argvs: tuple[tuple[str, ...], ...] = ()  # exact command lines of the installer's
-    installs: bool = False  # runs a real installer: the larger budget applies
+    installs: bool = False  # runs a real installer or build: the larger budget applies
     notes: tuple[str, ...] = ()
     # What planning could not cover (a walk cut short, a server it cannot start): the
     # detonation is incomplete, never quietly empty.
@@ -674,6 +674,7 @@ def _mcp_plan(artifact_dir: Path, token: str) -> DetonationPlan:
         site_paths=site,
         runner_programs=(server.runner,) if server.runner else (),
         runner_writes=server.runner_writes,
+        installs=bool(server.build),  # a compiler's trace and CPU are an installer's
     )
 
 
