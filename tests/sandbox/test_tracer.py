@@ -18,6 +18,10 @@ def bare(path: str) -> str:
     return hexs(path)[1:-1]
 
 
+def execve(argv: tuple[str, ...], result: str = "0") -> str:
+    return f"execve({hexs(argv[0])}, [{', '.join(hexs(a) for a in argv)}], 0x1) = {result}"
+
+
 def dns_query(name: str, qtype: int = 1) -> bytes:
     labels = b"".join(bytes([len(p)]) + p.encode() for p in name.split("."))
     return (
@@ -95,7 +99,7 @@ def test_summary_keeps_only_the_command_and_its_descendants(tmp_path: Path) -> N
         101: [f"openat(7, {hexs('uid_map')}, O_RDWR|O_CLOEXEC) = 8"],  # bubblewrap setup
         102: [  # the command: setup before its exec is not counted
             f"openat(AT_FDCWD, {hexs('/setup')}, O_WRONLY) = 3",
-            f"execve({hexs(command[0])}, [{', '.join(hexs(a) for a in command)}], 0x1) = 0",
+            execve(command),
             f"openat(AT_FDCWD, {hexs('/task/workspace/p')}, O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3",
             f"openat(AT_FDCWD, {hexs('/usr/lib/x.py')}, O_RDONLY|O_CLOEXEC) = 3",
             f"openat(AT_FDCWD, {hexs('/root/.ssh/id_rsa')}, O_RDONLY) = -1 ENOENT (No such file)",
@@ -243,7 +247,7 @@ def test_lookups_after_a_send_flood_past_the_peer_cap_are_still_seen(tmp_path: P
 
 def test_calls_traced_only_to_end_stepping_are_no_evidence(tmp_path: Path) -> None:
     command = ("/usr/bin/python3", "/task/input/shim.py")
-    exec_command = f"execve({hexs(command[0])}, [{', '.join(hexs(a) for a in command)}], 0x1) = 0"
+    exec_command = execve(command)
     opened = f"openat(AT_FDCWD, {hexs('/task/workspace/early')}, O_WRONLY|O_CREAT, 0666) = 3"
     files = {
         # bubblewrap's fork of the command: its first traced call precedes the exec
@@ -360,19 +364,58 @@ def test_what_runtimes_fail_to_find_is_no_timing_probe(tmp_path: Path) -> None:
     assert summary_of(tmp_path, lines).probes == ()
 
 
-def test_a_harness_commands_own_file_calls_are_left_out(tmp_path: Path) -> None:
-    command = ("/usr/bin/python3", "/task/input/harness.py")
-    exec_command = f"execve({hexs(command[0])}, [{', '.join(hexs(a) for a in command)}], 0x1) = 0"
-    files = {
-        102: [exec_command, f"openat(AT_FDCWD, {hexs('/home/dev/.env')}, O_RDONLY) = -1 ENOENT"],
-        # a descendant that execs the harness's own argv is the subject, counted whole
-        103: [exec_command, f"openat(AT_FDCWD, {hexs('/home/dev/.netrc')}, O_RDONLY) = 3"],
-    }
-    trace = write_trace(tmp_path, files)
-    assert summarise(trace, ("launcher",), command, harness_command=True).reads == (
-        "/home/dev/.netrc",
+HARNESS = ("/usr/bin/python3", "-I", "/task/input/harness.py")
+LAUNCHER = ("/bin/sh", "-c", "x")
+
+
+def harness_trace(tmp_path: Path, descendant: list[str]) -> Path:
+    """A run near the top of the pid range: the harness forked a child after the kernel
+    wrapped its pids, so the child's pid is lower than the harness's and its launcher's."""
+    return write_trace(
+        tmp_path,
+        {
+            32700: [execve(LAUNCHER), "clone(child_stack=NULL, flags=CLONE_NEWPID) = 32701"],
+            32701: [f"openat(7, {hexs('uid_map')}, O_RDWR|O_CLOEXEC) = 8"],
+            32766: [
+                "set_robust_list(0x7f, 24) = 0",
+                execve(HARNESS),
+                f"openat(AT_FDCWD, {hexs('/home/dev/.env')}, O_RDONLY) = -1 ENOENT",
+                "clone(child_stack=NULL, flags=SIGCHLD) = 3",
+            ],
+            301: descendant,
+        },
     )
-    assert summarise(trace, ("launcher",), command).reads == ("/home/dev/.env", "/home/dev/.netrc")
+
+
+def test_a_harness_commands_own_file_calls_are_left_out(tmp_path: Path) -> None:
+    step = ("/usr/bin/python3", "/task/artifact/run.py")
+    netrc = f"openat(AT_FDCWD, {hexs('/home/dev/.netrc')}, O_RDONLY) = 3"
+    trace = harness_trace(tmp_path, ["set_robust_list(0x7f, 24) = 0", execve(step), netrc])
+    summary = summarise(trace, LAUNCHER, HARNESS, harness_command=True)
+    # the harness's exec comes first whatever the pids (the detonation leaves it out as such)
+    assert summary.execs == (HARNESS, step)
+    assert summary.reads == ("/home/dev/.netrc",)
+    assert summarise(trace, LAUNCHER, HARNESS).reads == ("/home/dev/.env", "/home/dev/.netrc")
+
+
+def test_a_descendant_that_execs_the_harness_argv_hides_nothing(tmp_path: Path) -> None:
+    tmp = f"openat(AT_FDCWD, {hexs('/tmp/before')}, O_RDONLY) = 3"
+    netrc = f"openat(AT_FDCWD, {hexs('/home/dev/.netrc')}, O_RDONLY) = 3"
+    # whichever of the two is the harness, neither's file calls are left out
+    trace = harness_trace(tmp_path, [tmp, execve(HARNESS), netrc])
+    summary = summarise(trace, LAUNCHER, HARNESS, harness_command=True)
+    assert summary.execs == (HARNESS,)
+    assert summary.reads == ("/tmp/before", "/home/dev/.netrc", "/home/dev/.env")
+
+
+def test_an_exec_of_the_harness_argv_that_failed_makes_no_harness(tmp_path: Path) -> None:
+    tool = ("/usr/bin/curl", "x")
+    netrc = f"openat(AT_FDCWD, {hexs('/home/dev/.netrc')}, O_RDONLY) = 3"
+    descendant = [execve(HARNESS, "-1 EFAULT (Bad address)"), execve(tool), netrc]
+    trace = harness_trace(tmp_path, descendant)
+    summary = summarise(trace, LAUNCHER, HARNESS, harness_command=True)
+    assert summary.execs == (HARNESS, tool)  # the harness's exec is first, and only it
+    assert summary.reads == ("/home/dev/.netrc",)
 
 
 def opened(path: str) -> str:

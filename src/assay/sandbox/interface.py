@@ -205,7 +205,7 @@ class Executed:
 class TraceSummary:
     """The tracer's own record of what the sandboxed process tree did."""
 
-    execs: tuple[tuple[str, ...], ...] = ()
+    execs: tuple[tuple[str, ...], ...] = ()  # the command's own first, whatever the pids
     # Paths are as the kernel resolved them: what a call opened, or else the path it
     # named made absolute against its directory handle (`assay.sandbox.paths`).
     reads: tuple[str, ...] = ()  # read-only opens (tried or done) outside the runtime's own files

@@ -34,12 +34,16 @@ bubblewrap's one clone is the new namespaces' init, and that init's one fork
 execs the command. So every other process file belongs to the command or its
 descendants, and the command's own file counts from its exec on.
 (Asking strace to translate pids across namespaces instead would cost ~35 ms a run.)
+Which of those is the command is told by its first exec, never by its pid: pids
+wrap (at 32768 on some hosts), so a child may have a lower pid than its parent.
+It is the one process whose first exec, among bubblewrap's few setup lines, runs
+the command's argv; a descendant may run that argv too, and then none of them is
+(see `summarise`). The command's file is read first, so its exec is the first.
 """
 
 from __future__ import annotations
 
 import codecs
-import itertools
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
@@ -57,6 +61,7 @@ from assay.sandbox.interface import (
 from assay.sandbox.paths import fd_path, resolved
 
 _EXEC = ("execve", "execveat")
+_EXEC_BYTES = tuple(name.encode() for name in _EXEC)
 _OPEN = ("open", "openat", "openat2", "creat")
 _UNLINK = ("unlink", "unlinkat", "rmdir")
 _RENAME = ("rename", "renameat", "renameat2")
@@ -857,28 +862,31 @@ def _read_limits(files: dict[int, Path], budget: int | None) -> dict[int, int]:
     return {pid: min(size, share) for pid, size in sizes.items()}
 
 
-def _from_command_exec(batches: Iterator[list[str]], marker: str) -> Iterator[list[str]]:
-    """A process's batches of lines, from the command's exec on if it is the command's process.
-
-    The command's process was bubblewrap's until that exec, its first: a few
-    short lines. So only a bounded head is held while looking for it, and a
-    process that did more first is a descendant, counted whole.
-    """
-    head: list[str] = []
-    size = 0
+def _after_first_exec(batches: Iterator[list[str]]) -> Iterator[list[str]]:
+    """The command's batches of lines from its exec on (before it, the process was
+    bubblewrap's: `_starts_with_exec_of` found that exec among a few lines)."""
     for batch in batches:
         for n, line in enumerate(batch):
             if line.startswith(_EXEC):
-                yield batch[n:] if line.startswith(marker) else head + batch
+                yield batch[n:]
                 yield from batches
                 return
-            size += len(line)
-            if len(head) + n + 1 >= _SETUP_LINES or size >= _SETUP_BYTES:
-                yield head + batch
-                yield from batches
-                return
-        head += batch
-    yield head
+
+
+def _starts_with_exec_of(path: Path, marker: bytes, limit: int) -> bool:
+    """Whether a process's first exec, within bubblewrap's setup head (of its first
+    `limit` bytes), starts with `marker` and returned 0. Only that head is read: a
+    process that did more before its first exec is no command's."""
+    with path.open("rb") as handle:
+        head = handle.read(min(limit, _SETUP_BYTES + len(marker)))
+    offset = 0
+    for line in head.split(b"\n", _SETUP_LINES)[:_SETUP_LINES]:
+        if offset >= _SETUP_BYTES:
+            return False
+        if line.startswith(_EXEC_BYTES):
+            return line.startswith(marker) and line.rstrip().endswith(b") = 0")
+        offset += len(line) + 1
+    return False
 
 
 def _setup_pids(files: dict[int, Path], launcher: tuple[str, ...], limit: int) -> set[int]:
@@ -908,8 +916,11 @@ def summarise(
 
     `harness_command`: the command is the caller's harness, so its own file calls
     are left out (its exec and network calls, and all its descendants', stay in).
-    Only the first process to exec it is the command: a descendant that execs the
-    same argv is the subject, counted whole.
+    The command is the one process that starts by exec'ing its argv. A descendant
+    that does so too cannot be told from it (pids wrap, so neither is surely the
+    first), and then each of them is counted whole, from its first line: whatever
+    looks like the harness is the subject's. Processes that start with that exec
+    are read first, so the command's exec is the summary's first.
     `read_bytes`: the most of the command's trace that is read (a trace past its cap
     is read up to the cap, however far past it the tracer wrote before the run ended).
     """
@@ -919,15 +930,15 @@ def summarise(
     limits = _read_limits(
         {pid: path for pid, path in files.items() if pid not in setup}, read_bytes
     )
-    start_marker = _exec_line_prefix(tuple(command), profile.string_bytes)
+    marker = _exec_line_prefix(tuple(command), profile.string_bytes).encode()
+    starts = {pid for pid in limits if _starts_with_exec_of(files[pid], marker, limits[pid])}
+    command_pid = next(iter(starts)) if len(starts) == 1 else None
     collector = _Collector(profile)
-    command_seen = False
-    for pid in sorted(limits):  # pids grow with time (roughly)
-        batches = _from_command_exec(_batches(files[pid], limits[pid]), start_marker)
-        first = next(batches, [])
-        is_command = not command_seen and bool(first) and first[0].startswith(start_marker)
-        command_seen |= is_command
-        collector.start_process(skip_files=harness_command and is_command)
-        for batch in itertools.chain([first], batches):
+    for pid in sorted(limits, key=lambda pid: (pid not in starts, pid)):
+        batches = _batches(files[pid], limits[pid])
+        if pid == command_pid:
+            batches = _after_first_exec(batches)
+        collector.start_process(skip_files=harness_command and pid == command_pid)
+        for batch in batches:
             collector.feed_all(batch)
     return collector.summary()
