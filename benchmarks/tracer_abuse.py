@@ -27,8 +27,8 @@ Last line: worst_cpu_ratio=<max over classes of validator CPU / its same-wall
 control's> worst_mem_ratio=<same for peak memory>, over agents' reps (target
 <= 2 for both, issue 22: "each hostile class against a control of the same wall
 time"). The line before it gives the same for detonation profiles, not reps: a
-detonation summarises what an artifact did up to the trace cap (4 MiB without an
-installer), so its worst classes cost reading that much trace, and freeing what the
+detonation summarises what an artifact did up to the trace cap (2 MiB without an
+installer or build), so its worst classes cost reading that much trace, and freeing what the
 tracer wrote past it before the run was ended (up to the trace tmpfs's slack).
 """
 
