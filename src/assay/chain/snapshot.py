@@ -16,6 +16,7 @@ import msgspec
 from assay.chain.identity import address
 from assay.chain.interface import Chain
 from assay.records.chain import (
+    SNAPSHOT_VERSION,
     U16_MAX,
     ChainError,
     Hyperparameters,
@@ -49,8 +50,9 @@ def write_snapshot(snapshot: MetagraphSnapshot, path: Path) -> None:
     problem = snapshot.problem()
     if problem:
         raise SnapshotError(problem)
+    current = msgspec.structs.replace(snapshot, version=SNAPSHOT_VERSION)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(msgspec.json.format(snapshot.to_json(), indent=2) + b"\n")
+    temporary.write_bytes(msgspec.json.format(current.to_json(), indent=2) + b"\n")
     os.replace(temporary, path)
 
 
