@@ -69,7 +69,9 @@ def test_mistakes_are_usage_errors(tmp_path: Path) -> None:
 
 def test_a_snapshot_with_an_enormous_stake_is_refused_naming_the_field(tmp_path: Path) -> None:
     snap = tmp_path / "subnet.json"
-    made = run_cli(["chain", "snapshot", "--synthetic", "8", "--validators", "2", "--out", str(snap)])
+    made = run_cli(
+        ["chain", "snapshot", "--synthetic", "8", "--validators", "2", "--out", str(snap)]
+    )
     assert made.returncode == 0, made.stderr
     data = json.loads(snap.read_text())
     data["neurons"][1]["stake"] = 1.7e308

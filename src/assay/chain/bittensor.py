@@ -2,12 +2,12 @@
 
 Reading: one block-pinned view of the subnet (the neurons, their weight rows and
 registration blocks, the subnet's weight limits and epoch hyperparameters, its owner),
-with the anchor of a shared draw: the block of the subnet's last epoch and its hash. Setting: the SDK's `SetWeights` intent, which preflights
-registration and the rate limit, signs with the hotkey and sends either plain weights or,
-where the subnet's hyperparameters enable commit-reveal, a timelocked commit the chain
-reveals itself — the validator never builds either by hand. The vector handed in is
-already conformed (`conform.py`, the SDK's own clip and quantisation), so the SDK's
-second pass leaves it as it is.
+with the anchor of a shared draw: the block of the subnet's last epoch and its hash.
+Setting: the SDK's `SetWeights` intent, which preflights registration and the rate
+limit, signs with the hotkey and sends either plain weights or, where the subnet's
+hyperparameters enable commit-reveal, a timelocked commit the chain reveals itself —
+the validator never builds either by hand. The vector handed in is already conformed
+(`conform.py`), so the SDK's second pass leaves it as it is.
 
 `substrate` swaps the SDK's chain-access backend (its `Substrate` protocol): the
 default is the websocket RPC to `network`; tests hand in one that answers as a node

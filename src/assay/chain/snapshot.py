@@ -137,8 +137,16 @@ def synthetic_snapshot(
             )
         )
     hyper = Hyperparameters(max_weight_limit=U16_MAX, min_allowed_weights=1)
+    # The made-up subnet's last epoch, as the chain schedules them, and a made-up hash.
+    anchor = block - (block + netuid + 1) % (hyper.tempo + 1)
+    anchor_hash = "0x" + hashlib.sha256(f"{seed}:block:{anchor}".encode()).hexdigest()
     return MetagraphSnapshot(
-        netuid=netuid, block=block, neurons=tuple(neurons), hyperparameters=hyper
+        netuid=netuid,
+        block=block,
+        neurons=tuple(neurons),
+        hyperparameters=hyper,
+        anchor_block=anchor,
+        block_hash=anchor_hash,
     )
 
 

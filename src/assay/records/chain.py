@@ -16,9 +16,8 @@ past them is refused naming the field, before any sum could overflow.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
-
 import math
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Meta
