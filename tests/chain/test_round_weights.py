@@ -35,10 +35,15 @@ VALIDATOR = "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY"
 NO_WAIT = Retry(sleep=lambda _: None)
 
 
-def subnet(path: Path, owners: dict[int, str]) -> Path:
-    """UID 0 is the validator; `owners` registers the other UIDs."""
+def subnet(path: Path, owners: dict[int, str], registered: dict[int, int] | None = None) -> Path:
+    """UID 0 is the validator; `owners` registers the other UIDs (at the block
+    `registered` gives, else an unknown one)."""
+    at = registered or {}
     neurons = [Neuron(uid=0, hotkey=VALIDATOR, stake=100.0, validator_permit=True)]
-    neurons += [Neuron(uid=u, hotkey=h, stake=1.0) for u, h in sorted(owners.items())]
+    neurons += [
+        Neuron(uid=u, hotkey=h, stake=1.0, registered_at=at.get(u, 0))
+        for u, h in sorted(owners.items())
+    ]
     write_snapshot(MetagraphSnapshot(netuid=3, block=900, neurons=tuple(neurons)), path)
     return path
 
@@ -166,6 +171,19 @@ def test_a_uid_that_changes_owner_starts_afresh_and_a_gone_hotkey_is_deregistere
     completed_round(db, "round-0003", {("bo", 1): 1.0, ("ana", 1): 0.5, ("cy", 1): 0.5})
     third = set_round_weights("round-0003", chain, db=db, dry_run=True)
     assert [(d.hotkey, d.reason) for d in third.vector.dropped] == [(hotkey("bo"), "unregistered")]
+
+
+def test_a_hotkey_registered_again_at_its_uid_starts_afresh(tmp_path: Path, db: Path) -> None:
+    snap = subnet(tmp_path / "s.json", {4: hotkey("ana"), 7: hotkey("bo")}, {4: 100, 7: 100})
+    chain = SnapshotChain(snap, hotkey=VALIDATOR)
+    completed_round(db, "round-0001", {("ana", 1): 1.0})
+    set_round_weights("round-0001", chain, db=db, retry=NO_WAIT)
+    # Ana was deregistered and took UID 4 again at block 800: same hotkey, same UID.
+    subnet(snap, {4: hotkey("ana"), 7: hotkey("bo")}, {4: 800, 7: 100})
+    completed_round(db, "round-0002", {("ana", 1): 0.0, ("bo", 1): 1.0})
+    result = set_round_weights("round-0002", chain, db=db, retry=NO_WAIT)
+    assert result.vector.hotkeys == pytest.approx({hotkey("bo"): 1.0})
+    assert [(e.hotkey, e.registered_at) for e in result.ema] == [(hotkey("bo"), 100)]
 
 
 def test_a_round_that_is_not_completed_is_refused(tmp_path: Path, db: Path) -> None:

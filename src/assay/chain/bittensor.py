@@ -62,6 +62,14 @@ class BittensorChain(Chain):
     def snapshot(self) -> MetagraphSnapshot:
         return _run(self._snapshot())
 
+    def validator_hotkey(self) -> str | None:
+        from bittensor import public_view
+
+        try:
+            return str(public_view(self.wallet, "hotkey").ss58_address)
+        except Exception:  # the SDK's keyfile errors share no base class; the UID is optional
+            return None
+
     def set_weights(self, round_id: str, vector: UidWeights) -> WeightReceipt:
         return _run(self._set_weights(round_id, vector))
 

@@ -66,6 +66,9 @@ class SnapshotChain(Chain):
     def snapshot(self) -> MetagraphSnapshot:
         return read_snapshot(self.path)
 
+    def validator_hotkey(self) -> str | None:
+        return self.hotkey
+
     def set_weights(self, round_id: str, vector: UidWeights) -> WeightReceipt:
         current = self.snapshot()
         uid = current.uid_of(self.hotkey) if self.hotkey else None

@@ -165,6 +165,8 @@ def _print_weights(result: ChainWeights) -> None:
     for uid, value in zip(vector.uids, vector.weights, strict=True):
         table.add_row(str(uid), str(value), f"{value / total:.4f}")
     console.print(table)
+    for note in vector.notes:
+        console.print(f"conformed: {escape(note)}", highlight=False)
     for dropped in vector.dropped:
         who = dropped.hotkey or ", ".join(a[:12] for a in dropped.agents)
         console.print(

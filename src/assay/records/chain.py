@@ -165,6 +165,8 @@ class UidWeights(msgspec.Struct, frozen=True, kw_only=True):
     weights: tuple[int, ...]
     dropped: tuple[Dropped, ...] = ()
     hotkeys: dict[str, float] = {}  # the per-hotkey weights it was made from (after EMA)
+    # How the vector was made to fit the subnet's limits (clipped, spread), for the dry run.
+    notes: tuple[str, ...] = ()
 
     def receipt(
         self, round_id: str, netuid: int, *, success: bool, message: str, **details: Any
@@ -182,12 +184,14 @@ class UidWeights(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class HotkeyWeight(msgspec.Struct, frozen=True, kw_only=True):
-    """One hotkey's EMA-blended weight on one track, and the UID it held when blended."""
+    """One hotkey's EMA-blended weight on one track, and the UID it held when blended
+    (with the block it registered there; 0 when the snapshot did not say)."""
 
     hotkey: str
     track: str
     uid: int
     weight: float
+    registered_at: int = 0
 
 
 class WeightReceipt(msgspec.Struct, frozen=True, kw_only=True):

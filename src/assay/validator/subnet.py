@@ -86,6 +86,7 @@ class ChainWeights:
             "dropped": codec.to_builtins(self.vector.dropped),
             "receipt": codec.to_builtins(self.receipt) if self.receipt else None,
             "hotkeys": self.vector.hotkeys,
+            "conformed": list(self.vector.notes),
         }
 
 
@@ -121,11 +122,13 @@ def set_round_weights(
             agents=agents,
             previously={p.hotkey: p.uid for p in previous},
             dropped=unsigned,
+            validator=_own_uid(chain, snapshot),
+            version_key=chain.version_key,
         )
         kept = tuple(
-            HotkeyWeight(hotkey=h, track=t, uid=uid, weight=w)
+            HotkeyWeight(hotkey=h, track=t, uid=uid, weight=w, registered_at=neuron.registered_at)
             for (h, t), w in sorted(blended.items())
-            if (uid := snapshot.uid_of(h)) is not None
+            if (uid := snapshot.uid_of(h)) is not None and (neuron := snapshot.neuron(uid))
         )
         receipt = None
         if not dry_run:
@@ -134,6 +137,11 @@ def set_round_weights(
             receipt = send(chain, round_id, snapshot, vector, retry)
             store.put_chain_weights(round_id, snapshot.netuid, kept, receipt)
         return ChainWeights(round_id, snapshot.netuid, snapshot.block, vector, kept, receipt)
+
+
+def _own_uid(chain: Chain, snapshot: MetagraphSnapshot) -> int | None:
+    hotkey = chain.validator_hotkey()
+    return snapshot.uid_of(hotkey) if hotkey else None
 
 
 def by_hotkey(
@@ -166,15 +174,24 @@ def blend(
     spec: MechanismSpec,
 ) -> dict[tuple[str, str], float]:
     """The EMA per (hotkey, track): a previous entry counts only while its hotkey still
-    holds the same UID; a UID that changed owner (or a hotkey that moved) starts afresh."""
+    holds the same UID from the same registration; a UID that changed owner, a hotkey
+    that moved, or one deregistered and registered again at its UID starts afresh."""
     carried = {
-        f"{p.hotkey}{_SEP}{p.track}": p.weight
-        for p in previous
-        if snapshot.uid_of(p.hotkey) == p.uid
+        f"{p.hotkey}{_SEP}{p.track}": p.weight for p in previous if _same_registration(p, snapshot)
     }
     new = {f"{h}{_SEP}{t}": w for (h, t), w in slots.items()}
     blended = ema(new, carried, spec=spec)
     return {_slot(key): w for key, w in blended.items()}
+
+
+def _same_registration(previous: HotkeyWeight, snapshot: MetagraphSnapshot) -> bool:
+    uid = snapshot.uid_of(previous.hotkey)
+    neuron = snapshot.neuron(uid) if uid == previous.uid and uid is not None else None
+    if neuron is None:
+        return False
+    # 0 is "not known" (a version 1 snapshot): the UID alone then decides.
+    known = previous.registered_at and neuron.registered_at
+    return not known or previous.registered_at == neuron.registered_at
 
 
 def _slot(key: str) -> tuple[str, str]:
