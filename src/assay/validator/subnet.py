@@ -29,9 +29,10 @@ from assay.chain.interface import Chain
 from assay.chain.snapshot import SnapshotChain, read_snapshot, write_snapshot
 from assay.mechanism.spec import MechanismSpec
 from assay.mechanism.weights import ema
-from assay.mechanism.yuma import Disagreement, Yuma, disagreements, yuma
+from assay.mechanism.yuma import Disagreement, History, Yuma, disagreements, yuma
 from assay.records import codec
 from assay.records.chain import (
+    U16_MAX,
     ChainError,
     Dropped,
     HotkeyWeight,
@@ -290,8 +291,6 @@ class Preview:
             "vtrust": r.vtrust,
             "incentive": r.incentive,
             "consensus": r.consensus,
-            "ranks": r.ranks,
-            "trust": r.trust,
             "disagreements": [vars(d) for d in self.disagreements],
         }
 
@@ -328,9 +327,17 @@ def preview(snapshot: MetagraphSnapshot, uid: int, row: Mapping[int, float]) -> 
     unknown = sorted(set(row) - {n.uid for n in snapshot.neurons})
     if unknown:
         raise SnapshotError(f"the weights name UIDs the snapshot does not hold: {unknown}")
-    stake = {n.uid: n.stake for n in snapshot.neurons if n.validator_permit}
+    owner = snapshot.owner_uid
+    # The chain gives the subnet owner a validator permit whatever its stake.
+    stake = {n.uid: n.stake for n in snapshot.neurons if n.validator_permit or n.uid == owner}
     weights = {n.uid: n.weights for n in snapshot.neurons} | {uid: dict(row)}
-    result = yuma(stake, weights)
+    # The previewed row is set now: its last update is the snapshot's block.
+    history = History(
+        last_update={n.uid: n.last_update for n in snapshot.neurons} | {uid: snapshot.block},
+        registered_at={n.uid: n.registered_at for n in snapshot.neurons},
+    )
+    kappa = snapshot.hyperparameters.kappa / U16_MAX
+    result = yuma(stake, weights, kappa=kappa, owner=owner, history=history)
     return Preview(
         uid=uid,
         netuid=snapshot.netuid,
