@@ -48,6 +48,39 @@ def bundled_root() -> Path:
     raise ConfigError("no bundled corpus/agents found; pass --corpus and --agent")
 
 
+# The corpora assay ships or builds from public datasets: practice sets, never a scoring
+# corpus on a live subnet (every label in them is public, so an agent can memorise them).
+PUBLIC_CORPORA = ("corpus", "corpus-real", "corpus-eval")
+
+
+def public_corpus(corpus: Path) -> Path | None:
+    """The bundled public corpus `corpus` is, or lies inside, if it is one."""
+    try:
+        root = bundled_root()
+    except ConfigError:
+        return None
+    here = corpus.resolve()
+    for name in PUBLIC_CORPORA:
+        public = (root / name).resolve()
+        if here == public or public in here.parents:
+            return public
+    return None
+
+
+def public_corpus_warning(corpus: Path, chain: ChainConfig) -> str | None:
+    """What `serve` says when it would score miners on a public corpus on a live network."""
+    public = public_corpus(corpus)
+    local = chain.snapshot is not None or chain.network == "local"
+    local = local or any(host in chain.network for host in ("127.0.0.1", "localhost"))
+    if public is None or local:
+        return None
+    return (
+        f"the scoring corpus {public} is a public practice set: every label in it is "
+        "published, so an agent can score 1.0 by memorising it; score miners on a private "
+        "corpus (docs/validator-operations.md, 'A private scoring corpus')"
+    )
+
+
 def bundled_agents() -> tuple[Path, ...]:
     """The bundled single-file agents, and each agent package bundled into one file."""
     root = bundled_root() / "agents"
