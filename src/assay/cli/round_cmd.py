@@ -75,14 +75,19 @@ def run_command(
         Path | None,
         typer.Option(
             "--snapshot",
-            help="a subnet's metagraph snapshot: manifests of hotkeys it does not register "
-            "are refused",
+            help="a subnet's metagraph snapshot (chain mode): manifests of hotkeys it does not "
+            "register are refused, and the draw is the one every validator shares",
             show_default="[chain] snapshot of --config, else none",
         ),
     ] = None,
     seed: Annotated[
         str | None,
-        typer.Option("--seed", help="round seed (hex)", show_default="random", metavar="HEX"),
+        typer.Option(
+            "--seed",
+            help="a local round's seed (hex); chain mode takes the chain's",
+            show_default="random",
+            metavar="HEX",
+        ),
     ] = None,
     tracks: Annotated[
         str | None, typer.Option("--tracks", help="comma-separated tracks", show_default="all")
