@@ -84,13 +84,20 @@ def test_the_top_three_split_under_a_limit_of_0_3_spreads_the_excess() -> None:
     vector = conform({"hk3": 0.5, "hk4": 0.3, "hk5": 0.2}, big, validator=0)
     shares = {u: w / sum(vector.weights) for u, w in zip(vector.uids, vector.weights, strict=True)}
     assert max(shares.values()) <= 19660 / 65535
-    # The first two are held at the limit, the third keeps its 0.2, the other 0.2 is spread
-    # over the fewest other UIDs that hold it (never the validator's own).
+    # The first two are held at the limit, the third keeps its 0.2, the other 0.2 goes to
+    # the validator's own UID, whose self-weight the epoch masks: burned, not paid.
     assert shares[3] == pytest.approx(0.3, abs=1e-4) and shares[4] == pytest.approx(0.3, abs=1e-4)
-    assert shares[5] == pytest.approx(0.2, abs=1e-4)
-    assert sorted(set(vector.uids) - {3, 4, 5}) == [1]
-    assert any("spread evenly over 1 other UID" in note for note in vector.notes)
+    assert shares[5] == pytest.approx(0.2, abs=1e-4) and shares[0] == pytest.approx(0.2, abs=1e-4)
+    assert set(vector.uids) == {0, 3, 4, 5}
+    assert any("own UID 0" in note for note in vector.notes)
     assert refusals(vector.uids, vector.weights, big, validator=0) == []
+    # A limit of 0.15: the own UID holds 0.15 of the excess, the rest goes to other UIDs.
+    tight = wide(32, max_weight_limit=9830)
+    spread = conform({"hk3": 0.5, "hk4": 0.3, "hk5": 0.2}, tight, validator=0)
+    assert len(spread.uids) == 7 and refusals(spread.uids, spread.weights, tight) == []
+    # Not knowing its own UID (a dry run without --hotkey), the excess goes to other UIDs.
+    unknown = conform({"hk3": 0.5, "hk4": 0.3, "hk5": 0.2}, big)
+    assert set(unknown.uids) == {0, 3, 4, 5} and refusals(unknown.uids, unknown.weights, big) == []
 
 
 def test_a_limit_no_subnet_of_this_size_can_hold_is_refused() -> None:

@@ -6,9 +6,10 @@ the SDK's (`bittensor.intents.weights.normalize`: max-upscaled u16), and so is t
 clip to the max-weight limit where the paid UIDs can hold it
 (`clip_to_max_weight`). Where they cannot (the top-3 split on a subnet whose limit is
 below 1/3, or fewer paid UIDs than `min(subnet_n, min_allowed_weights)`), the vector
-is spread as the SDK's weight processing spreads it over the subnet: each paid UID
-keeps its share up to the limit, and the excess goes evenly to the subnet's other UIDs
-(this validator's own last), the fewest that conform. Each such step is a note the dry
+is spread over the subnet as the SDK's weight processing spreads it: each paid UID
+keeps its share up to the limit, and the excess goes first to this validator's own UID
+(whose self-weight the epoch masks), the rest evenly to the fewest other UIDs that
+conform. Each such step is a note the dry
 run prints. The result is checked with a port of the chain's own admission
 (`admission.py`); a vector it would refuse is never returned.
 """
@@ -129,46 +130,52 @@ def _spread(
     cap: float,
     needed: int,
 ) -> tuple[list[int], list[int], list[str]]:
-    """The paid UIDs at most `cap` each; the excess, evenly over the fewest other UIDs
-    that hold it within `cap` and make up `needed` UIDs in all; where every other UID is
-    full, what is left raises the paid UIDs below `cap` towards it."""
+    """The paid UIDs at most `cap` each; the excess first on this validator's own UID
+    (the epoch masks a validator's self-weight, so that part is burned rather than paid
+    to a miner no one scored, and every validator's row means the same to the epoch),
+    the rest evenly over the fewest other UIDs that hold it within `cap` and make up
+    `needed` UIDs in all; where every other UID is full, what is left raises the paid
+    UIDs below `cap` towards it."""
     kept = {uid: min(share, cap) for uid, share in shares.items()}
     excess = max(0.0, 1.0 - math.fsum(kept.values()))
-    others = sorted(n.uid for n in snapshot.neurons if n.uid not in kept and n.uid != validator)
-    if validator is not None and validator not in kept and snapshot.neuron(validator):
-        others.append(validator)
-    count = max(needed - len(kept), math.ceil(excess / cap - 1e-9) if excess > 0 else 0)
+    why = []
+    clipped = sum(1 for share in shares.values() if share > cap)
+    if clipped:
+        why.append(f"{clipped} paid UID(s) are held at the max-weight limit {cap:.4f}")
+    own = validator if validator is not None and snapshot.neuron(validator) else None
+    if own is not None and own not in kept and own != snapshot.owner_uid and excess > 0:
+        kept[own] = min(excess, cap)
+        excess -= kept[own]
+        why.append(
+            f"{kept[own]:.4f} goes to this validator's own UID {own}, "
+            "whose self-weight the epoch masks"
+        )
+    paid = set(kept) - {own}
+    others = sorted(n.uid for n in snapshot.neurons if n.uid not in kept and n.uid != own)
+    count = max(needed - len(kept), math.ceil(excess / cap - 1e-9) if excess > 1e-12 else 0)
     fillers = others[:count]
     # A filler takes its even part of the excess, and at least one u16 step of the largest
     # share, so it survives quantisation when it is there only to make up the count.
     floor = max(kept.values()) / U16_MAX
     each = min(max(excess / len(fillers), floor), cap) if fillers else 0.0
     left = excess - each * len(fillers)
-    room = math.fsum(cap - k for k in kept.values())
+    room = math.fsum(cap - kept[uid] for uid in paid)
     if len(kept) + len(fillers) < needed or left > room + 1e-9:
         raise WeightLimitError(
-            f"subnet {snapshot.netuid} cannot take these weights: {len(kept)} paid UIDs and "
+            f"subnet {snapshot.netuid} cannot take these weights: {len(paid)} paid UIDs and "
             f"{len(others)} others cannot hold a max-weight limit of {cap:.4f} with "
             f"at least {needed} UIDs"
         )
     if left > 1e-12:
-        kept = {uid: k + left * (cap - k) / room for uid, k in kept.items()}
+        kept |= {uid: kept[uid] + left * (cap - kept[uid]) / room for uid in paid}
+    if fillers:
+        why.append(f"{len(fillers)} other UID(s) of the subnet get {each:.6f} each")
+    if len(shares) < needed:
+        why.append(f"the subnet takes at least {needed} UIDs and {len(shares)} are paid")
     merged = kept | dict.fromkeys(fillers, each)
     uids = sorted(merged)
-    values_out = normalize(uids, [merged[u] for u in uids])
-    clipped = sum(1 for uid, share in shares.items() if share > cap)
-    why = []
-    if clipped:
-        why.append(
-            f"{clipped} paid UID(s) are held at the max-weight limit {cap:.4f} and the excess "
-            f"{excess:.4f} is spread evenly over {count} other UID(s) of the subnet"
-        )
-    if len(shares) < needed:
-        why.append(
-            f"the subnet takes at least {needed} UIDs and {len(shares)} are paid: "
-            f"{count} other UID(s) get {each:.6f} each"
-        )
-    return values_out[0], values_out[1], why or [f"{count} other UID(s) get {each:.6f} each"]
+    kept_uids, values = normalize(uids, [merged[u] for u in uids])
+    return kept_uids, values, why
 
 
 def _dropped(hotkey: str, agents: Mapping[str, Sequence[str]], weight: float, why: str) -> Dropped:
