@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 from chain_rounds import agent_hash, completed_round, hotkey
 
+from assay.chain.conform import WeightLimitError
 from assay.chain.interface import Chain
 from assay.chain.snapshot import SnapshotChain, read_snapshot, write_snapshot
 from assay.records.chain import (
@@ -233,3 +235,18 @@ def test_a_weights_file_is_uid_to_weight(tmp_path: Path) -> None:
         path.write_text(bad)
         with pytest.raises(ConfigError, match="weights file"):
             read_weights_file(path)
+
+
+def test_a_version_key_below_the_subnets_is_refused_before_anything_is_sent(
+    tmp_path: Path, db: Path
+) -> None:
+    snap = subnet(tmp_path / "s.json", {4: hotkey("ana")})
+    data = read_snapshot(snap)
+    hyper = msgspec.structs.replace(data.hyperparameters, version_key=7)
+    write_snapshot(msgspec.structs.replace(data, hyperparameters=hyper), snap)
+    completed_round(db, "round-0001", {("ana", 1): 1.0})
+    with pytest.raises(WeightLimitError, match="IncorrectWeightVersionKey"):
+        set_round_weights("round-0001", SnapshotChain(snap, VALIDATOR), db=db, retry=NO_WAIT)
+    assert read_snapshot(snap).neuron(0).weights == {}  # type: ignore[union-attr]
+    taken = set_round_weights("round-0001", SnapshotChain(snap, VALIDATOR, 7), db=db, retry=NO_WAIT)
+    assert taken.receipt is not None and taken.receipt.success

@@ -59,9 +59,10 @@ def write_snapshot(snapshot: MetagraphSnapshot, path: Path) -> None:
 class SnapshotChain(Chain):
     name = "snapshot"
 
-    def __init__(self, path: Path, hotkey: str | None = None) -> None:
+    def __init__(self, path: Path, hotkey: str | None = None, version_key: int = 0) -> None:
         self.path = path
         self.hotkey = hotkey
+        self.version_key = version_key
 
     def snapshot(self) -> MetagraphSnapshot:
         return read_snapshot(self.path)

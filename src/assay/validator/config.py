@@ -146,6 +146,7 @@ executor = "local"
 # wallet = "validator"    # the wallet's name (its coldkey)
 # hotkey = "default"      # the hotkey's name in that wallet
 # snapshot = "subnet.json"  # a snapshot file instead of the live chain (air-gapped)
+# version_key = 0        # the weights version key sent (the subnet's WeightsVersionKey)
 
 # Agents may call a language model through a metered proxy (docs/inference.md).
 # Any OpenAI-compatible upstream; the key is read from the variable key_env names.
@@ -255,6 +256,7 @@ class ChainConfig:
     hotkey: str = "default"
     wallet_path: Path | None = None  # the SDK's default wallet folder when None
     snapshot: Path | None = None  # a snapshot file instead of the live chain
+    version_key: int = 0  # the weights version key sent; the subnet refuses one below its own
 
 
 _CHAIN_KEYS = frozenset(f.name for f in fields(ChainConfig))
@@ -275,11 +277,12 @@ def chain_config(config_file: Path | None = None, **flags: Any) -> ChainConfig:
             if key in table:
                 table[key] = config_file.parent / str(table[key])
     table |= {k: v for k, v in flags.items() if v is not None}
-    netuid = table.get("netuid")
-    if netuid is not None and (
-        not isinstance(netuid, int) or isinstance(netuid, bool) or netuid < 0
-    ):
-        raise ConfigError(f"netuid must be a whole number ≥ 0, not {netuid!r}")
+    for key in ("netuid", "version_key"):
+        value = table.get(key)
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 0
+        ):
+            raise ConfigError(f"{key} must be a whole number ≥ 0, not {value!r}")
     for key in ("network", "wallet", "hotkey"):
         if not isinstance(table.get(key, ""), str):
             raise ConfigError(f"[chain] {key} must be a string, not {table[key]!r}")

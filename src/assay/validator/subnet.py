@@ -236,12 +236,17 @@ def open_chain(config: ChainConfig) -> Chain:
     """The snapshot file when the config names one, else the live chain through the SDK."""
     if config.snapshot is not None:
         hotkey = config.hotkey if is_address(config.hotkey) else None
-        return SnapshotChain(config.snapshot, hotkey)
+        return SnapshotChain(config.snapshot, hotkey, config.version_key)
     if config.netuid is None:
         raise ConfigError("no subnet: give --netuid (or netuid in [chain]) or --snapshot")
     from assay.chain.bittensor import BittensorChain
 
-    return BittensorChain(network=config.network, netuid=config.netuid, wallet=_wallet(config))
+    return BittensorChain(
+        network=config.network,
+        netuid=config.netuid,
+        wallet=_wallet(config),
+        version_key=config.version_key,
+    )
 
 
 def _wallet(config: ChainConfig) -> Wallet:
