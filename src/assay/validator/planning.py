@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from assay.corpus.interface import CorpusSource, Task
+from assay.corpus.interface import CorpusSource, Task, corpus_digest
 from assay.corpus.packed import materialised
 from assay.mechanism.draw import draw_tasks
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.records.agent import Agent
-from assay.records.plan import PlannedTask, RoundPlan
+from assay.records.plan import PlannedTask, RoundPlan, SharedDraw
 from assay.validator.snapshot import snapshot_artifact
 
 
@@ -50,12 +50,27 @@ def _one_task_per_artifact(track: Track, planned: Sequence[PlannedTask]) -> None
             )
 
 
+def shared_draw(
+    corpus: CorpusSource,
+    tracks: Sequence[Track],
+    *,
+    netuid: int,
+    anchor_block: int,
+    block_hash: str,
+) -> SharedDraw:
+    """A chain-mode round's draw over `tracks` of `corpus`, anchored at a subnet's block."""
+    digest = corpus_digest(t for track in tracks for t in corpus.tasks(track))
+    return SharedDraw(
+        netuid=netuid, anchor_block=anchor_block, block_hash=block_hash, corpus_digest=digest
+    )
+
+
 def make_plan(
     *,
     corpus: CorpusSource,
     agents: Sequence[Agent],
     tracks: Sequence[Track],
-    round_seed: str,
+    round_seed: str | SharedDraw,
     validator_id: str,
     spec: MechanismSpec,
     snapshots: Path,
@@ -64,7 +79,9 @@ def make_plan(
     tasks_cap: int | None = None,
 ) -> RoundPlan:
     """Draw each track's tasks (DESIGN §9), snapshot their artifacts under `snapshots`
-    (what the round verifies, detonates and mounts) and pin the agents.
+    (what the round verifies, detonates and mounts) and pin the agents. `round_seed` is
+    a local round's seed (the draw is this validator's own) or a chain-mode round's
+    `SharedDraw` (the seed is the chain's and the draw every validator's alike).
 
     `tasks_cap` keeps the first tasks of each track's draw order: a quick trial on a
     seeded subset, the same subset for the same seed."""
@@ -73,6 +90,9 @@ def make_plan(
         raise PlanError("the same agent code is given twice (agents are identified by hash)")
     if not agents:
         raise PlanError("no agents to run")
+    shared = round_seed if isinstance(round_seed, SharedDraw) else None
+    seed = shared.round_seed if shared else str(round_seed)
+    drawer = None if shared else validator_id
     tasks: list[PlannedTask] = []
     for track in tracks:
         available = corpus.tasks(track)
@@ -80,13 +100,13 @@ def make_plan(
         if tasks_cap is not None:
             count = min(count, tasks_cap)
         drawn = draw_tasks(
-            available, track=track, round_seed=round_seed, validator_id=validator_id, count=count
+            available, track=track, round_seed=seed, validator_id=drawer, count=count
         )
         planned = [_planned(t, snapshots.resolve()) for t in drawn]
         _one_task_per_artifact(track, planned)
         tasks.extend(planned)
     return RoundPlan(
-        round_seed=round_seed,
+        round_seed=seed,
         validator_id=validator_id,
         mechanism_version=spec.version,
         mechanism_digest=spec.digest,
@@ -94,4 +114,5 @@ def make_plan(
         reps={t: reps or spec.track(t).reps for t in tracks},
         tasks=tuple(tasks),
         agents=tuple(sorted(hashes)),
+        shared=shared,
     )

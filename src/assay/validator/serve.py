@@ -55,6 +55,7 @@ class ServeStatus(msgspec.Struct, kw_only=True):
     repushes: int = 0  # re-sets of the newest completed round's weights during a round
     repush_period_s: float | None = None
     errors: list[str] = []
+    notices: list[str] = []  # standing warnings from the start (a public scoring corpus)
 
 
 def read_status(path: Path) -> ServeStatus:
@@ -271,6 +272,7 @@ def serve(
     metrics_port: int | None = None,
     intake_port: int | None = None,
     validator_hotkey: str | None = None,
+    notices: tuple[str, ...] = (),
 ) -> ServeStatus:
     """`assay validator serve`; during a round the last weights are re-pushed at most
     every `pause_s` and never faster than the subnet's rate limit. The Prometheus endpoint
@@ -289,6 +291,7 @@ def serve(
     server = Server(
         config, chain, drop=drop, status_path=status_path, metrics=metrics, repush_floor_s=pause_s
     )
+    server.status.notices = list(notices)
     try:
         return server.serve(cycles, pause_s)
     finally:
