@@ -25,6 +25,10 @@ class PlannedTask(msgspec.Struct, frozen=True):
     artifact_digest: str
     expected_findings: tuple[FindingItem, ...]
     planted: tuple[VulnerabilityItem, ...]
+    # The corpus artifact's digest when the round runs a variant of it (artifact_digest
+    # is then the variant's, what agents were shown and attestations name); kept so an
+    # audit can tie the variant to its original. The labels' lines are the variant's.
+    original_digest: str | None = None
 
 
 class RoundPlan(msgspec.Struct, frozen=True):
@@ -44,6 +48,8 @@ class RoundPlan(msgspec.Struct, frozen=True):
     # each agent is served: the one its manifest names when the round allows it.
     inference: InferenceConfig | None = None
     models: dict[str, str] = {}
+    # Whether each artifact is the round's variant (docs/round-config.md, `variants`).
+    variants: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The plan as stored, with the draw seed anyone can recompute beside it."""
