@@ -1,8 +1,8 @@
 """A memorising agent: what a miner could build from the public corpora alone.
 
-`write_memoriser` hashes every file of every task of the given corpora (each artifact as
-agents see it: packed ones unpacked) and writes an agent that carries the table from
-those content digests to the tasks' labels. On an artifact it votes: the task most of
+`memorised_table` hashes every file of every task of the given corpora (each artifact as
+agents see it: packed ones unpacked), and `write_memoriser` writes an agent carrying the
+table from those content digests to the tasks' labels. On an artifact it votes: the task most of
 its files belong to is the answer, with that task's label, findings and planted lines;
 an artifact none of whose files it knows is allowed with nothing found. On the public
 corpus it scores as well as its table is complete; on a round's variants it finds
@@ -102,7 +102,8 @@ def agent_main(context):
     if track == "packages":
         evidence["lifecycle"] = {"hooks": []}
         evidence["supply_chain"] = {"typosquat_of": None}
-    return {"verdict": verdict, "evidence": evidence, "findings": known["findings"] if known else []}
+    findings = known["findings"] if known else []
+    return {"verdict": verdict, "evidence": evidence, "findings": findings}
 '''
 
 
@@ -146,8 +147,8 @@ def memorised_table(corpora: Sequence[Path]) -> dict[str, object]:
     return {"digests": digests, "tasks": tasks}
 
 
-def write_memoriser(corpora: Sequence[Path], out: Path) -> Path:
-    """The memorising agent with its table of `corpora`, written to the file `out`."""
-    table = json.dumps(memorised_table(corpora), sort_keys=True, separators=(",", ":"))
-    out.write_text(_AGENT.replace("__TABLE__", repr(table)))
+def write_memoriser(table: dict[str, object], out: Path) -> Path:
+    """The memorising agent carrying `table` (`memorised_table`), written to `out`."""
+    text = json.dumps(table, sort_keys=True, separators=(",", ":"))
+    out.write_text(_AGENT.replace("__TABLE__", repr(text)))
     return out

@@ -235,3 +235,19 @@ def test_a_benign_file_only_where_a_new_file_cannot_change_the_truth() -> None:
     assert first is not None
     assert benign_file(Track.PACKAGES, KEYS[0], lambda name: name == first[0]) != first
     assert benign_file(Track.PACKAGES, KEYS[0], lambda _: True) is None
+
+
+def test_a_script_without_a_suffix_is_read_by_its_interpreter_line() -> None:
+    node = "#!/usr/bin/env node\nconst a = 1;\n\nconsole.log(a);\n"
+    assert all(
+        v.data.decode().startswith("#!/usr/bin/env node\n") for v in _shown("bin/tool", node)
+    )
+    assert _shown("bin/tool", node)
+    assert vary_file("bin/tool", b"#!/usr/bin/perl\nprint 1;\n", KEYS[0]) is None
+
+
+def test_an_empty_module_and_a_pth_file_gain_lines_too() -> None:
+    for variant in _shown("pkg/__init__.py", ""):
+        assert ast.dump(ast.parse(variant.data)) == ast.dump(ast.parse(""))
+    pth = "import os; os.environ.setdefault('X', '1')\n"
+    assert all(v.data.decode().startswith(pth) for v in _shown("hook.pth", pth))

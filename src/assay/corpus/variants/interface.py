@@ -19,13 +19,29 @@ def split_lines(text: str) -> list[str] | None:
     return lines if "".join(lines) == text else None
 
 
+def interpreter(text: str) -> str | None:
+    """The program a `#!` line runs (`#!/usr/bin/env node` and `#!/bin/node`: node)."""
+    if not text.startswith("#!"):
+        return None
+    words = text[2 : text.find("\n")].split()
+    if words and words[0].endswith("/env"):
+        words = [w for w in words[1:] if not w.startswith("-")]
+    return words[0].rsplit("/", 1)[-1] if words else None
+
+
 class TextRules(ABC):
-    """The variant rules of one kind of text file, chosen by its name's suffix."""
+    """The variant rules of one kind of text file, chosen by its name's suffix, or for a
+    script without one (`bin/tool`) by the interpreter its `#!` line names."""
 
     suffixes: tuple[str, ...] = ()
+    interpreters: tuple[str, ...] = ()
 
-    def handles(self, name: str) -> bool:
-        return name.lower().endswith(self.suffixes)
+    def handles(self, name: str, text: str) -> bool:
+        if name.lower().endswith(self.suffixes):
+            return True
+        base = name.rsplit("/", 1)[-1]
+        program = interpreter(text) if "." not in base else None
+        return program is not None and program.startswith(self.interpreters or ("\0",))
 
     @abstractmethod
     def points(self, text: str, lines: list[str]) -> tuple[int, ...]:

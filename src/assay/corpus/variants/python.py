@@ -26,11 +26,14 @@ def _tokens(text: str) -> list[tokenize.TokenInfo] | None:
 
 class PythonRules(TextRules):
     suffixes = (".py", ".pyw")
+    interpreters = ("python",)
 
     def points(self, text: str, lines: list[str]) -> tuple[int, ...]:
         tokens = _tokens(text)
         if tokens is None or _READS_ITSELF.search(text):
             return ()
+        if not text:
+            return (0,)  # an empty module (a package's __init__.py)
         header = [
             i + 1
             for i, line in enumerate(lines[:2])

@@ -22,12 +22,14 @@ class SyntaxTreeRules(TextRules):
     def __init__(
         self,
         suffixes: tuple[str, ...],
+        interpreters: tuple[str, ...],
         language: Callable[[], object],
         comment_prefix: str,
         verbatim: frozenset[str],
         reads_itself: re.Pattern[str],
     ) -> None:
         self.suffixes = suffixes
+        self.interpreters = interpreters
         self._language = language
         self._prefix = comment_prefix
         self._verbatim = verbatim
@@ -82,6 +84,7 @@ _JS_VERBATIM = frozenset({"string", "template_string", "regex"})
 
 JAVASCRIPT = SyntaxTreeRules(
     (".js", ".mjs", ".cjs", ".jsx"),
+    ("node",),
     tree_sitter_javascript.language,
     "//",
     _JS_VERBATIM,
@@ -89,16 +92,18 @@ JAVASCRIPT = SyntaxTreeRules(
 )
 TYPESCRIPT = SyntaxTreeRules(
     (".ts", ".mts", ".cts"),
+    ("ts-node", "tsx"),
     tree_sitter_typescript.language_typescript,
     "//",
     _JS_VERBATIM,
     _JS_READS_ITSELF,
 )
 TSX = SyntaxTreeRules(
-    (".tsx",), tree_sitter_typescript.language_tsx, "//", _JS_VERBATIM, _JS_READS_ITSELF
+    (".tsx",), (), tree_sitter_typescript.language_tsx, "//", _JS_VERBATIM, _JS_READS_ITSELF
 )
 SHELL = SyntaxTreeRules(
     (".sh", ".bash"),
+    ("sh", "bash", "dash"),
     tree_sitter_bash.language,
     "#",
     frozenset({"heredoc_body", "string", "raw_string", "ansi_c_string"}),

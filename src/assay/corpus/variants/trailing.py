@@ -13,16 +13,17 @@ class TrailingRules(TextRules):
     suffixes = (
         ".md", ".markdown", ".txt", ".rst", ".json", ".toml", ".cfg", ".ini",
         ".yaml", ".yml", ".html", ".go", ".mod", ".c", ".cc", ".cpp", ".h", ".gyp",
+        ".pth",  # site.py skips a .pth file's blank lines
     )  # fmt: skip
     names = ("LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS", "README", "CHANGELOG")
 
-    def handles(self, name: str) -> bool:
-        return super().handles(name) or name.rsplit("/", 1)[-1] in self.names
+    def handles(self, name: str, text: str) -> bool:
+        return super().handles(name, text) or name.rsplit("/", 1)[-1] in self.names
 
     def points(self, text: str, lines: list[str]) -> tuple[int, ...]:
         # A YAML block scalar kept with `|+` would take the new blank lines as its own.
         keeps_trailing = any(mark in text for mark in ("|+", ">+"))
-        return () if keeps_trailing else (len(lines),)
+        return () if keeps_trailing or not text else (len(lines),)
 
     def same(self, original: str, variant: str) -> bool:
         if variant.rstrip("\r\n") != original.rstrip("\r\n"):

@@ -59,12 +59,14 @@ def vary_file(relative: str, data: bytes, keyed: Keyed) -> VariedFile | None:
     if archives.handles(relative):
         packed = archives.repack(relative, data, own)
         return VariedFile(packed) if packed is not None and packed != data else None
-    rules = next((r for r in RULES if r.handles(relative)), None)
-    if rules is None or not data or b"\0" in data:
+    if b"\0" in data:
         return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
+        return None
+    rules = next((r for r in RULES if r.handles(relative, text)), None)
+    if rules is None:
         return None
     lines = split_lines(text)
     points = rules.points(text, lines) if lines is not None else ()
