@@ -251,3 +251,12 @@ def test_an_empty_module_and_a_pth_file_gain_lines_too() -> None:
         assert ast.dump(ast.parse(variant.data)) == ast.dump(ast.parse(""))
     pth = "import os; os.environ.setdefault('X', '1')\n"
     assert all(v.data.decode().startswith(pth) for v in _shown("hook.pth", pth))
+
+
+def test_a_corrupt_or_bomb_archive_is_left_as_it_is() -> None:
+    members = _zip({"a.py": b"x = 1\n" * 100})
+    corrupt = members[:40] + bytes(len(members) - 80) + members[-40:]
+    assert vary_file("a.zip", corrupt, KEYS[0]) is None
+    bomb = gzip.compress(bytes(80 << 20))
+    assert vary_file("a.tar.gz", bomb, KEYS[0]) is None
+    assert vary_file("a.tgz", b"\x1f\x8bnot gzip", KEYS[0]) is None

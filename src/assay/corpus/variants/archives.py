@@ -9,6 +9,7 @@ import gzip
 import io
 import tarfile
 import zipfile
+import zlib
 
 from assay.corpus.variants.keyed import Keyed
 
@@ -30,8 +31,10 @@ def repack(name: str, data: bytes, keyed: Keyed) -> bytes | None:
         if name.lower().endswith(ZIP_SUFFIXES):
             return _repack_zip(data, keyed)
         return _repack_tar(data, keyed)
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, ValueError):
-        return None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, tarfile.TarError, zlib.error, EOFError):
+        return None  # corrupt: the archive stays as it was, for the agents to judge
+    except (OSError, ValueError, NotImplementedError, RuntimeError):
+        return None  # a member this Python cannot read back (a method, a header)
 
 
 def _moment(keyed: Keyed, member: str) -> datetime.datetime:
@@ -65,8 +68,10 @@ _ZIP_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
 
 def _repack_tar(data: bytes, keyed: Keyed) -> bytes | None:
     gzipped = data[:2] == b"\x1f\x8b"
-    raw = gzip.decompress(data) if gzipped else data
-    if len(raw) > MAX_UNPACKED_BYTES + (1 << 20):
+    cap = MAX_UNPACKED_BYTES + (1 << 20)
+    # Read at most the cap (a gzip bomb is refused before it is unpacked whole).
+    raw = gzip.GzipFile(fileobj=io.BytesIO(data)).read(cap + 1) if gzipped else data
+    if len(raw) > cap:
         return None
     out = io.BytesIO()
     with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as source:
