@@ -166,15 +166,15 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     tracks = [Track(t) for t in args.track] if args.track else list(TRACKS)
     with tempfile.TemporaryDirectory(prefix="variants-bench-") as tmp:
-        memorised = memorised_table([ROOT / c for c in PUBLIC_CORPORA])
-        table = set(memorised["digests"])  # type: ignore[arg-type]
-        memoriser_file = write_memoriser(memorised, Path(tmp) / "memoriser.py")
+        public = memorised_table([ROOT / c for c in PUBLIC_CORPORA])
+        table = set(public["digests"])
+        memoriser_file = write_memoriser(public, Path(tmp) / "memoriser.py")
         memoriser = load_agent(memoriser_file.read_bytes(), "memoriser")
         limit = SPEC.sandbox.agent_code_bytes
         reference = load_agent(
             bundle_package(ROOT / "agents/reference", max_bytes=limit).code, "ref"
         )
-        socket.getaddrinfo = _refuse_dns  # type: ignore[assignment]
+        socket.getaddrinfo = _refuse_dns
         plans = {
             v: plan(args.corpus, tracks, args.seed, Path(tmp) / str(v), v, args.tasks)
             for v in (False, True)

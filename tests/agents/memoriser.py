@@ -16,6 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from assay.corpus.interface import Task
 from assay.corpus.native import NativeCorpus
@@ -133,7 +134,7 @@ def _truth(task: Task) -> dict[str, object]:
     }
 
 
-def memorised_table(corpora: Sequence[Path]) -> dict[str, object]:
+def memorised_table(corpora: Sequence[Path]) -> dict[str, Any]:
     """Content digest (sha256, 20 hex digits) -> indices of the tasks holding that file."""
     tasks: list[dict[str, object]] = []
     digests: dict[str, list[int]] = {}
@@ -147,7 +148,7 @@ def memorised_table(corpora: Sequence[Path]) -> dict[str, object]:
     return {"digests": digests, "tasks": tasks}
 
 
-def write_memoriser(table: dict[str, object], out: Path) -> Path:
+def write_memoriser(table: dict[str, Any], out: Path) -> Path:
     """The memorising agent carrying `table` (`memorised_table`), written to `out`."""
     text = json.dumps(table, sort_keys=True, separators=(",", ":"))
     out.write_text(_AGENT.replace("__TABLE__", repr(text)))

@@ -11,6 +11,7 @@ import pytest
 
 from assay.chain.snapshot import synthetic_snapshot, write_snapshot
 from assay.corpus.native import NativeCorpus
+from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import TRACKS, Track
 from assay.records.agent import Agent
 from assay.records.plan import PlannedTask, RoundPlan
@@ -90,8 +91,14 @@ def test_labels_lines_are_the_same_lines_in_the_variant(plans: dict[str, RoundPl
     plain, varied = _by_id(plans["plain"]), _by_id(plans["varied"])
     moved = 0
     for key, task in varied.items():
-        before = (*plain[key].planted, *plain[key].expected_findings)
-        after = (*task.planted, *task.expected_findings)
+        before: tuple[FindingItem | VulnerabilityItem, ...] = (
+            *plain[key].planted,
+            *plain[key].expected_findings,
+        )
+        after: tuple[FindingItem | VulnerabilityItem, ...] = (
+            *task.planted,
+            *task.expected_findings,
+        )
         for old, new in zip(before, after, strict=True):
             if old.file is None or not isinstance(old.line, int):
                 assert new == old
