@@ -165,9 +165,13 @@ def test_a_script_that_reads_itself_is_left_alone() -> None:
 
 def test_markdown_and_json_only_gain_trailing_blank_lines() -> None:
     skill = "---\nname: x\n---\n# Title\n\nDo the thing.\n"
-    for variant in _shown("SKILL.md", skill):
-        assert variant.data.decode().rstrip("\n") == skill.rstrip("\n")
+    variants = _shown("SKILL.md", skill)
+    for variant in variants:
+        assert variant.data.decode().startswith(skill)
+        assert not variant.data.decode()[len(skill) :].strip()
         assert variant.inserted[0][0] == len(skill.splitlines())
+    # One place for lines still gives most rounds bytes of their own.
+    assert len({v.data for v in variants}) >= len(KEYS) * 2 // 3
     manifest = '{"name": "x", "scripts": {"postinstall": "node a.js"}}'
     for variant in _shown("package.json", manifest):
         assert json.loads(variant.data) == json.loads(manifest)

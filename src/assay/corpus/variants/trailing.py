@@ -1,5 +1,6 @@
 """Formats with no comment every reader accepts (Markdown, JSON, manifests, Go): blank
-lines at the very end only, which no line of the file moves for and no parser reads."""
+lines (empty, or spaces or a tab alone) at the very end only, which no line of the file
+moves for and no parser reads."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class TrailingRules(TextRules):
         return () if keeps_trailing or not text else (len(lines),)
 
     def same(self, original: str, variant: str) -> bool:
-        if variant.rstrip("\r\n") != original.rstrip("\r\n"):
+        if not variant.startswith(original) or variant[len(original) :].strip():
             return False
         for parse in (json.loads, tomllib.loads):
             try:

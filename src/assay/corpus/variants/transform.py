@@ -23,7 +23,10 @@ RULES: tuple[TextRules, ...] = (PythonRules(), JAVASCRIPT, TYPESCRIPT, TSX, SHEL
 # What an inserted line says (None: a blank line). Plain words: a line an agent could
 # read as a hint (a token, an instruction, an HTML comment) would change its answer.
 _WORDS: tuple[str | None, ...] = (None, None, "", "---", "see below", "helpers", "end of section")
-_MAX_EVENTS = 3
+# A blank line may hold spaces or a tab: a file with one place for lines (the end) still
+# has many variants.
+_BLANKS = ("", "", " ", "  ", "\t")
+_MAX_EVENTS = 4
 
 # A new file is inert where the tree is code run or audited by name: a package's or an
 # MCP server's install and start never read an unlisted text file, and a repository's
@@ -91,8 +94,9 @@ def _with_lines(
         for n in range(counts.get(index, 0)):
             words = own.pick(f"words:{index}:{n}", _WORDS)
             line = (rules.comment(words) if words is not None else None) or ""
-            indent = following[: len(following) - len(following.lstrip(" \t"))] if line else ""
-            pieces.append(indent + line + newline)
+            indent = following[: len(following) - len(following.lstrip(" \t"))]
+            blank = own.pick(f"blank:{index}:{n}", _BLANKS)
+            pieces.append((indent + line if line else blank) + newline)
         pieces.append(following)
     return "".join(pieces)
 
