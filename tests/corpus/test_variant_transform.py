@@ -247,7 +247,17 @@ def test_a_script_without_a_suffix_is_read_by_its_interpreter_line() -> None:
         v.data.decode().startswith("#!/usr/bin/env node\n") for v in _shown("bin/tool", node)
     )
     assert _shown("bin/tool", node)
-    assert vary_file("bin/tool", b"#!/usr/bin/perl\nprint 1;\n", KEYS[0]) is None
+    # Another interpreter's script is only given blank lines at its end.
+    perl = "#!/usr/bin/perl\nprint 1;\n"
+    assert all(v.data.decode().startswith(perl) for v in _shown("bin/tool", perl))
+
+
+def test_other_text_gains_lines_at_its_end_and_patches_none() -> None:
+    payload = "TVqQAAMAAAAEAAAA//8AALgAAAAAAAAAQAAAAAAAAAA=\n"
+    assert all(v.data.decode().startswith(payload) for v in _shown("node-gyp.dll", payload))
+    assert _shown(".husky/pre-commit", "npm test\n")
+    assert vary_file("fix.patch", b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n", KEYS[0]) is None
+    assert vary_file("blob.bin", b"\x00\x01binary", KEYS[0]) is None
 
 
 def test_an_empty_module_and_a_pth_file_gain_lines_too() -> None:

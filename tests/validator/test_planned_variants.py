@@ -11,6 +11,7 @@ import pytest
 
 from assay.chain.snapshot import synthetic_snapshot, write_snapshot
 from assay.corpus.native import NativeCorpus
+from assay.corpus.variants.keyed import variant_key
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import TRACKS, Track
 from assay.records.agent import Agent
@@ -20,6 +21,8 @@ from assay.store.sqlite import Store
 from assay.validator.config import ConfigError, RoundOverrides, load_config, round_config
 from assay.validator.planning import make_plan
 from assay.validator.rounds import Round
+from assay.validator.snapshot import snapshot_artifact
+from assay.validator.variants import Variation
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = b"v" * 32
@@ -140,3 +143,16 @@ def test_chain_mode_shows_variants_unless_the_config_says_otherwise(tmp_path: Pa
     assert _started(tmp_path, "local", None, None) is False
     assert _started(tmp_path, "chain-off", subnet, False) is False
     assert _started(tmp_path, "local-on", None, True) is True
+
+
+def test_a_signed_file_keeps_its_bytes(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "dist.js").write_text("const a = 1;\n\nmodule.exports = a;\n")
+    (source / "dist.js.asc").write_text("-----BEGIN PGP SIGNATURE-----\n")
+    (source / "main.py").write_text("import os\n\nprint(os.sep)\n")
+    variation = Variation(Track.PACKAGES, variant_key("5eed", SECRET))
+    snapshot_artifact(source, tmp_path / "variant", prepare=variation)
+    assert (tmp_path / "variant" / "dist.js").read_bytes() == (source / "dist.js").read_bytes()
+    assert set(variation.varied) == {"main.py", "dist.js.asc"}
+    assert variation.added is not None and (tmp_path / "variant" / variation.added).is_file()

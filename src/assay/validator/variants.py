@@ -16,6 +16,9 @@ from assay.schema.boundedfs import walk
 
 # Files past this are left as they are: a variant is read whole into memory.
 MAX_VARIED_FILE_BYTES = 16 << 20
+# A file another one signs or sums (`x.tar.gz` beside `x.tar.gz.asc`) keeps its bytes:
+# new ones would fail the check a user's tools make.
+_SIGNED_BY = (".asc", ".sig", ".sign", ".minisig", ".sha256", ".sha512", ".md5")
 
 
 def round_variant_key(round_seed: str, secret: bytes) -> Keyed:
@@ -43,6 +46,8 @@ class Variation:
         self.original_digest = artifact_digest(tree)
         for entry in list(walk(tree, ARTIFACT_TREE)):
             if not entry.is_file or entry.is_symlink or entry.size > MAX_VARIED_FILE_BYTES:
+                continue
+            if any(os.path.lexists(f"{entry.path}{suffix}") for suffix in _SIGNED_BY):
                 continue
             relative = entry.relative.as_posix()
             variant = vary_file(relative, entry.path.read_bytes(), self.keyed)

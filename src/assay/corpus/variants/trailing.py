@@ -1,6 +1,7 @@
-"""Formats with no comment every reader accepts (Markdown, JSON, manifests, Go): blank
-lines (empty, or spaces or a tab alone) at the very end only, which no line of the file
-moves for and no parser reads."""
+"""Every other text file (Markdown, JSON, manifests, Go, a base64 payload, a hook script
+without a `#!` line): blank lines (empty, or spaces or a tab alone) at the very end only,
+which no line of the file moves for and no reader of these formats takes as content.
+Patches and checksum lists are left alone: their tools read every line."""
 
 from __future__ import annotations
 
@@ -9,17 +10,12 @@ import tomllib
 
 from assay.corpus.variants.interface import TextRules
 
+_LEFT_ALONE = (".patch", ".diff", ".sum", ".sha256", ".sha512", ".md5")
+
 
 class TrailingRules(TextRules):
-    suffixes = (
-        ".md", ".markdown", ".txt", ".rst", ".json", ".toml", ".cfg", ".ini",
-        ".yaml", ".yml", ".html", ".go", ".mod", ".c", ".cc", ".cpp", ".h", ".gyp",
-        ".pth",  # site.py skips a .pth file's blank lines
-    )  # fmt: skip
-    names = ("LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS", "README", "CHANGELOG")
-
     def handles(self, name: str, text: str) -> bool:
-        return super().handles(name, text) or name.rsplit("/", 1)[-1] in self.names
+        return not name.lower().endswith(_LEFT_ALONE)
 
     def points(self, text: str, lines: list[str]) -> tuple[int, ...]:
         # A YAML block scalar kept with `|+` would take the new blank lines as its own.

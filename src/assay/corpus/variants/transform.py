@@ -19,6 +19,7 @@ from assay.corpus.variants.trailing import TrailingRules
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
 
+# The first that handles a file decides; the trailing-lines rules take any other text.
 RULES: tuple[TextRules, ...] = (PythonRules(), JAVASCRIPT, TYPESCRIPT, TSX, SHELL, TrailingRules())
 # What an inserted line says (None: a blank line). Plain words: a line an agent could
 # read as a hint (a token, an instruction, an HTML comment) would change its answer.
