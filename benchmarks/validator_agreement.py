@@ -26,7 +26,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSAY = str(Path(sys.executable).with_name("assay"))
-AGENTS = ("reference", "keyword", "coin_flip", "block_all")
+# Agents that judge what an artifact does. coin_flip hashes the bytes it is shown, and in
+# chain mode each validator shows its own variant (keyed by its secret): it would disagree
+# by design, as a memoriser does.
+AGENTS = ("reference", "keyword", "block_all")
 VALIDATORS = (("v-a", "local"), ("v-b", "local"), ("v-c", "ray"))
 
 

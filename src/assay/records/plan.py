@@ -25,6 +25,10 @@ class PlannedTask(msgspec.Struct, frozen=True):
     artifact_digest: str
     expected_findings: tuple[FindingItem, ...]
     planted: tuple[VulnerabilityItem, ...]
+    # The corpus artifact's digest when the round runs a variant of it (artifact_digest
+    # is then the variant's, what agents were shown and attestations name); kept so an
+    # audit can tie the variant to its original. The labels' lines are the variant's.
+    original_digest: str | None = None
 
 
 class SharedDraw(msgspec.Struct, frozen=True):
@@ -62,6 +66,8 @@ class RoundPlan(msgspec.Struct, frozen=True):
     # A chain-mode round's shared draw (its seed is the chain's, every validator draws
     # alike); None for a local round, whose draw is this validator's own.
     shared: SharedDraw | None = None
+    # Whether each artifact is the round's variant (docs/round-config.md, `variants`).
+    variants: bool = False
 
     @property
     def draw_validator(self) -> str | None:

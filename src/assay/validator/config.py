@@ -111,6 +111,8 @@ class RoundConfig:
     jobs: int | None = None
     address: str | None = None  # a Ray cluster, for executor = "ray"
     inference: InferenceConfig | None = None  # the `[inference]` table: agents may call a model
+    # Each artifact shown as the round's own variant; None: on in chain mode only.
+    variants: bool | None = None
 
 
 # `assay round config --example`; docs/round-config.md explains each key.
@@ -138,6 +140,9 @@ executor = "local"
 # jobs = 2
 # Ray cluster address, for executor = "ray" (default: start a local one).
 # address = "10.0.0.1:6379"
+# Show each artifact as this round's own variant, so no public digest finds it
+# (default: on with a subnet snapshot or under `serve`, off otherwise).
+# variants = true
 
 # The subnet this validator sets weights on (docs/validator-operations.md).
 # [chain]
@@ -209,6 +214,7 @@ class RoundOverrides:
     jobs: int | None = None
     address: str | None = None
     inference: InferenceConfig | None = None  # only a round.toml sets it
+    variants: bool | None = None
 
 
 _ROUND_KEYS = frozenset(f.name for f in fields(RoundOverrides)) - {"round_seed", "inference"}
@@ -238,6 +244,8 @@ def load_config(path: Path | None) -> RoundOverrides:
         table["tracks"] = parse_tracks(",".join(tracks) if isinstance(tracks, list) else tracks)
     if "seed" in table:
         table["round_seed"] = str(table.pop("seed"))
+    if not isinstance(table.get("variants", False), bool):
+        raise ConfigError(f"{path}: variants must be true or false, not {table['variants']!r}")
     if "inference" in data:
         try:
             table["inference"] = InferenceConfig.from_table(data["inference"])

@@ -122,7 +122,19 @@ class Round:
             )
         snapshots = snapshot_root(config.db, round_id)
         seed = _seed(config, metagraph, notify)
-        plan = _plan(config, seed, admission, snapshots, reps, draw_all, tasks_cap)
+        # Chain mode (a subnet snapshot, as `serve` always has) shows variants unless the
+        # round.toml says otherwise: a miner's scores must not come from a public table.
+        variants = config.variants if config.variants is not None else subnet is not None
+        plan = _plan(
+            config,
+            seed,
+            admission,
+            snapshots,
+            reps,
+            draw_all,
+            tasks_cap,
+            secret if variants else None,
+        )
         store.create_round(round_id, plan, list(admission.agents))
         # Rounds completed on every track are never resumed: their artifact snapshots are
         # not needed again.
@@ -200,6 +212,7 @@ def _plan(
     reps: int | None,
     draw_all: bool,
     tasks_cap: int | None,
+    variant_secret: bytes | None,
 ) -> RoundPlan:
     plan = make_plan(
         corpus=NativeCorpus(config.corpus),
@@ -212,6 +225,7 @@ def _plan(
         reps=reps,
         draw_all=draw_all,
         tasks_cap=tasks_cap,
+        variant_secret=variant_secret,
     )
     plan = msgspec.structs.replace(plan, refused=admission.refused, manifests=admission.manifests)
     if config.inference is None:
