@@ -128,3 +128,20 @@ def test_bundled_real_repositories_point_at_the_lines_real_fixes_changed(part: s
             lines = (task.artifact_dir / vuln.file).read_text(encoding="utf-8").splitlines()
             assert vuln.file in source["paths"] and vuln.cwe.startswith("CWE-")
             assert 1 <= vuln.line <= len(lines) and lines[vuln.line - 1].strip(), task.task_id
+
+
+@pytest.mark.parametrize("part", [TUNING, SET_ASIDE])
+@pytest.mark.parametrize("track", [Track.SKILLS, Track.MCP_SERVERS])
+def test_bundled_real_skills_and_mcp_servers_are_sealed_with_provenance(
+    part: str, track: Track
+) -> None:
+    """Over 40 real tasks per track across the parts (about 20 per part), each one folder
+    of a public repository at a commit; the malicious ones sealed."""
+    tasks = NativeCorpus(REAL / part).tasks(track)
+    assert len(tasks) >= 20
+    for task in tasks:
+        assert task.source["synthetic"] is False and task.archive is not None
+        assert len(task.source["commit"]) == 40 and task.source["repository"], task.task_id
+        if task.label is Label.MALICIOUS:
+            assert task.archive.password and task.archive.file.endswith(".zip")
+            assert [p.name for p in task.artifact_dir.iterdir()] == [task.archive.file]
