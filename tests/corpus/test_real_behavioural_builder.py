@@ -34,12 +34,12 @@ def test_builds_sealed_and_plain_tasks_with_neutral_ids(tmp_path: Path) -> None:
     (repo / "servers" / "echo.py").write_text("print('echo')\n")
     _git(repo, "add", ".")
     _git(repo, "-c", "user.name=c", "-c", "user.email=c@example.invalid", "commit", "-qm", "x")
+    common = {"repository": "someone/kit", "commit": "HEAD", "origin": "o", "notes": "n"}
     tasks = [
-        {"track": "skills", "label": "malicious", "repository": "someone/kit", "commit": "HEAD",
-         "path": "evals/bad/notes-sync", "exclude": ["_expected.json"], "origin": "o", "notes": "n"},
-        {"track": "mcp_servers", "label": "safe", "repository": "someone/kit", "commit": "HEAD",
-         "path": "servers/echo.py", "origin": "o", "notes": "n"},
-    ]  # fmt: skip
+        {**common, "track": "skills", "label": "malicious", "path": "evals/bad/notes-sync"},
+        {**common, "track": "mcp_servers", "label": "safe", "path": "servers/echo.py"},
+    ]
+    tasks[0]["exclude"] = ["_expected.json"]
     sources = tmp_path / "sources.json"
     sources.write_text(json.dumps({"tasks": tasks}))
     out = tmp_path / "out"
