@@ -21,7 +21,7 @@ from .facts import (
     _joined,
     _line_events,
 )
-from .repo_python import _shell_injection_lines
+from .repo_python import _shell_injection_lines, argument_injections
 from .stages import (
     beacon_events,
     clipper_events,
@@ -371,6 +371,42 @@ def _command_signals(facts: FileFacts, track: str, injected_lines: set[int]) -> 
     return signals
 
 
+ARGUMENT_HARM = {
+    "CWE-94": ("code_injection", "is executed as code (exec)"),
+    "CWE-95": ("code_injection", "is evaluated as code (eval)"),
+    "CWE-89": ("sql_injection", "is formatted into an SQL statement"),
+}
+
+
+def _argument_signals(facts: FileFacts, track: str) -> list[Signal]:
+    """A skill's script or a server's tool takes what a model passes it: an argument that
+    reaches eval or an SQL string is an attack surface (a test of the artifact's own is
+    not). Shell injection is told by `_command_signals`."""
+    if re.search(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$)", facts.source.rel):
+        return []
+    signals = []
+    seen = set()
+    for cwe, line in argument_injections(facts.tree):
+        if cwe not in ARGUMENT_HARM or ARGUMENT_HARM[cwe][0] in seen:
+            continue
+        category, what = ARGUMENT_HARM[cwe]
+        seen.add(category)
+        who = "Tool argument" if track == "mcp_servers" else "Argument"
+        signals.append(
+            Signal(
+                category,
+                "HIGH",
+                "action",
+                f"{who} {what}",
+                facts.source.rel,
+                line,
+                3.0,
+                "EVAL_CODE",
+            )
+        )
+    return signals
+
+
 def _evasion_signal(facts: FileFacts, dangerous_lines: list[int]) -> list[Signal]:
     signals = []
     for gate in facts.gates:
@@ -703,6 +739,8 @@ def action_signals(facts: FileFacts, track: str) -> list[Signal]:
         signals.append(persistence)
     injected = _shell_injection_lines(facts.tree) if facts.of("shell") else set()
     signals += _command_signals(facts, track, injected)
+    if track in ("skills", "mcp_servers"):
+        signals += _argument_signals(facts, track)
     if facts.of("odd_host") and facts.of("egress") and not signals:
         line = facts.of("odd_host")[0].line
         signals.append(

@@ -20,7 +20,7 @@ from .context import (
 )
 from .directives import code_signals, prose_signals
 from .facts import SECRET_KINDS, TOOL_HINT, Event, FileFacts
-from .mcp import Tool, mcp_tools, tool_signals
+from .mcp import Tool, mcp_tools, tool_code_signals, tool_signals
 from .observed import _evidence_text, _observed_capabilities, observed_signals
 from .packages import (
     content_signals,
@@ -31,6 +31,7 @@ from .packages import (
     supply_chain_signals,
     typosquat_of,
 )
+from .prerequisites import prerequisite_signals
 
 # --------------------------------------------------------------------------- behavioural report
 
@@ -181,10 +182,18 @@ def _within_budget(files: list[Source], budget: int) -> list[Source]:
     return sorted(chosen, key=lambda s: s.rel)
 
 
+def _wants_tree(track: str, source: Source) -> bool:
+    """A skill's scripts and a server's tools are parsed whole: what a model passes them
+    is followed to the sinks it reaches."""
+    if track == "mcp_servers":
+        return bool(TOOL_HINT.search(source.text)) or source.is_python
+    return track == "skills" and source.is_python
+
+
 def behavioural_report(track: str, files: list[Source], observed: object) -> dict:
     by_rel = {s.rel: s for s in files}
     facts = {
-        s.rel: analyse_code(s, want_tree=track == "mcp_servers" and bool(TOOL_HINT.search(s.text)))
+        s.rel: analyse_code(s, want_tree=_wants_tree(track, s))
         for s in _within_budget(files, BEHAVIOURAL_CODE_BYTES)
     }
     signals: list[Signal] = []
@@ -195,6 +204,7 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
         manifests = [s for s in files if s.suffix == ".json" and len(s.text) < MAX_AST_BYTES]
         trees = {rel: fact.tree for rel, fact in facts.items()}
         tools = mcp_tools([fact.source for fact in facts.values()] + manifests, trees)
+        signals += tool_code_signals(trees)
     tool_file_lines = {(t.file, t.line) for t in tools}
     signals += _context_signals(files, tool_file_lines, track)
     hidden = {(s.file, s.line) for s in signals if s.technique in ("unicode_tags", "zero_width")}
@@ -202,6 +212,8 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
     evidence_extra: dict = {}
     if track == "packages":
         signals += _package_signals(files, by_rel, facts, evidence_extra)
+    if track == "skills":
+        signals += prerequisite_signals(files)
     signals += observed_signals(observed)
     deceptive = deceptive_doc_signal(files, signals)
     if deceptive is not None:

@@ -155,7 +155,7 @@ ODD_HOST = re.compile(
     r"requestbin|webhook\.site|transfer\.sh|\.onion\b|api\.telegram\.org/bot|pipedream\.net|"
     r"\boast\.(?:fun|me|pro|live|site|online)\b|interact\.sh|burpcollaborator\.net|"
     r"canarytokens\.com|hookb\.in|beeceptor\.com|requestcatcher\.com|hastebin\.com|paste\.ee|"
-    r"rentry\.co|termbin\.com|trycloudflare\.com|ngrok-free\.app|serveo\.net|\.loca\.lt\b",
+    r"rentry\.co|termbin\.com|trycloudflare\.com|ngrok-free\.(?:app|dev)|serveo\.net|\.loca\.lt\b",
     re.IGNORECASE,
 )
 DECODE_CALLS = frozenset(

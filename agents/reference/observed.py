@@ -207,6 +207,15 @@ def _client_read(item: dict, commands: list[str]) -> bool:
     )
 
 
+def _from_the_index(observed: object, capabilities: list[dict]) -> bool:
+    """Every host the detonation reached is a public package index: an install of what
+    the artifact declares (a web build's npm packages), not a download from elsewhere."""
+    if not isinstance(observed, dict):
+        return False
+    peers = _peers(observed, capabilities)
+    return all(PACKAGE_INDEX.match(p.split(":")[0] if p.count(":") == 1 else p) for p in peers)
+
+
 def observed_signals(observed: object) -> list[Signal]:
     """The validator's detonation: what the artifact was seen doing."""
     signals = []
@@ -223,6 +232,8 @@ def observed_signals(observed: object) -> list[Signal]:
         if name == "READ_SECRET" and _client_read(item, commands):
             continue
         category, weight = OBSERVED_WEIGHTS[name]
+        if name == "INSTALL_PACKAGE" and _from_the_index(observed, capabilities):
+            weight = 0.5  # the artifact's declared dependencies, from the public index
         if name in ("READ_SECRET", "READ_ENV_SECRET") and network:
             weight += 2.0  # a secret read is only damning next to egress
         profile = ""

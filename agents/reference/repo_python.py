@@ -804,13 +804,47 @@ def unauthenticated_routes(source: Source, tree: ast.Module) -> list[Vuln]:
 
 def _shell_injection_lines(tree: ast.Module | None) -> set[int]:
     """Lines where a function parameter flows into a shell command string."""
+    return {line for cwe, line in argument_injections(tree) if cwe == "CWE-78"}
+
+
+# What a caller's argument may reach in any function: a shell, the interpreter, or an SQL
+# statement built around it. A path it names is not among them: file and repository
+# tools are handed paths by design.
+ARGUMENT_SINKS = frozenset({"CWE-78", "CWE-94", "CWE-95", "CWE-89"})
+
+
+def argument_injections(tree: ast.Module | None) -> list[tuple[str, int]]:
+    """(CWE, line) where a function's parameter flows into a dangerous sink."""
     if tree is None:
-        return set()
-    lines = set()
+        return []
+    found = []
     for func in ast.walk(tree):
         if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
             params = {a.arg for a in func.args.args + func.args.kwonlyargs} - {"self", "cls"}
+            params -= {"ctx", "context"}
             tracker = PyTaint("", set(), extra_tainted=params)
             tracker.run_function(func)
-            lines.update(v.line for v in tracker.findings if v.cwe == "CWE-78")
-    return lines
+            for vuln in tracker.findings:
+                if vuln.cwe in ARGUMENT_SINKS and (
+                    vuln.cwe != "CWE-89" or _built_sql(func, vuln.line)
+                ):
+                    found.append((vuln.cwe, vuln.line))
+    return sorted(set(found))
+
+
+def _built_sql(func: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> bool:
+    """The statement run on `line` is a string built in the function (an f-string, a
+    concatenation, a format call), not a query the caller passed whole."""
+    built = {
+        name
+        for node in ast.walk(func)
+        if isinstance(node, ast.Assign) and _builds_string(node.value)
+        for target in node.targets
+        for name in _target_names(target)
+    }
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and getattr(node, "lineno", 0) == line and node.args:
+            first = node.args[0]
+            if _builds_string(first) or (isinstance(first, ast.Name) and first.id in built):
+                return True
+    return False
