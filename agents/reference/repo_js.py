@@ -287,3 +287,48 @@ def js_secret_vulns(source: Source) -> list[Vuln]:
             if token and "EXAMPLE" not in line.upper():
                 out.append(_secret_vuln(source.rel, number, ""))
     return out
+
+
+PATH_STEP = re.compile(r"\b(\w+)\s*=\s*\1\[\s*(\w+)\s*\]\s*;?")
+PROTO_CHECK = re.compile(r"[\"']__proto__[\"']")
+CONSTRUCTOR_CHECK = re.compile(r"[\"']constructor[\"']|[\"']prototype[\"']")
+SAFE_CONTAINER = re.compile(
+    r"Object\.create\(\s*null\s*\)|hasOwnProperty|new Map\b|Object\.hasOwn\b"
+)
+
+
+def path_setter_vulns(source: Source) -> list[Vuln]:
+    """A setter that walks a key path (`o = o[key]`, creating `o[key] = {}` on the way)
+    with keys its caller supplies (a dotted option name, a parsed document) writes
+    through `constructor.prototype` unless it refuses `constructor` as well as
+    `__proto__`: refusing `__proto__` alone is the classic incomplete fix."""
+    text = source.text
+    if CONSTRUCTOR_CHECK.search(text) and PROTO_CHECK.search(text):
+        return []
+    lines = source.lines
+    for index, line in enumerate(lines):
+        step = PATH_STEP.search(line)
+        if not step:
+            continue
+        holder, key = step.groups()
+        window = range(max(0, index - 8), min(len(lines), index + 20))
+        creates = any(re.search(rf"\b{holder}\[\s*{key}\s*\]\s*=[^=]", lines[i]) for i in window)
+        if not creates or any(SAFE_CONTAINER.search(lines[i]) for i in window):
+            continue
+        checks = [i for i in window if PROTO_CHECK.search(lines[i])][:2]
+        where = checks or [
+            next(i for i in window if re.search(rf"\[\s*{key}\s*\]\s*=[^=]", lines[i]))
+        ]
+        what = "refuses only __proto__" if checks else "refuses no key"
+        return [
+            Vuln(
+                source.rel,
+                i + 1,
+                "CWE-1321",
+                "Prototype pollution in a key-path setter",
+                f"The setter walks caller-supplied keys into nested objects and {what}, so "
+                "constructor.prototype reaches Object.prototype.",
+            )
+            for i in where
+        ]
+    return []

@@ -749,7 +749,31 @@ def audit_python(source: Source) -> list[Vuln]:
             vulns += tracker.findings
     vulns += python_secret_vulns(source, tree)
     vulns += unauthenticated_routes(source, tree)
+    vulns += library_argument_vulns(source, tree)
     return vulns
+
+
+LIBRARY_HARM = {
+    "CWE-78": (
+        "OS command injection",
+        "An argument of the library's function reaches a shell command.",
+    ),
+    "CWE-94": ("Code injection via exec", "An argument of the library's function runs as code."),
+    "CWE-95": ("Code injection via eval", "An argument of the library's function is evaluated."),
+    "CWE-89": ("SQL injection", "An argument of the library's function is formatted into SQL."),
+}
+
+
+def library_argument_vulns(source: Source, tree: ast.Module) -> list[Vuln]:
+    """A library's input is its callers' arguments (and what its objects were built
+    with), not only a request: one reaching eval, a shell or an SQL string it builds is
+    injectable by whoever passes it, whatever the call path (issue 36)."""
+    out = []
+    for cwe, line, scope in _argument_sinks(tree, with_self=True):
+        title, description = LIBRARY_HARM[cwe]
+        extra = ("CWE-94", "CWE-95") if cwe in ("CWE-94", "CWE-95") else ()
+        out.append(Vuln(source.rel, line, cwe, title, description, "HIGH", extra, scope))
+    return out
 
 
 PUBLIC_BIND = re.compile(r"host\s*=\s*[\"'](?:0\.0\.0\.0|::)[\"']|--host[\"',\s]+0\.0\.0\.0")
@@ -815,21 +839,27 @@ ARGUMENT_SINKS = frozenset({"CWE-78", "CWE-94", "CWE-95", "CWE-89"})
 
 def argument_injections(tree: ast.Module | None) -> list[tuple[str, int]]:
     """(CWE, line) where a function's parameter flows into a dangerous sink."""
+    return sorted({(cwe, line) for cwe, line, _ in _argument_sinks(tree, with_self=False)})
+
+
+def _argument_sinks(tree: ast.Module | None, with_self: bool) -> list[tuple[str, int, str]]:
+    """(CWE, line, function) of each parameter reaching a sink of ARGUMENT_SINKS;
+    `with_self` counts an object's attributes as its constructor's arguments."""
     if tree is None:
         return []
     found = []
     for func in ast.walk(tree):
         if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
-            params = {a.arg for a in func.args.args + func.args.kwonlyargs} - {"self", "cls"}
-            params -= {"ctx", "context"}
+            params = {a.arg for a in func.args.args + func.args.kwonlyargs} - {"cls"}
+            params -= {"ctx", "context"} | (set() if with_self else {"self"})
             tracker = PyTaint("", set(), extra_tainted=params)
             tracker.run_function(func)
             for vuln in tracker.findings:
                 if vuln.cwe in ARGUMENT_SINKS and (
                     vuln.cwe != "CWE-89" or _built_sql(func, vuln.line)
                 ):
-                    found.append((vuln.cwe, vuln.line))
-    return sorted(set(found))
+                    found.append((vuln.cwe, vuln.line, func.name))
+    return found
 
 
 def _built_sql(func: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> bool:

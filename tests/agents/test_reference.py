@@ -1036,3 +1036,35 @@ def test_a_skill_installing_its_dependencies_from_the_index_is_allowed(tmp_path:
         context["observed"] = observed
         decision = REFERENCE.agent_main(context)["verdict"]["decision"]
         assert (decision == "ALLOW") is allowed, host
+
+
+def test_a_library_argument_reaching_eval_or_a_shell_is_a_vulnerability(tmp_path: Path) -> None:
+    """A library's input is its callers' arguments and what its objects were built with:
+    `pre_dispatch` evaluated, a name formatted into a shell command. A constant or a
+    parsed literal is not."""
+    library = (
+        "import os\n\n\nclass Pool:\n    def __init__(self, pre_dispatch='2*n'):\n"
+        "        self.pre_dispatch = pre_dispatch\n\n    def start(self, n):\n"
+        "        return eval(self.pre_dispatch)\n\n\ndef which(name):\n"
+        "    return os.popen('command -v ' + name).read()\n"
+    )
+    found = {(v["cwe"], v["line"]) for v in _audit(tmp_path, "lib.py", library)}
+    assert {("CWE-95", 9), ("CWE-78", 13)} <= found
+    safe = (
+        "import ast, subprocess\n\n\ndef parse(text):\n    return ast.literal_eval(text)\n\n\n"
+        "def which(name):\n    return subprocess.run(['which', name], capture_output=True)\n"
+    )
+    assert _audit(tmp_path, "lib.py", safe) == []
+
+
+def test_a_key_path_setter_refusing_only_proto_is_prototype_pollution(tmp_path: Path) -> None:
+    setter = (
+        "function setKey(obj, keys, value) {{\n  var o = obj;\n"
+        "  for (var i = 0; i < keys.length - 1; i++) {{\n    var key = keys[i];\n"
+        "    {guard}\n    if (o[key] === undefined) o[key] = {{}};\n    o = o[key];\n  }}\n"
+        "  o[keys[keys.length - 1]] = value;\n}}\nmodule.exports = setKey;\n"
+    )
+    weak = setter.format(guard="if (key === '__proto__') return;")
+    strong = setter.format(guard="if (key === '__proto__' || key === 'constructor') return;")
+    assert [(v["cwe"], v["line"]) for v in _audit(tmp_path, "index.js", weak)] == [("CWE-1321", 5)]
+    assert _audit(tmp_path, "index.js", strong) == []
