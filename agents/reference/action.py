@@ -1,5 +1,6 @@
 """Action plane: decoded payloads, per-file facts and the signals weighed from them."""
 
+import ast
 import base64
 import binascii
 import contextlib
@@ -407,6 +408,72 @@ def _argument_signals(facts: FileFacts, track: str) -> list[Signal]:
     return signals
 
 
+# A loop that waits on something (a read, a sleep, a queue) is a service's loop; one that
+# only computes never ends.
+WAITS = re.compile(
+    r"sleep|wait|accept|recv|read|get|select|poll|join|input|serve|run_forever|listen", re.I
+)
+HUGE_COUNT = 1_000_000
+
+
+def _exhaustion_signal(facts: FileFacts) -> list[Signal]:
+    """A loop with no way out and nothing it waits on, or one allocation of millions of
+    copies: a skill or tool that exhausts the machine it runs on."""
+    if facts.tree is None:
+        return []
+    # A loop inside a try block may be meant to end on an exception (reading frames
+    # until EOFError): only a loop nothing can end counts.
+    guarded = {
+        id(loop)
+        for block in ast.walk(facts.tree)
+        if isinstance(block, ast.Try) and block.handlers
+        for stmt in block.body
+        for loop in ast.walk(stmt)
+        if isinstance(loop, ast.While)
+    }
+    for node in ast.walk(facts.tree):
+        line, what = None, ""
+        endless = isinstance(node, ast.While) and _always_true(node.test)
+        if endless and id(node) not in guarded and not _leaves(node):  # type: ignore[arg-type]
+            line, what = node.lineno, "loops forever without waiting on anything"
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            sides = (node.left, node.right)
+            copies = any(isinstance(x, ast.List | ast.Constant) and not _is_int(x) for x in sides)
+            if copies and any(_is_int(x) and x.value >= HUGE_COUNT for x in sides):  # type: ignore[attr-defined]
+                line, what = node.lineno, "allocates millions of copies at once"
+        if line is not None:
+            return [
+                Signal(
+                    "resource_exhaustion",
+                    "MED",
+                    "action",
+                    f"{facts.source.base} {what}",
+                    facts.source.rel,
+                    line,
+                    3.0,
+                    "CREATE_PROCESS",
+                )
+            ]
+    return []
+
+
+def _always_true(test: ast.expr) -> bool:
+    return isinstance(test, ast.Constant) and bool(test.value)
+
+
+def _is_int(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _leaves(loop: ast.While) -> bool:
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Break | ast.Return | ast.Raise | ast.Yield | ast.Await):
+            return True
+        if isinstance(node, ast.Call) and WAITS.search(ast.unparse(node.func)):
+            return True
+    return False
+
+
 def _evasion_signal(facts: FileFacts, dangerous_lines: list[int]) -> list[Signal]:
     signals = []
     for gate in facts.gates:
@@ -740,7 +807,7 @@ def action_signals(facts: FileFacts, track: str) -> list[Signal]:
     injected = _shell_injection_lines(facts.tree) if facts.of("shell") else set()
     signals += _command_signals(facts, track, injected)
     if track in ("skills", "mcp_servers"):
-        signals += _argument_signals(facts, track)
+        signals += _argument_signals(facts, track) + _exhaustion_signal(facts)
     if facts.of("odd_host") and facts.of("egress") and not signals:
         line = facts.of("odd_host")[0].line
         signals.append(

@@ -1068,3 +1068,19 @@ def test_a_key_path_setter_refusing_only_proto_is_prototype_pollution(tmp_path: 
     strong = setter.format(guard="if (key === '__proto__' || key === 'constructor') return;")
     assert [(v["cwe"], v["line"]) for v in _audit(tmp_path, "index.js", weak)] == [("CWE-1321", 5)]
     assert _audit(tmp_path, "index.js", strong) == []
+
+
+def test_a_skill_that_can_never_stop_is_flagged_and_a_loop_ending_on_eof_is_not(
+    tmp_path: Path,
+) -> None:
+    endless = "def analyse(data):\n    while True:\n        data = data * 2\n"
+    bomb = "def grow(items):\n    return [x for x in items] + [0] * 10000000\n"
+    frames = (
+        "def count(img):\n    n = 0\n    try:\n        while True:\n"
+        "            img.seek(n)\n            n += 1\n    except EOFError:\n        return n\n"
+    )
+    for name, code in (("endless", endless), ("bomb", bomb)):
+        art = _tree(tmp_path, {"SKILL.md": HEADER, "scripts/run.py": code}, name)
+        assert _verdict("skills", art, tmp_path) != "ALLOW", name
+    art = _tree(tmp_path, {"SKILL.md": HEADER, "scripts/run.py": frames}, "frames")
+    assert _verdict("skills", art, tmp_path) == "ALLOW"
