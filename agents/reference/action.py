@@ -172,11 +172,33 @@ SERVICE_HOSTS = re.compile(
 )
 
 
+# A cloud's credential files, and the hosts that are that cloud.
+CLOUD_HOMES = (
+    (
+        re.compile(r"gcloud|application_default_credentials"),
+        r"(?:[\w-]+\.)*(?:googleapis|google)\.com",
+    ),
+    (re.compile(r"\.aws\b"), r"(?:[\w-]+\.)*(?:amazonaws\.com|aws\.amazon\.com)"),
+    (re.compile(r"\.azure/"), r"(?:[\w-]+\.)*(?:azure\.com|windows\.net|microsoftonline\.com)"),
+)
+URL_HOST = re.compile(r"https?://([\w.-]+)")
+
+
 def _own_service_credentials(facts: FileFacts, secrets: list[Event]) -> bool:
-    """Stored registry/git credentials used with their own service, and nothing odd."""
-    if any(e.detail != "stored" for e in secrets) or facts.of("odd_host"):
+    """Credentials used with their own service, and nothing odd: stored registry or git
+    credentials with that registry, or one cloud's credentials sent only to that cloud
+    (a storage uploader exchanging its gcloud refresh token at Google)."""
+    if facts.of("odd_host"):
         return False
-    return bool(SERVICE_HOSTS.search(facts.source.text))
+    if all(e.detail == "stored" for e in secrets):
+        return bool(SERVICE_HOSTS.search(facts.source.text))
+    if any(e.detail != "cloud" for e in secrets):
+        return False
+    hosts = set(URL_HOST.findall(facts.source.text))
+    for files, home in CLOUD_HOMES:
+        if all(files.search(e.text) for e in secrets):
+            return bool(hosts) and all(re.fullmatch(home, h) for h in hosts)
+    return False
 
 
 FILE_READS = re.compile(

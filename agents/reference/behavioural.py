@@ -1,5 +1,7 @@
 """The behavioural report: signals from both planes weighed into a verdict."""
 
+from dataclasses import replace
+
 from .action import MAX_AST_BYTES, action_signals, analyse_code
 from .common import (
     BLOCK_AT,
@@ -31,7 +33,7 @@ from .packages import (
     supply_chain_signals,
     typosquat_of,
 )
-from .prerequisites import prerequisite_signals
+from .prerequisites import declares_scanning, prerequisite_signals
 
 # --------------------------------------------------------------------------- behavioural report
 
@@ -214,11 +216,25 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
         signals += _package_signals(files, by_rel, facts, evidence_extra)
     if track == "skills":
         signals += prerequisite_signals(files)
+        if declares_scanning(files):
+            signals = [_as_documented(s, by_rel) for s in signals]
     signals += observed_signals(observed)
     deceptive = deceptive_doc_signal(files, signals)
     if deceptive is not None:
         signals.append(deceptive)
     return _assemble(track, signals, facts, tools, observed, evidence_extra)
+
+
+def _as_documented(signal: Signal, by_rel: dict[str, Source]) -> Signal:
+    """In a skill whose stated purpose is finding attacks, attack text in its prose is
+    the list of what it looks for: it weighs little. What its code does is unchanged."""
+    source = by_rel.get(signal.file or "")
+    if source is None or not source.is_prose or signal.weight <= DOCUMENTED_WEIGHT:
+        return signal
+    return replace(signal, weight=DOCUMENTED_WEIGHT)
+
+
+DOCUMENTED_WEIGHT = 1.0
 
 
 def _package_signals(

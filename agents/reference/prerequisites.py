@@ -52,6 +52,24 @@ NEEDS_SYSTEM_ACCESS = re.compile(
 )
 
 
+SCANNING_PURPOSE = re.compile(
+    r"\b(?:scann(?:er|ing)|scans?|detect(?:s|or|ion)|audit(?:or|s|ing)?|lint(?:er|s)?|"
+    r"vets?|vetting)\b[^\n]{0,60}\b(?:malicious|malware|threats?|attacks?|injection|"
+    r"vulnerabilit\w*|security|secrets?|risks?|patterns?)\b|"
+    r"\bsecurity (?:scanner|auditor|review|checker)\b",
+    re.IGNORECASE,
+)
+
+
+def declares_scanning(files: list[Source]) -> bool:
+    """The skill says in its frontmatter that it finds attacks (a security scanner)."""
+    for source in files:
+        if source.base.lower() == "skill.md":
+            header = FRONTMATTER.match(source.text)
+            return header is not None and bool(SCANNING_PURPOSE.search(header.group(1)))
+    return False
+
+
 def prerequisite_signals(files: list[Source]) -> list[Signal]:
     signals: list[Signal] = []
     for source in files:
