@@ -1073,8 +1073,13 @@ def test_a_key_path_setter_refusing_only_proto_is_prototype_pollution(tmp_path: 
 def test_a_skill_that_can_never_stop_is_flagged_and_a_loop_ending_on_eof_is_not(
     tmp_path: Path,
 ) -> None:
-    endless = "def analyse(data):\n    while True:\n        data = data * 2\n"
-    bomb = "def grow(items):\n    return [x for x in items] + [0] * 10000000\n"
+    endless = (
+        "def step(item):\n    return item * 2\n\n\n"
+        "def analyse(data):\n    while True:\n        step(data)\n"
+    )
+    bomb = (
+        "def grow(items):\n    out = []\n    for x in items:\n        out.extend([x] * 10000000)\n"
+    )
     frames = (
         "def count(img):\n    n = 0\n    try:\n        while True:\n"
         "            img.seek(n)\n            n += 1\n    except EOFError:\n        return n\n"
