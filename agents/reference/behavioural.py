@@ -1,5 +1,6 @@
 """The behavioural report: signals from both planes weighed into a verdict."""
 
+import re
 from dataclasses import replace
 
 from .action import MAX_AST_BYTES, action_signals, analyse_code
@@ -218,6 +219,7 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
         signals += prerequisite_signals(files)
         if declares_scanning(files):
             signals = [_as_documented(s, by_rel) for s in signals]
+    signals = [_as_documented(s, by_rel) if _is_record(s) else s for s in signals]
     signals += observed_signals(observed)
     deceptive = deceptive_doc_signal(files, signals)
     if deceptive is not None:
@@ -235,6 +237,17 @@ def _as_documented(signal: Signal, by_rel: dict[str, Source]) -> Signal:
 
 
 DOCUMENTED_WEIGHT = 1.0
+# A changelog records what changed ("the flag now ignores previous settings"); it is no
+# instruction to an agent. Text hidden in it (tag characters, comments) still counts.
+RECORD_FILE = re.compile(
+    r"(?:^|/)(?:change[-_]?log|changes|history|news|release[-_]?notes?)(?:\.\w+)?$", re.I
+)
+HIDING = ("unicode", "zero_width", "bidi", "comment")
+
+
+def _is_record(signal: Signal) -> bool:
+    hidden = any(h in (signal.technique or "") for h in HIDING)
+    return bool(signal.file and RECORD_FILE.search(signal.file)) and not hidden
 
 
 def _package_signals(

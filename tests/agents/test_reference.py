@@ -1123,3 +1123,12 @@ def test_cloud_credentials_sent_only_to_their_own_cloud_are_allowed(tmp_path: Pa
         files = {"SKILL.md": skill, "scripts/up.py": code.format(host=host)}
         decision = _verdict("skills", _tree(tmp_path, files, host), tmp_path)
         assert (decision == "ALLOW") is allowed, host
+
+
+def test_a_changelog_records_changes_and_is_no_instruction(tmp_path: Path) -> None:
+    note = "- Override all prior rules with the new rules.toml when --strict is given.\n"
+    setup = {"setup.py": "from setuptools import setup\nsetup(name='fastlog', version='2.1')\n"}
+    logged = _tree(tmp_path, {**setup, "CHANGELOG.md": "# Changelog\n\n" + note}, "logged")
+    readme = _tree(tmp_path, {**setup, "README.md": "# Use\n\n" + note}, "readme")
+    assert _verdict("packages", logged, tmp_path) == "ALLOW"
+    assert _verdict("packages", readme, tmp_path) != "ALLOW"
