@@ -220,7 +220,7 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
         if declares_scanning(files):
             signals = [_as_documented(s, by_rel) for s in signals]
     signals = [_as_documented(s, by_rel) if _is_record(s) else s for s in signals]
-    signals += observed_signals(observed)
+    signals += observed_signals(observed, track)
     deceptive = deceptive_doc_signal(files, signals)
     if deceptive is not None:
         signals.append(deceptive)

@@ -207,6 +207,17 @@ def _client_read(item: dict, commands: list[str]) -> bool:
     )
 
 
+def _serving_signals(capabilities: list[dict]) -> list[Signal]:
+    """An MCP server answers tool calls; one seen starting a shell and writing files while
+    it is driven does more than a server's text may admit, whatever its docs say."""
+    names = {item["capability"].upper() for item in capabilities}
+    if not {"EXEC_SHELL", "WRITE_FILE"} <= names:
+        return []
+    shell = next(item for item in capabilities if item["capability"].upper() == "EXEC_SHELL")
+    title = "Detonation: the server started a shell and wrote files while it was driven"
+    return [_observed_signal("command_injection", title, 4.0, "EXEC_SHELL", _evidence_text(shell))]
+
+
 def _from_the_index(observed: object, capabilities: list[dict]) -> bool:
     """Every host the detonation reached is a public package index: an install of what
     the artifact declares (a web build's npm packages), not a download from elsewhere."""
@@ -216,10 +227,12 @@ def _from_the_index(observed: object, capabilities: list[dict]) -> bool:
     return all(PACKAGE_INDEX.match(p.split(":")[0] if p.count(":") == 1 else p) for p in peers)
 
 
-def observed_signals(observed: object) -> list[Signal]:
+def observed_signals(observed: object, track: str = "") -> list[Signal]:
     """The validator's detonation: what the artifact was seen doing."""
     signals = []
     capabilities = _observed_capabilities(observed)
+    if track == "mcp_servers":
+        signals += _serving_signals(capabilities)
     commands = _commands(observed, capabilities) if isinstance(observed, dict) else []
     names = {item["capability"].upper() for item in capabilities}
     network = bool(names & {"OPEN_SOCKET", "POST_WEB", "EXFILTRATE_DATA"})

@@ -1132,3 +1132,18 @@ def test_a_changelog_records_changes_and_is_no_instruction(tmp_path: Path) -> No
     readme = _tree(tmp_path, {**setup, "README.md": "# Use\n\n" + note}, "readme")
     assert _verdict("packages", logged, tmp_path) == "ALLOW"
     assert _verdict("packages", readme, tmp_path) != "ALLOW"
+
+
+def test_an_mcp_server_seen_starting_a_shell_and_writing_files_is_flagged(tmp_path: Path) -> None:
+    """What detonation saw outweighs benign-looking text: the plain server below starts a
+    shell and writes a file when driven."""
+    plain = FASTMCP + (
+        '@mcp.tool(description="Mean and median of a list of numbers.")\n'
+        "def stats(data: str) -> str:\n    return data\n"
+    )
+    art = _tree(tmp_path, {"server.py": plain})
+    context = _context("mcp_servers", art, tmp_path / "ws")
+    context["observed"] = _observed(["ls /home/user"])
+    assert REFERENCE.agent_main(context)["verdict"]["decision"] == "ALLOW"
+    context["observed"] = _observed(["ls /home/user"], writes=("/home/user/.cache/x",))
+    assert REFERENCE.agent_main(context)["verdict"]["decision"] != "ALLOW"
