@@ -215,6 +215,7 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
     evidence_extra: dict = {}
     if track == "packages":
         signals += _package_signals(files, by_rel, facts, evidence_extra)
+        signals = _expected_of_purpose(signals, files, facts)
     if track == "skills":
         signals += prerequisite_signals(files)
         if declares_scanning(files):
@@ -248,6 +249,49 @@ HIDING = ("unicode", "zero_width", "bidi", "comment")
 def _is_record(signal: Signal) -> bool:
     hidden = any(h in (signal.technique or "") for h in HIDING)
     return bool(signal.file and RECORD_FILE.search(signal.file)) and not hidden
+
+
+# What a package says it is (its manifest's name, summary and description).
+PURPOSE_FIELDS = re.compile(
+    r"^(?:Name|Summary)\s*:\s*(.+)$|\b(?:name|description|summary)\s*[=:]\s*[\"']([^\"'\n]+)",
+    re.M,
+)
+SSH_PURPOSE = re.compile(r"\b(?:ssh2?|sftp|scp)\b", re.I)
+MANIFESTS = ("setup.py", "PKG-INFO", "pyproject.toml", "setup.cfg", "package.json")
+
+
+def _expected_of_purpose(
+    signals: list[Signal], files: list[Source], facts: dict[str, FileFacts]
+) -> list[Signal]:
+    """An SSH library reads the user's SSH keys and connects to the host its caller names:
+    that is its job. Key reads and sends from a file that names no host of its own (no
+    address, no URL, no drop host) are left out; one naming a host is still theft."""
+    purpose = " ".join(
+        " ".join(m.groups(""))
+        for source in files
+        if source.base in MANIFESTS and source.rel.count("/") == 0
+        for m in PURPOSE_FIELDS.finditer(source.text[:20000])
+    )
+    if not SSH_PURPOSE.search(purpose):
+        return signals
+
+    def own_host(rel: str | None) -> bool:
+        fact = facts.get(rel or "")
+        text = fact.source.text if fact else ""
+        return fact is None or bool(fact.of("odd_host")) or bool(URL_OR_IP.search(text))
+
+    return [
+        s
+        for s in signals
+        if not (
+            s.category in ("credential_theft", "exfiltration")
+            and s.capability in ("READ_SSH_KEY", "OPEN_SOCKET")
+            and not own_host(s.file)
+        )
+    ]
+
+
+URL_OR_IP = re.compile(r"https?://[\w.-]+|[\"'](?:\d{1,3}\.){3}\d{1,3}[\"']")
 
 
 def _package_signals(

