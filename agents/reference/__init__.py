@@ -16,11 +16,29 @@ Behavioural tracks (skills, mcp_servers, packages) combine:
 - `context["observed"]`, the validator's own detonation, when present.
 Evidence is weighed, not counted: a credential read next to egress, persistence,
 or an injected instruction blocks; an SDK reading its own API key does not.
+Behaviour is judged against the artifact's stated purpose: an SSH library reading SSH
+keys for the host its caller names, a cloud credential sent only to its own cloud, a
+security scanner's prose listing the attacks it finds, a changelog's wording, and an
+install of declared dependencies from the public index are expected, not evidence.
+Skills: fake prerequisites (a password-protected or bare-IP download to run, an encoded
+command piped to a shell), scripts inside SVGs, tunnel endpoints in config files,
+requirements far beyond the stated purpose, arguments reaching eval or built SQL, and
+loops nothing can end. MCP servers: tool text read from decorators and annotations too
+(authority claims, tool-preference hijacking), tools judged against what they declare
+(a claimed directory, credentials served to the model), and a detonation that saw the
+server start a shell and write files.
 
 Repositories get a real static audit: Python through `ast` with intraprocedural
 taint tracking from request/argv/environment sources to SQL, shell, eval, path,
-deserialisation, SSRF, redirect and HTML sinks; JavaScript through line-level
-taint over the same sink families; hard-coded secrets; CI workflow injection.
+deserialisation, SSRF, redirect and HTML sinks, and from a library's own parameters
+(and what its objects were built with) to eval, shell and built SQL; JavaScript
+through line-level taint over the same sink families, recursive merges and key-path
+setters open to prototype pollution; hard-coded secrets; CI workflow injection.
+
+The standard library's `ast` does the Python analysis, not bandit or semgrep: bandit
+needs PyYAML (a compiled wheel), stevedore and rich in the agents' pure-wheel runtime
+and checks each call on its own (no flow from a parameter to a sink), and semgrep is a
+72 MB native wheel whose rules are fetched from the network, past the agent's sandbox.
 """
 
 from .behavioural import behavioural_report
