@@ -16,17 +16,10 @@ Behavioural tracks (skills, mcp_servers, packages) combine:
 - `context["observed"]`, the validator's own detonation, when present.
 Evidence is weighed, not counted: a credential read next to egress, persistence,
 or an injected instruction blocks; an SDK reading its own API key does not.
-Behaviour is judged against the artifact's stated purpose: an SSH library reading SSH
-keys for the host its caller names, a cloud credential sent only to its own cloud, a
-security scanner's prose listing the attacks it finds, a changelog's wording, and an
-install of declared dependencies from the public index are expected, not evidence.
-Skills: fake prerequisites (a password-protected or bare-IP download to run, an encoded
-command piped to a shell), scripts inside SVGs, tunnel endpoints in config files,
-requirements far beyond the stated purpose, arguments reaching eval or built SQL, and
-loops nothing can end. MCP servers: tool text read from decorators and annotations too
-(authority claims, tool-preference hijacking), tools judged against what they declare
-(a claimed directory, credentials served to the model), and a detonation that saw the
-server start a shell and write files.
+Behaviour is judged against the stated purpose (an SSH library's key reads, a cloud
+credential sent to its own cloud, a scanner's list of attacks, a changelog are expected).
+Skills: fake prerequisites, scripts in SVGs, tunnel endpoints, excessive requirements.
+MCP: decorator text, tools against what they declare, shells seen while driven.
 
 Repositories get a real static audit: Python through `ast` with intraprocedural
 taint tracking from request/argv/environment sources to SQL, shell, eval, path,
@@ -35,10 +28,7 @@ deserialisation, SSRF, redirect and HTML sinks, and from a library's own paramet
 through line-level taint over the same sink families, recursive merges and key-path
 setters open to prototype pollution; hard-coded secrets; CI workflow injection.
 
-The standard library's `ast` does the Python analysis, not bandit or semgrep: bandit
-needs PyYAML (a compiled wheel), stevedore and rich in the agents' pure-wheel runtime
-and checks each call on its own (no flow from a parameter to a sink), and semgrep is a
-72 MB native wheel whose rules are fetched from the network, past the agent's sandbox.
+Standard library `ast`, not bandit or semgrep (docs/agents.md says why).
 """
 
 from .behavioural import behavioural_report
