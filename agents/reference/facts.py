@@ -260,7 +260,13 @@ COVERT_COPY = re.compile(
     r"\bbcc[\"']?\s*[:=]\s*[\"'`][^\"'`\s,]+@[\w.-]+\.[a-z]{2,}", re.IGNORECASE
 )
 # Windows binaries that load or run code handed to them (living-off-the-land execution).
-LOLBIN = re.compile(r"\b(?:rundll32|regsvr32|mshta)(?:\.exe)?\b", re.IGNORECASE)
+# rundll32 handing a URL to url.dll is how Windows opens a link in the browser (what
+# `open` and `xdg-open` do elsewhere), not a loader of bundled code.
+LOLBIN = re.compile(
+    r"\b(?:rundll32(?![^\n]{0,40}url\.dll[\"',\s]*FileProtocolHandler)|regsvr32|mshta)"
+    r"(?:\.exe)?\b",
+    re.IGNORECASE,
+)
 RUNTIME_INSTALL = re.compile(
     r"\bpip3?\s+install\b|\bnpm\s+(?:i|install)\s+\w|-m\s+pip[\"',\s]+install"
 )
