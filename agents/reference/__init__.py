@@ -16,19 +16,11 @@ Behavioural tracks (skills, mcp_servers, packages) combine:
 - `context["observed"]`, the validator's own detonation, when present.
 Evidence is weighed, not counted: a credential read next to egress, persistence,
 or an injected instruction blocks; an SDK reading its own API key does not.
-Behaviour is judged against the stated purpose (an SSH library's key reads, a cloud
-credential sent to its own cloud, a scanner's list of attacks, a changelog are expected).
-Skills: fake prerequisites, scripts in SVGs, tunnel endpoints, excessive requirements.
-MCP: decorator text, tools against what they declare, shells seen while driven.
-
-Repositories get a real static audit: Python through `ast` with intraprocedural
-taint tracking from request/argv/environment sources to SQL, shell, eval, path,
-deserialisation, SSRF, redirect and HTML sinks, and from a library's own parameters
-(and what its objects were built with) to eval, shell and built SQL; JavaScript
-through line-level taint over the same sink families, recursive merges and key-path
-setters open to prototype pollution; hard-coded secrets; CI workflow injection.
-
-Standard library `ast`, not bandit or semgrep (docs/agents.md says why).
+Behaviour is judged against the stated purpose (an SSH library's key reads, a scanner's
+list of attacks are expected). Repositories: Python through `ast` with intraprocedural
+taint from request/argv/environment and library parameters to SQL, shell, eval, path,
+deserialisation, SSRF, redirect and HTML sinks; JavaScript through line-level taint,
+prototype pollution; hard-coded secrets; CI workflow injection (docs/agents.md).
 """
 
 from .behavioural import behavioural_report

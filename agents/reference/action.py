@@ -439,8 +439,7 @@ HUGE_COUNT = 1_000_000
 
 
 def _exhaustion_signal(facts: FileFacts) -> list[Signal]:
-    """A loop with no way out and nothing it waits on, or one allocation of millions of
-    copies: a skill or tool that exhausts the machine it runs on."""
+    """An endless loop waiting on nothing, or millions of copies allocated at once."""
     if facts.tree is None:
         return []
     # A loop inside a try block may be meant to end on an exception (reading frames

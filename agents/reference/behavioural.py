@@ -36,8 +36,6 @@ from .packages import (
 )
 from .prerequisites import declares_scanning, prerequisite_signals
 
-# --------------------------------------------------------------------------- behavioural report
-
 
 def _capability_items(signals: list[Signal], facts: dict[str, FileFacts], observed: object) -> list:
     items: list[dict] = []
@@ -229,8 +227,7 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
 
 
 def _as_documented(signal: Signal, by_rel: dict[str, Source]) -> Signal:
-    """In a skill whose stated purpose is finding attacks, attack text in its prose is
-    the list of what it looks for: it weighs little. What its code does is unchanged."""
+    """A scanner's prose lists what it looks for: it weighs little (code is unchanged)."""
     source = by_rel.get(signal.file or "")
     if source is None or not source.is_prose or signal.weight <= DOCUMENTED_WEIGHT:
         return signal
@@ -263,9 +260,8 @@ MANIFESTS = ("setup.py", "PKG-INFO", "pyproject.toml", "setup.cfg", "package.jso
 def _expected_of_purpose(
     signals: list[Signal], files: list[Source], facts: dict[str, FileFacts]
 ) -> list[Signal]:
-    """An SSH library reads the user's SSH keys and connects to the host its caller names:
-    that is its job. Key reads and sends from a file that names no host of its own (no
-    address, no URL, no drop host) are left out; one naming a host is still theft."""
+    """An SSH library's key reads for the host its caller names are its job; a file
+    naming a host of its own is still theft."""
     purpose = " ".join(
         " ".join(m.groups(""))
         for source in files

@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 
 from .common import Source
 
-# --------------------------------------------------------------------------- action plane
-
 SECRET_KINDS: dict[str, tuple[re.Pattern[str], str, str, str]] = {
     # kind: (pattern, capability, what is read (title), what leaves (exfil title))
     "ssh": (

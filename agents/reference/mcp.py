@@ -10,8 +10,6 @@ from .common import Signal, Source, _string_value
 from .context import CONCEAL, OVERRIDE, SECRET_PATH_TALK
 from .repo_python import PyTaint
 
-# --------------------------------------------------------------------------- MCP tools
-
 
 @dataclass
 class Tool:
@@ -293,9 +291,7 @@ SERVED_SECRET = re.compile(
 
 
 def tool_code_signals(trees: dict[str, ast.Module | None]) -> list[Signal]:
-    """What a server's tool and resource functions do, against what they declare: a
-    tool claiming to stay in a directory that opens any path it is given, and
-    credentials written into what a tool or resource returns to the model."""
+    """Tools against what they declare: a claimed directory left, credentials served."""
     signals = []
     for rel, tree in sorted(trees.items()):
         if tree is None or re.search(r"(?:^|/)tests?/|(?:^|/)test_", rel):

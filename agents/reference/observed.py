@@ -12,8 +12,6 @@ import re
 
 from .common import Signal
 
-# --------------------------------------------------------------------------- observed
-
 OBSERVED_WEIGHTS = {
     "READ_SSH_KEY": ("credential_theft", 6.0),
     "READ_CLOUD_CREDENTIALS": ("credential_theft", 6.0),
@@ -208,8 +206,7 @@ def _client_read(item: dict, commands: list[str]) -> bool:
 
 
 def _serving_signals(capabilities: list[dict]) -> list[Signal]:
-    """An MCP server answers tool calls; one seen starting a shell and writing files while
-    it is driven does more than a server's text may admit, whatever its docs say."""
+    """An MCP server seen starting a shell and writing files while driven."""
     names = {item["capability"].upper() for item in capabilities}
     if not {"EXEC_SHELL", "WRITE_FILE"} <= names:
         return []
@@ -219,8 +216,7 @@ def _serving_signals(capabilities: list[dict]) -> list[Signal]:
 
 
 def _from_the_index(observed: object, capabilities: list[dict]) -> bool:
-    """Every host the detonation reached is a public package index: an install of what
-    the artifact declares (a web build's npm packages), not a download from elsewhere."""
+    """Every host reached is a public package index (declared dependencies)."""
     if not isinstance(observed, dict):
         return False
     peers = _peers(observed, capabilities)

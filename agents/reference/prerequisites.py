@@ -1,14 +1,5 @@
-"""What a skill asks its user or agent to set up, and what hides in its non-code files.
-
-A skill's SKILL.md and README are instructions an agent follows: a setup step there runs
-as surely as a script does. The fake-prerequisite attack asks for a download and run
-from outside the skill (an archive from someone else's release, unlocked with a password
-so scanners cannot look inside; an encoded command piped to a shell; a script fetched
-from a bare IP). Content hidden in files that are not code (a script inside an SVG, an
-endpoint on a tunnel or drop host in a config file) is judged as what it does. And the
-declared requirements are judged against the declared purpose: a text formatter that
-asks for sudo, a packet sniffer and cloud secrets asks for far more than it needs.
-"""
+"""Skills: setup steps a SKILL.md asks for, content hidden in non-code files, and
+requirements against the stated purpose."""
 
 import re
 

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from .action_python import _call_name, _dotted, _exits_early
 from .common import Source, _parse_python, _string_value, shannon_entropy
 
-# --------------------------------------------------------------------------- repositories: Python
-
 WEB_ATTRS = frozenset(
     {
         "args",
@@ -765,9 +763,8 @@ LIBRARY_HARM = {
 
 
 def library_argument_vulns(source: Source, tree: ast.Module) -> list[Vuln]:
-    """A library's input is its callers' arguments (and what its objects were built
-    with), not only a request: one reaching eval, a shell or an SQL string it builds is
-    injectable by whoever passes it, whatever the call path (issue 36)."""
+    """A library's callers' arguments (and its objects' attributes) reaching eval, a
+    shell or built SQL."""
     out = []
     for cwe, line, scope in _argument_sinks(tree, with_self=True):
         title, description = LIBRARY_HARM[cwe]
@@ -863,8 +860,7 @@ def _argument_sinks(tree: ast.Module | None, with_self: bool) -> list[tuple[str,
 
 
 def _built_sql(func: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> bool:
-    """The statement run on `line` is a string built in the function (an f-string, a
-    concatenation, a format call), not a query the caller passed whole."""
+    """The statement run on `line` is a string built in the function."""
     built = {
         name
         for node in ast.walk(func)
