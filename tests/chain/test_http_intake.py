@@ -1,7 +1,8 @@
 """The miners' HTTP intake: signed submissions in, every refusal with a reason.
 
 Requests are signed with the SDK's btauth/1 by real sr25519 hotkeys and sent through
-Starlette's in-process test client; manifests are real (`pin`), checked for real.
+Starlette's in-process test client; manifests are real (`pin`), checked for real, the
+subnet a real snapshot file and the rate limit in a real round store.
 """
 
 from __future__ import annotations
@@ -9,18 +10,29 @@ from __future__ import annotations
 import json
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bittensor import http_auth
 from bittensor.wallets import regen_hotkey
 from bittensor_core import Keypair
+from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from assay.attest.intake import read_submission
 from assay.attest.manifest import pin
+from assay.chain.snapshot import write_snapshot
 from assay.mechanism.spec import Track
-from assay.validator.http_intake import SUBMIT_PATH, intake_app, start_intake
+from assay.records.chain import MetagraphSnapshot, Neuron
+from assay.validator.http_intake import (
+    SUBMIT_PATH,
+    IntakeLimits,
+    body_cap,
+    intake_app,
+    start_intake,
+)
 from inprocess_cli import run_cli
 
 # Starlette's in-process client still runs on httpx and says so; it is the client here.
@@ -60,8 +72,34 @@ def drop(tmp_path: Path) -> Path:
     return tmp_path / "drop"
 
 
-def client(drop: Path, **options: object) -> TestClient:
-    return TestClient(intake_app(drop, validator_hotkey=VALIDATOR, **options))  # type: ignore[arg-type]
+def subnet_file(path: Path, hotkeys: tuple[str, ...]) -> Path:
+    neurons = tuple(Neuron(uid=u, hotkey=h, stake=1.0) for u, h in enumerate(hotkeys))
+    write_snapshot(MetagraphSnapshot(netuid=7, block=100, neurons=neurons), path)
+    return path
+
+
+def app_of(
+    drop: Path,
+    *,
+    clock: Callable[[], float] = time.time,
+    also: tuple[str, ...] = (),
+    **limits: Any,
+) -> Starlette:
+    """The intake of a subnet that registers the validator, MINER, OTHER and `also`."""
+    registered = (VALIDATOR, MINER.ss58_address, OTHER.ss58_address, *also)
+    subnet = subnet_file(drop.parent / "subnet.json", registered)
+    return intake_app(
+        drop,
+        validator_hotkey=VALIDATOR,
+        subnet=subnet,
+        db=drop.parent / "rounds.db",
+        limits=IntakeLimits(**limits),
+        clock=clock,
+    )
+
+
+def client(drop: Path, **options: Any) -> TestClient:
+    return TestClient(app_of(drop, **options))
 
 
 def test_a_signed_submission_lands_in_the_drop_folder(tmp_path: Path, drop: Path) -> None:
@@ -90,7 +128,7 @@ def test_replays_stale_and_misaddressed_requests_are_refused(tmp_path: Path, dro
         MINER, method="POST", path=SUBMIT_PATH, body=data, receiver_ss58=OTHER.ss58_address
     )
     wrong = intake.post(SUBMIT_PATH, content=data, headers=elsewhere)
-    assert wrong.status_code == 401 and "receiving hotkey" in wrong.json()["refused"]
+    assert wrong.status_code == 401 and "addressed to" in wrong.json()["refused"]
     tampered = intake.post(SUBMIT_PATH, content=data + b" ", headers=headers)
     assert tampered.status_code == 401
 
@@ -98,7 +136,7 @@ def test_replays_stale_and_misaddressed_requests_are_refused(tmp_path: Path, dro
 def test_what_is_not_a_valid_submission_of_the_sender_is_refused(
     tmp_path: Path, drop: Path
 ) -> None:
-    intake = client(drop, interval_s=0.0, max_bytes=4096)
+    intake = client(drop, interval_s=0.0, code_bytes=4096)
     status, answer = post(intake, body(tmp_path, OTHER), MINER)
     assert status == 403 and "not" in answer["refused"]
     status, answer = post(intake, b'{"agent": 1}', MINER)
@@ -107,8 +145,9 @@ def test_what_is_not_a_valid_submission_of_the_sender_is_refused(
     forged["agent"] = AGENT + "import os\n"
     status, answer = post(intake, json.dumps(forged).encode(), MINER)
     assert status == 400 and "code" in answer["refused"]
-    status, answer = post(intake, b"x" * 5000, MINER)
-    assert status == 413 and "4096" in answer["refused"]
+    cap = body_cap(4096)
+    status, answer = post(intake, b"x" * (cap + 1), MINER)
+    assert status == 413 and str(cap) in answer["refused"]
     assert list(drop.iterdir()) == []
 
 
@@ -137,7 +176,7 @@ def test_agent_submit_reaches_a_served_intake(tmp_path: Path, drop: Path) -> Non
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = start_intake(intake_app(drop, validator_hotkey=VALIDATOR), port)
+    server = start_intake(app_of(drop, also=(miner.hotkey.ss58_address,)), port)
     try:
         for _ in range(200):
             if server.started:
