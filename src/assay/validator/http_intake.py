@@ -15,8 +15,9 @@ door, from the headers alone, before a byte of the body is read:
    the first read);
 3. a declared length within the body cap: the agent code cap, a quarter more for JSON
    escapes, and the manifest (413);
-4. no other submission of this hotkey in flight (429) and fewer than `max_bodies` bodies
-   in flight in all (503).
+4. no other submission of this hotkey in flight (429), and room among the `max_bodies`
+   bodies in flight: at the cap the oldest body still arriving gives way (408 to it), and
+   only when none is arriving is the newcomer refused (503).
 
 Then the body, read within `body_s` (408) and cut off at the cap whatever the headers
 declared (413); the signature and the replay cache over it (401); a submission (400, for
@@ -118,6 +119,62 @@ class _Subnet:
             raise _Refused(403, f"hotkey {hotkey} is not registered on subnet {self._netuid}")
 
 
+class _BodiesInFlight:
+    """One body in flight per hotkey, and at most `cap` in all. At the cap, the oldest
+    body still arriving gives way (408) to the newcomer, so bodies held open by a few
+    registered hotkeys cannot lock out a miner whose body arrives at once."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        # hotkey -> the deadline of its body while it arrives (None before and after),
+        # oldest first; touched on the event loop only.
+        self._slots: dict[str, asyncio.Timeout | None] = {}
+        self._evicted: set[str] = set()
+
+    @contextmanager
+    def slot(self, hotkey: str) -> Iterator[None]:
+        if hotkey in self._slots:
+            raise _Refused(429, f"a submission of {hotkey} is already in flight")
+        if len(self._slots) - len(self._evicted) >= self.cap and not self._evict_oldest():
+            raise _Refused(503, "too many submissions in flight; retry in a minute")
+        self._slots[hotkey] = None
+        try:
+            yield
+        finally:
+            del self._slots[hotkey]
+            self._evicted.discard(hotkey)
+
+    async def read(self, hotkey: str, request: Request, cap: int, deadline_s: float) -> bytes:
+        """The body, cut off at `cap` bytes whatever the headers declared."""
+        body = bytearray()
+        try:
+            async with asyncio.timeout(deadline_s) as deadline:
+                self._slots[hotkey] = deadline
+                async for chunk in request.stream():
+                    body += chunk
+                    if len(body) > cap:
+                        raise _Refused(413, f"the body is over {cap} bytes")
+        except TimeoutError as exc:
+            if hotkey in self._evicted:
+                reason = f"the body was still arriving when {self.cap} others were in flight"
+            else:
+                reason = f"the body did not arrive within {deadline_s:g}s"
+            raise _Refused(408, reason) from exc
+        except ClientDisconnect as exc:
+            raise _Refused(400, "the body was cut off") from exc
+        finally:
+            self._slots[hotkey] = None
+        return bytes(body)
+
+    def _evict_oldest(self) -> bool:
+        for hotkey, deadline in self._slots.items():
+            if deadline is not None and hotkey not in self._evicted:
+                self._evicted.add(hotkey)
+                deadline.reschedule(asyncio.get_running_loop().time())
+                return True
+        return False
+
+
 def intake_app(
     drop: Path,
     *,
@@ -131,28 +188,16 @@ def intake_app(
     hotkeys the snapshot file `subnet` registers; accepted versions are counted in `db`."""
     nonces = http_auth.InMemoryNonceStore(retention=REPLAY_WINDOW_S * 2)
     registered = _Subnet(subnet)
-    in_flight: set[str] = set()
+    bodies = _BodiesInFlight(limits.max_bodies)
     cap = body_cap(limits.code_bytes)
-
-    @contextmanager
-    def one_body_per_hotkey(hotkey: str) -> Iterator[None]:
-        if hotkey in in_flight:
-            raise _Refused(429, f"a submission of {hotkey} is already in flight")
-        if len(in_flight) >= limits.max_bodies:
-            raise _Refused(503, "too many submissions in flight; retry in a minute")
-        in_flight.add(hotkey)
-        try:
-            yield
-        finally:
-            in_flight.discard(hotkey)
 
     async def submit(request: Request) -> JSONResponse:
         try:
             hotkey = _addressed(request.headers, validator_hotkey, time.time())
             registered.refuse_unregistered(hotkey)
             _declared_within(request.headers, cap)
-            with one_body_per_hotkey(hotkey):
-                body = await _body(request, cap, limits.body_s)
+            with bodies.slot(hotkey):
+                body = await bodies.read(hotkey, request, cap, limits.body_s)
                 _authenticate(request, body, validator_hotkey, nonces)
                 code, manifest = _submission(body, limits.code_bytes)
                 if manifest.author_key != hotkey:
@@ -202,21 +247,6 @@ def _declared_within(headers: Headers, cap: int) -> None:
     declared = headers.get("content-length", "")
     if declared.isdigit() and int(declared) > cap:
         raise _Refused(413, f"the body is over {cap} bytes")
-
-
-async def _body(request: Request, cap: int, deadline_s: float) -> bytes:
-    body = bytearray()
-    try:
-        async with asyncio.timeout(deadline_s):
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > cap:
-                    raise _Refused(413, f"the body is over {cap} bytes")
-    except TimeoutError as exc:
-        raise _Refused(408, f"the body did not arrive within {deadline_s:g}s") from exc
-    except ClientDisconnect as exc:
-        raise _Refused(400, "the body was cut off") from exc
-    return bytes(body)
 
 
 def _authenticate(
