@@ -7,10 +7,12 @@ subnet a real snapshot file and the rate limit in a real round store.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
-from collections.abc import Callable
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from assay.validator.http_intake import (
     intake_app,
     start_intake,
 )
+from assay.validator.intake_server import ConnectionLimits
 from inprocess_cli import run_cli
 
 # Starlette's in-process client still runs on httpx and says so; it is the client here.
@@ -169,19 +172,28 @@ def test_one_new_version_per_hotkey_and_track_per_interval_and_the_newer_replace
     assert len(list(drop.glob("*.manifest.json"))) == 2
 
 
-def test_agent_submit_reaches_a_served_intake(tmp_path: Path, drop: Path) -> None:
-    """Over a real socket: uvicorn on 127.0.0.1, the miner's side run as a user runs it."""
-    wallets = tmp_path / "wallets"
-    miner = regen_hotkey(name="miner", hotkey="h1", path=str(wallets), seed="0x" + "22" * 32)
+@contextlib.contextmanager
+def listening(app: Starlette, connections: ConnectionLimits | None = None) -> Iterator[int]:
+    """`app` served by the intake's server on 127.0.0.1; its port."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = start_intake(app_of(drop, also=(miner.hotkey.ss58_address,)), port)
+    server = start_intake(app, port, connections)
     try:
         for _ in range(200):
             if server.started:
                 break
             time.sleep(0.05)
+        yield port
+    finally:
+        server.should_exit = True
+
+
+def test_agent_submit_reaches_a_served_intake(tmp_path: Path, drop: Path) -> None:
+    """Over a real socket: uvicorn on 127.0.0.1, the miner's side run as a user runs it."""
+    wallets = tmp_path / "wallets"
+    miner = regen_hotkey(name="miner", hotkey="h1", path=str(wallets), seed="0x" + "22" * 32)
+    with listening(app_of(drop, also=(miner.hotkey.ss58_address,))) as port:
         agent = tmp_path / "mine.py"
         agent.write_text(AGENT)
         base = [
@@ -193,9 +205,43 @@ def test_agent_submit_reaches_a_served_intake(tmp_path: Path, drop: Path) -> Non
         assert json.loads(sent.stdout)["status"] == 200
         address = miner.hotkey.ss58_address
         assert (drop / f"{address}.skills.py").read_text() == AGENT
-        # Addressed to no validator: this intake wants requests for its own hotkey.
+        # Addressed to no validator: refused, since it could be replayed to any validator.
         unbound = run_cli(base)
         assert unbound.returncode == 1
         assert "receiver" in json.loads(unbound.stdout)["refused"]
-    finally:
-        server.should_exit = True
+
+
+def test_a_connection_that_never_finishes_its_headers_is_closed(drop: Path) -> None:
+    with (
+        listening(app_of(drop), ConnectionLimits(header_s=1.0)) as port,
+        socket.create_connection(("127.0.0.1", port), timeout=30) as half_sent,
+    ):
+        half_sent.sendall(b"POST /submit HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        # Closed by the intake: recv returns the end, where it would time out if held.
+        assert half_sent.recv(1024) == b""
+
+
+def test_past_the_connection_cap_the_oldest_idle_connection_gives_way(
+    tmp_path: Path, drop: Path
+) -> None:
+    with listening(app_of(drop), ConnectionLimits(max_connections=8, header_s=600)) as port:
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(20)]
+        try:
+            data = body(tmp_path, MINER)
+            headers = http_auth.sign(
+                MINER, method="POST", path=SUBMIT_PATH, body=data, receiver_ss58=VALIDATOR
+            )
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}{SUBMIT_PATH}", data=data, headers=headers
+            )
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                assert answer.status == 200
+            # The oldest thirteen gave way to the newest seven and the miner.
+            assert [sock.recv(1024) for sock in idle[:13]] == [b""] * 13
+            for sock in idle[13:]:
+                sock.setblocking(False)
+                with pytest.raises(BlockingIOError):
+                    sock.recv(1024)
+        finally:
+            for sock in idle:
+                sock.close()
