@@ -245,3 +245,44 @@ def test_past_the_connection_cap_the_oldest_idle_connection_gives_way(
         finally:
             for sock in idle:
                 sock.close()
+
+
+def stall(port: int, key: Keypair, declared: int = 10_000) -> socket.socket:
+    """Signed headers and the start of a body that never ends."""
+    headers = http_auth.sign(
+        key, method="POST", path=SUBMIT_PATH, body=b"", receiver_ss58=VALIDATOR
+    ) | {"Content-Length": str(declared)}
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock.sendall(f"POST {SUBMIT_PATH} HTTP/1.1\r\nHost: x\r\n{head}\r\n".encode() + b"{")
+    return sock
+
+
+def answer(sock: socket.socket) -> tuple[int, str]:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    head, _, content = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(content)["refused"]
+
+
+def test_bodies_in_flight_one_per_hotkey_the_oldest_giving_way_and_each_with_a_deadline(
+    drop: Path,
+) -> None:
+    third = Keypair.create_from_uri("//Third")
+    app = app_of(drop, also=(third.ss58_address,), max_bodies=2, body_s=600)
+    with listening(app) as port:
+        first = stall(port, MINER)
+        time.sleep(1.0)  # the order of arrival, not a measurement
+        status, reason = answer(stall(port, MINER))
+        assert status == 429 and "in flight" in reason
+        second = stall(port, OTHER)
+        time.sleep(1.0)
+        third_body = stall(port, third)
+        status, reason = answer(first)
+        assert status == 408 and "gave way" in reason
+        for sock in (second, third_body):
+            sock.close()
+    with listening(app_of(drop, body_s=1.0)) as port:
+        status, reason = answer(stall(port, MINER))
+        assert status == 408 and "within 1s" in reason

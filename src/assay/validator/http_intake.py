@@ -156,7 +156,7 @@ class _BodiesInFlight:
                         raise _Refused(413, f"the body is over {cap} bytes")
         except TimeoutError as exc:
             if hotkey in self._evicted:
-                reason = f"the body was still arriving when {self.cap} others were in flight"
+                reason = f"the body gave way to a newer one: {self.cap} were in flight"
             else:
                 reason = f"the body did not arrive within {deadline_s:g}s"
             raise _Refused(408, reason) from exc
