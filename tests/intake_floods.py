@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bittensor import http_auth
+from bittensor.wallets import regen_hotkey
 from bittensor_core import Keypair
 
 from assay.attest.manifest import pin
@@ -26,7 +27,8 @@ from assay.records.chain import MetagraphSnapshot, Neuron
 from assay.validator.http_intake import SUBMIT_PATH, submit
 from assay.validator.serve import read_status
 
-VALIDATOR = Keypair.create_from_uri("//Validator")
+VALIDATOR_SEED = "11" * 32
+VALIDATOR = Keypair.create_from_seed(bytes.fromhex(VALIDATOR_SEED))
 HONEST = Keypair.create_from_uri("//Honest")
 AGENT = "def agent_main(context):\n    return {'verdict': 'ALLOW', 'findings': []}\n"
 IDLE_CONNECTIONS = 1100
@@ -61,7 +63,9 @@ def raise_file_limit(needed: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(needed, hard), hard))
 
 
-def write_subnet(root: Path, registered: tuple[Keypair, ...]) -> None:
+def write_subnet(root: Path, registered: tuple[Keypair, ...], *, wallet: bool = False) -> None:
+    """The snapshot, the drop folder and round.toml of a validator whose `[chain]` names
+    its hotkey by address, or with `wallet` by wallet and hotkey name (a real wallet)."""
     hotkeys = (VALIDATOR, *registered)
     neurons = [Neuron(uid=u, hotkey=k.ss58_address, stake=1.0) for u, k in enumerate(hotkeys)]
     neurons[0] = Neuron(uid=0, hotkey=VALIDATOR.ss58_address, stake=1000.0, validator_permit=True)
@@ -69,10 +73,15 @@ def write_subnet(root: Path, registered: tuple[Keypair, ...]) -> None:
         MetagraphSnapshot(netuid=7, block=100, neurons=tuple(neurons)), root / "subnet.json"
     )
     (root / "drop").mkdir(exist_ok=True)
+    chain = f'hotkey = "{VALIDATOR.ss58_address}"\n'
+    if wallet:
+        path = str(root / "wallets")
+        regen_hotkey(name="validator", hotkey="default", path=path, seed="0x" + VALIDATOR_SEED)
+        chain = 'wallet = "validator"\nhotkey = "default"\nwallet_path = "wallets"\n'
     (root / "round.toml").write_text(
         '[round]\ntracks = ["skills"]\nseed = "5eed"\ndb = "rounds.db"\n'
         'secret_file = "validator.secret"\njobs = 1\n\n'
-        f'[chain]\nsnapshot = "subnet.json"\nhotkey = "{VALIDATOR.ss58_address}"\n'
+        f'[chain]\nsnapshot = "subnet.json"\n{chain}'
     )
 
 

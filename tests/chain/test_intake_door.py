@@ -12,17 +12,20 @@ import json
 import socket
 from pathlib import Path
 
+from bittensor.wallets import regen_hotkey
 from bittensor_core import Keypair
 
 from assay.mechanism.spec import Track
 from assay.schema.mechanism_file import pinned
 from assay.validator.http_intake import body_cap
+from inprocess_cli import run_cli
 from intake_floods import (
     AGENT,
     FLOODERS,
     HONEST,
     IDLE_CONNECTIONS,
     STALLED_BODIES,
+    VALIDATOR,
     answer_of,
     close_all,
     honest_submit,
@@ -78,6 +81,26 @@ def test_the_door_refuses_from_the_headers_and_any_body_gets_a_json_refusal(
             status, answer = posted(intake.port, HONEST, body)
             assert 400 <= status < 500 and "not" in str(answer["refused"]), (body[:20], answer)
         assert honest_submit(intake)[0] == 200
+
+
+def test_a_validator_named_by_its_wallet_takes_what_agent_submit_validator_sends(
+    tmp_path: Path,
+) -> None:
+    wallets = tmp_path / "miner-wallets"
+    miner = regen_hotkey(name="miner", hotkey="h1", path=str(wallets), seed="0x" + "22" * 32)
+    write_subnet(tmp_path, (miner.hotkey,), wallet=True)
+    agent = tmp_path / "mine.py"
+    agent.write_text(AGENT)
+    with served(tmp_path) as intake:
+        sent = run_cli(
+            [
+                *("agent", "submit", str(agent), "--track", "skills", "--hotkey", "miner/h1"),
+                *("--url", intake.url, "--wallet-path", str(wallets)),
+                *("--validator", VALIDATOR.ss58_address),
+            ]
+        )
+    assert sent.returncode == 0, sent.stdout
+    assert json.loads(sent.stdout)["status"] == 200
 
 
 def test_the_rate_limit_holds_across_a_restart(tmp_path: Path) -> None:
