@@ -11,8 +11,10 @@ import contextlib
 import json
 import socket
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -286,3 +288,25 @@ def test_bodies_in_flight_one_per_hotkey_the_oldest_giving_way_and_each_with_a_d
     with listening(app_of(drop, body_s=1.0)) as port:
         status, reason = answer(stall(port, MINER))
         assert status == 408 and "within 1s" in reason
+
+
+def test_concurrent_versions_of_one_hotkey_land_once(tmp_path: Path, drop: Path) -> None:
+    versions = [body(tmp_path, MINER, AGENT.replace("ALLOW", f"ALLOW{i}")) for i in range(12)]
+
+    def send(data: bytes) -> int:
+        headers = http_auth.sign(
+            MINER, method="POST", path=SUBMIT_PATH, body=data, receiver_ss58=VALIDATOR
+        )
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}{SUBMIT_PATH}", data=data, headers=headers
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return int(answer.status)
+        except urllib.error.HTTPError as refused:
+            return refused.code
+
+    with listening(app_of(drop)) as port, ThreadPoolExecutor(len(versions)) as pool:
+        statuses = sorted(pool.map(send, versions))
+    assert statuses == [200] + [429] * (len(versions) - 1)
+    assert len(list(drop.glob("*.manifest.json"))) == 1
