@@ -24,6 +24,7 @@ from assay.attest.manifest import pin
 from assay.chain.snapshot import write_snapshot
 from assay.mechanism.spec import Track
 from assay.records.chain import MetagraphSnapshot, Neuron
+from assay.schema.manifest import AgentManifest
 from assay.validator.http_intake import SUBMIT_PATH, submit
 from assay.validator.serve import read_status
 
@@ -151,15 +152,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / 100.0  # utime + stime, in clock ticks
 
 
-def honest_submit(
-    intake: Served, key: Keypair = HONEST, track: Track = Track.SKILLS, code: str = AGENT
-) -> tuple[int, dict[str, object]]:
-    """What `assay agent submit --validator` sends, answered within 5 s or a timeout."""
-    work = intake.root / f"miner-{key.ss58_address[:8]}-{track.value}"
+def pinned(work: Path, key: Keypair, code: str, track: Track) -> AgentManifest:
+    """`code` pinned by `key` for `track`, the files in `work`."""
     work.mkdir(exist_ok=True)
     agent = work / "agent.py"
     agent.write_text(code)
-    manifest = pin(
+    return pin(
         agent,
         track=track,
         key=key,
@@ -167,6 +165,13 @@ def honest_submit(
         sandbox_digest="sha256:test",
         manifest_path=work / "agent.manifest.json",
     )
+
+
+def honest_submit(
+    intake: Served, key: Keypair = HONEST, track: Track = Track.SKILLS, code: str = AGENT
+) -> tuple[int, dict[str, object]]:
+    """What `assay agent submit --validator` sends, answered within 5 s or a timeout."""
+    manifest = pinned(intake.root / f"miner-{key.ss58_address[:8]}-{track.value}", key, code, track)
     return submit(
         intake.url,
         code.encode(),

@@ -25,8 +25,8 @@ from bittensor_core import Keypair
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+import intake_floods
 from assay.attest.intake import read_submission
-from assay.attest.manifest import pin
 from assay.chain.snapshot import write_snapshot
 from assay.mechanism.spec import Track
 from assay.records.chain import MetagraphSnapshot, Neuron
@@ -39,27 +39,18 @@ from assay.validator.http_intake import (
 )
 from assay.validator.intake_server import ConnectionLimits
 from inprocess_cli import run_cli
+from intake_floods import AGENT, answer_of, pinned, request_head, signed_headers
 
 # Starlette's in-process client still runs on httpx and says so; it is the client here.
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with")
 
-VALIDATOR = Keypair.create_from_uri("//Validator").ss58_address
+VALIDATOR = intake_floods.VALIDATOR.ss58_address
 MINER = Keypair.create_from_uri("//Miner")
 OTHER = Keypair.create_from_uri("//Other")
-AGENT = "def agent_main(context):\n    return {'verdict': 'ALLOW', 'findings': []}\n"
 
 
 def body(tmp_path: Path, key: Keypair, code: str = AGENT, track: Track = Track.SKILLS) -> bytes:
-    agent = tmp_path / "agent.py"
-    agent.write_text(code)
-    manifest = pin(
-        agent,
-        track=track,
-        key=key,
-        entrypoint="agent_main",
-        sandbox_digest="sha256:test",
-        manifest_path=tmp_path / "agent.manifest.json",
-    )
+    manifest = pinned(tmp_path / "miner", key, code, track)
     return json.dumps({"agent": code, "manifest": manifest.model_dump(mode="json")}).encode()
 
 
@@ -251,21 +242,15 @@ def test_past_the_connection_cap_the_oldest_idle_connection_gives_way(
 
 def stall(port: int, key: Keypair, declared: int = 10_000) -> socket.socket:
     """Signed headers and the start of a body that never ends."""
-    headers = http_auth.sign(
-        key, method="POST", path=SUBMIT_PATH, body=b"", receiver_ss58=VALIDATOR
-    ) | {"Content-Length": str(declared)}
-    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    headers = signed_headers(key, b"") | {"Content-Length": str(declared)}
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-    sock.sendall(f"POST {SUBMIT_PATH} HTTP/1.1\r\nHost: x\r\n{head}\r\n".encode() + b"{")
+    sock.sendall(request_head(headers) + b"{")
     return sock
 
 
 def answer(sock: socket.socket) -> tuple[int, str]:
-    data = b""
-    while chunk := sock.recv(65536):
-        data += chunk
-    head, _, content = data.partition(b"\r\n\r\n")
-    return int(head.split()[1]), json.loads(content)["refused"]
+    status, content = answer_of(sock)
+    return status, str(content["refused"])
 
 
 def test_bodies_in_flight_one_per_hotkey_the_oldest_giving_way_and_each_with_a_deadline(
