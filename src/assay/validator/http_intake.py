@@ -41,7 +41,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ def body_cap(code_bytes: int) -> int:
 
 @dataclass(frozen=True)
 class IntakeLimits:
-    code_bytes: int = pinned().sandbox.agent_code_bytes
+    code_bytes: int = field(default_factory=lambda: pinned().sandbox.agent_code_bytes)
     interval_s: float = 3600.0  # one new version per hotkey and track
     body_s: float = 30.0  # the body's deadline, from the end of the headers
     max_bodies: int = 32  # bodies in flight, one per hotkey
@@ -181,11 +181,12 @@ def intake_app(
     validator_hotkey: str,
     subnet: Path,
     db: Path,
-    limits: IntakeLimits = IntakeLimits(),
+    limits: IntakeLimits | None = None,
     clock: Callable[[], float] = time.time,
 ) -> Starlette:
     """The intake as an ASGI app, for requests addressed to `validator_hotkey`, from the
     hotkeys the snapshot file `subnet` registers; accepted versions are counted in `db`."""
+    limits = limits or IntakeLimits()
     nonces = http_auth.InMemoryNonceStore(retention=REPLAY_WINDOW_S * 2)
     registered = _Subnet(subnet)
     bodies = _BodiesInFlight(limits.max_bodies)
