@@ -7,7 +7,8 @@ covers the body's SHA-256, the method, the path, the receiving validator's hotke
 nanosecond timestamp, which must be fresh (a replay window) and unseen (a replay cache).
 
 Checked in this order, each refusal a JSON `{"refused": "…"}` the miner can read. At the
-door, from the headers alone, before a byte of the body is read:
+door, from the headers alone, before the body is read (the server holds at most its
+first 64 KiB meanwhile, uvicorn's flow control):
 
 1. the btauth headers are all there, addressed to this validator's hotkey (an unaddressed
    request could be replayed to any validator) and fresh (401);
