@@ -253,22 +253,24 @@ def answer(sock: socket.socket) -> tuple[int, str]:
     return status, str(content["refused"])
 
 
-def test_bodies_in_flight_one_per_hotkey_the_oldest_giving_way_and_each_with_a_deadline(
+def test_one_body_in_flight_per_hotkey_the_oldest_giving_way_and_each_with_a_deadline(
     drop: Path,
 ) -> None:
     third = Keypair.create_from_uri("//Third")
     app = app_of(drop, also=(third.ss58_address,), max_bodies=2, body_s=600)
     with listening(app) as port:
-        first = stall(port, MINER)
+        # Headers alone cannot prove a hotkey: a body held open under it gives way.
+        held = stall(port, MINER)
         time.sleep(1.0)  # the order of arrival, not a measurement
-        status, reason = answer(stall(port, MINER))
-        assert status == 429 and "in flight" in reason
-        second = stall(port, OTHER)
+        newer = stall(port, MINER)
+        status, reason = answer(held)
+        assert status == 408 and "newer request of its hotkey" in reason
+        other = stall(port, OTHER)
         time.sleep(1.0)
-        third_body = stall(port, third)
-        status, reason = answer(first)
-        assert status == 408 and "gave way" in reason
-        for sock in (second, third_body):
+        last = stall(port, third)
+        status, reason = answer(newer)
+        assert status == 408 and "when 2 were in flight" in reason
+        for sock in (other, last):
             sock.close()
     with listening(app_of(drop, body_s=1.0)) as port:
         status, reason = answer(stall(port, MINER))
@@ -292,6 +294,6 @@ def test_concurrent_versions_of_one_hotkey_land_once(tmp_path: Path, drop: Path)
             return refused.code
 
     with listening(app_of(drop)) as port, ThreadPoolExecutor(len(versions)) as pool:
-        statuses = sorted(pool.map(send, versions))
-    assert statuses == [200] + [429] * (len(versions) - 1)
+        statuses = list(pool.map(send, versions))
+    assert statuses.count(200) == 1 and set(statuses) <= {200, 408, 429}, statuses
     assert len(list(drop.glob("*.manifest.json"))) == 1

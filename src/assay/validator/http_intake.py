@@ -16,9 +16,11 @@ first 64 KiB meanwhile, uvicorn's flow control):
    the first read);
 3. a declared length within the body cap: the agent code cap, a quarter more for JSON
    escapes, and the manifest (413);
-4. no other submission of this hotkey in flight (429), and room among the `max_bodies`
-   bodies in flight: at the cap the oldest body still arriving gives way (408 to it), and
-   only when none is arriving is the newcomer refused (503).
+4. one body in flight per hotkey: an earlier body of the hotkey still arriving gives way
+   (408 to it; the headers' hotkey is not proven before the body, so a forger must not
+   lock a miner out), one already read is checked first (429); and room among the
+   `max_bodies` bodies in flight: at the cap the oldest body still arriving gives way
+   (408 to it), and only when none is arriving is the newcomer refused (503).
 
 Then the body, read within `body_s` (408) and cut off at the cap whatever the headers
 declared (413); the signature and the replay cache over it (401); a submission (400, for
@@ -120,60 +122,77 @@ class _Subnet:
             raise _Refused(403, f"hotkey {hotkey} is not registered on subnet {self._netuid}")
 
 
+class _Slot:
+    """One request's place among the bodies in flight."""
+
+    def __init__(self) -> None:
+        self.deadline: asyncio.Timeout | None = None  # set while its body arrives
+        self.gave_way: str | None = None  # why it was made to give way
+
+    def give_way(self, reason: str) -> bool:
+        """Its body ended now (408 with `reason`), if it is still arriving."""
+        if self.deadline is None or self.gave_way is not None:
+            return False
+        self.gave_way = reason
+        self.deadline.reschedule(asyncio.get_running_loop().time())
+        return True
+
+
 class _BodiesInFlight:
-    """One body in flight per hotkey, and at most `cap` in all. At the cap, the oldest
-    body still arriving gives way (408) to the newcomer, so bodies held open by a few
-    registered hotkeys cannot lock out a miner whose body arrives at once."""
+    """One body in flight per hotkey, and at most `cap` in all.
+
+    The headers' hotkey is not proven until the body's signature is checked, so a body
+    still arriving gives way (408) to a newer request of the same hotkey rather than
+    refusing it: a forger holding a body open under a miner's hotkey cannot lock the
+    miner out, and the miner's own body arrives at once. Once read, a body is checked
+    and written before the hotkey's next (429). At the cap, the oldest body still
+    arriving gives way to the newcomer, so bodies held open by many registered hotkeys
+    cannot lock out a miner either; only when none is arriving is the newcomer refused."""
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
-        # hotkey -> the deadline of its body while it arrives (None before and after),
-        # oldest first; touched on the event loop only.
-        self._slots: dict[str, asyncio.Timeout | None] = {}
-        self._evicted: set[str] = set()
+        # hotkey -> its request's place, oldest first; touched on the event loop only.
+        self._slots: dict[str, _Slot] = {}
 
     @contextmanager
-    def slot(self, hotkey: str) -> Iterator[None]:
-        if hotkey in self._slots:
-            raise _Refused(429, f"a submission of {hotkey} is already in flight")
-        if len(self._slots) - len(self._evicted) >= self.cap and not self._evict_oldest():
-            raise _Refused(503, "too many submissions in flight; retry in a minute")
-        self._slots[hotkey] = None
-        try:
-            yield
-        finally:
+    def slot(self, hotkey: str) -> Iterator[_Slot]:
+        earlier = self._slots.get(hotkey)
+        if earlier is not None:
+            if not earlier.give_way("a newer request of its hotkey came"):
+                raise _Refused(429, f"a submission of {hotkey} is being checked; retry")
             del self._slots[hotkey]
-            self._evicted.discard(hotkey)
-
-    async def read(self, hotkey: str, request: Request, cap: int, deadline_s: float) -> bytes:
-        """The body, cut off at `cap` bytes whatever the headers declared."""
-        body = bytearray()
+        arriving = sum(s.gave_way is None for s in self._slots.values())
+        if arriving >= self.cap and not self._oldest_gives_way():
+            raise _Refused(503, "too many submissions in flight; retry in a minute")
+        mine = self._slots[hotkey] = _Slot()
         try:
-            async with asyncio.timeout(deadline_s) as deadline:
-                self._slots[hotkey] = deadline
-                async for chunk in request.stream():
-                    body += chunk
-                    if len(body) > cap:
-                        raise _Refused(413, f"the body is over {cap} bytes")
-        except TimeoutError as exc:
-            if hotkey in self._evicted:
-                reason = f"the body gave way to a newer one: {self.cap} were in flight"
-            else:
-                reason = f"the body did not arrive within {deadline_s:g}s"
-            raise _Refused(408, reason) from exc
-        except ClientDisconnect as exc:
-            raise _Refused(400, "the body was cut off") from exc
+            yield mine
         finally:
-            self._slots[hotkey] = None
-        return bytes(body)
+            if self._slots.get(hotkey) is mine:
+                del self._slots[hotkey]
 
-    def _evict_oldest(self) -> bool:
-        for hotkey, deadline in self._slots.items():
-            if deadline is not None and hotkey not in self._evicted:
-                self._evicted.add(hotkey)
-                deadline.reschedule(asyncio.get_running_loop().time())
-                return True
-        return False
+    def _oldest_gives_way(self) -> bool:
+        reason = f"a newer body came when {self.cap} were in flight"
+        return any(slot.give_way(reason) for slot in self._slots.values())
+
+
+async def _read_body(slot: _Slot, request: Request, cap: int, deadline_s: float) -> bytes:
+    """The body, cut off at `cap` bytes whatever the headers declared."""
+    body = bytearray()
+    try:
+        async with asyncio.timeout(deadline_s) as slot.deadline:
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > cap:
+                    raise _Refused(413, f"the body is over {cap} bytes")
+    except TimeoutError as exc:
+        reason = slot.gave_way or f"the body did not arrive within {deadline_s:g}s"
+        raise _Refused(408, reason) from exc
+    except ClientDisconnect as exc:
+        raise _Refused(400, "the body was cut off") from exc
+    finally:
+        slot.deadline = None
+    return bytes(body)
 
 
 def intake_app(
@@ -198,8 +217,8 @@ def intake_app(
             hotkey = _addressed(request.headers, validator_hotkey, time.time())
             registered.refuse_unregistered(hotkey)
             _declared_within(request.headers, cap)
-            with bodies.slot(hotkey):
-                body = await bodies.read(hotkey, request, cap, limits.body_s)
+            with bodies.slot(hotkey) as slot:
+                body = await _read_body(slot, request, cap, limits.body_s)
                 _authenticate(request, body, validator_hotkey, nonces)
                 code, manifest = _submission(body, limits.code_bytes)
                 if manifest.author_key != hotkey:
