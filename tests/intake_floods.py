@@ -108,18 +108,20 @@ def served(root: Path) -> Iterator[Served]:
         *("--drop", "drop", "--status", "status.json", "--intake-port", str(port)),
         *("--interval", "600"),
     ]
-    process = subprocess.Popen(
-        command,
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_default_file_limit,  # only resource calls between fork and exec
-    )
+    log = root / "serve.log"  # a file, not a pipe: a flood's warnings never block serve
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            command,
+            cwd=root,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+            preexec_fn=_default_file_limit,  # only resource calls between fork and exec
+        )
     try:
         for _ in range(600):
             if process.poll() is not None:
-                raise RuntimeError(f"serve exited: {process.communicate()}")
+                raise RuntimeError(f"serve exited: {log.read_text()}")
             if status.exists() and read_status(status).phase == "idle" and _listening(port):
                 break
             time.sleep(0.2)
@@ -129,10 +131,10 @@ def served(root: Path) -> Iterator[Served]:
     finally:
         process.send_signal(signal.SIGTERM)
         try:
-            process.communicate(timeout=60)
+            process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.communicate()
+            process.wait()
 
 
 def _listening(port: int) -> bool:
