@@ -79,6 +79,7 @@ def app_of(
     *,
     clock: Callable[[], float] = time.time,
     also: tuple[str, ...] = (),
+    on_accept: Callable[[str, bytes], None] = lambda _hotkey, _code: None,
     **limits: Any,
 ) -> Starlette:
     """The intake of a subnet that registers the validator, MINER, OTHER and `also`."""
@@ -91,6 +92,7 @@ def app_of(
         db=drop.parent / "rounds.db",
         limits=IntakeLimits(**limits),
         clock=clock,
+        on_accept=on_accept,
     )
 
 
@@ -99,8 +101,12 @@ def client(drop: Path, **options: Any) -> TestClient:
 
 
 def test_a_signed_submission_lands_in_the_drop_folder(tmp_path: Path, drop: Path) -> None:
-    status, answer = post(client(drop), body(tmp_path, MINER), MINER)
+    arrivals: list[tuple[str, bytes]] = []
+    intake = client(drop, on_accept=lambda hotkey, code: arrivals.append((hotkey, code)))
+    status, answer = post(intake, body(tmp_path, MINER), MINER)
     assert status == 200, answer
+    assert post(intake, body(tmp_path, MINER, AGENT + "# newer\n"), MINER)[0] == 429
+    assert arrivals == [(MINER.ss58_address, AGENT.encode())]
     [manifest] = drop.glob("*.manifest.json")
     assert manifest.name == f"{MINER.ss58_address}.skills.manifest.json"
     submission = read_submission(manifest)

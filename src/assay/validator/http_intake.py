@@ -45,6 +45,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -203,9 +204,12 @@ def intake_app(
     db: Path,
     limits: IntakeLimits | None = None,
     clock: Callable[[], float] = time.time,
+    on_accept: Callable[[str, bytes], None] = lambda _hotkey, _code: None,
 ) -> Starlette:
     """The intake as an ASGI app, for requests addressed to `validator_hotkey`, from the
-    hotkeys the snapshot file `subnet` registers; accepted versions are counted in `db`."""
+    hotkeys the snapshot file `subnet` registers; accepted versions are counted in `db`.
+    `on_accept(hotkey, code)` runs as a submission is accepted, before it is in the drop
+    (the serve loop records its arrival), off the event loop."""
     limits = limits or IntakeLimits()
     nonces = http_auth.InMemoryNonceStore(retention=REPLAY_WINDOW_S * 2)
     registered = _Subnet(subnet)
@@ -226,7 +230,8 @@ def intake_app(
                         403, f"the manifest is signed by {manifest.author_key}, not {hotkey}"
                     )
                 _verified(manifest, code)
-                await run_in_threadpool(_accept, drop, db, manifest, code, limits, clock)
+                accept = partial(_accept, drop, db, limits, clock, on_accept)
+                await run_in_threadpool(accept, manifest, code)
         except _Refused as refused:
             return _answer({"refused": refused.reason}, refused.status)
         return _answer({"accepted": manifest.code_sha256, "track": manifest.track.value})
@@ -317,10 +322,11 @@ def _verified(manifest: AgentManifest, code: bytes) -> None:
 def _accept(
     drop: Path,
     db: Path,
-    manifest: AgentManifest,
-    code: bytes,
     limits: IntakeLimits,
     clock: Callable[[], float],
+    on_accept: Callable[[str, bytes], None],
+    manifest: AgentManifest,
+    code: bytes,
 ) -> None:
     """Into the drop folder unless the hotkey's track took a new version within the
     interval. Run off the event loop; one submission per hotkey is in flight, so no two
@@ -336,6 +342,7 @@ def _accept(
                     f"one new version per hotkey and track every {limits.interval_s:g}s; "
                     f"retry in {wait}s",
                 )
+            on_accept(hotkey, code)
             _into_drop(drop, hotkey, manifest, code)
             store.record_accepted(hotkey, track, clock())
     except StoreError as exc:
