@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from pathlib import Path
 
 from bittensor.wallets import regen_hotkey
@@ -43,11 +44,17 @@ STRANGER = Keypair.create_from_uri("//Stranger")
 CAP = body_cap(pinned().sandbox.agent_code_bytes)
 
 
-def headers_alone(port: int, key: Keypair, declared: int) -> tuple[int, dict[str, object]]:
-    """A signed request's headers, declaring a body that is never sent; its answer."""
+def headers_alone(
+    port: int, key: Keypair, declared: int, nonce: bytes | None = None
+) -> tuple[int, dict[str, object]]:
+    """A signed request's headers (its nonce's bytes replaced by `nonce`), declaring a
+    body that is never sent; its answer."""
     headers = signed_headers(key, b"") | {"Content-Length": str(declared)}
+    head = request_head(headers)
+    if nonce is not None:
+        head = head.replace(headers["X-Bittensor-Nonce"].encode(), nonce)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(request_head(headers))
+        sock.sendall(head)
         return answer_of(sock)
 
 
@@ -68,6 +75,10 @@ def test_the_door_refuses_from_the_headers_and_any_body_gets_a_json_refusal(
         assert status == 403 and "not registered" in str(answer["refused"])
         status, answer = headers_alone(intake.port, HONEST, 2 << 20)
         assert status == 413 and str(CAP) in str(answer["refused"])
+        future = str(time.time_ns() + 60 * 10**9).encode()
+        for nonce in (b"\xb2", b"\xd9\xa1", b"-1", b"1" * 40, future):  # "²", "١" pass isdigit
+            status, answer = headers_alone(intake.port, HONEST, 1000, nonce=nonce)
+            assert status == 401 and "not authenticated" in str(answer["refused"]), nonce
         bodies = [
             b"[" * 100_000,
             b'{"agent": ' * 30_000,

@@ -253,25 +253,32 @@ def _addressed(headers: Headers, validator_hotkey: str, now_s: float) -> str:
     hotkey = headers.get(http_auth.HEADER_HOTKEY, "")
     if not hotkey or http_auth.HEADER_SIGNATURE not in headers:
         raise _Refused(401, "not authenticated: no hotkey or signature header")
-    receiver = headers.get(http_auth.HEADER_RECEIVER)
+    receiver = headers.get(http_auth.HEADER_RECEIVER, "")
     if receiver != validator_hotkey:
         raise _Refused(
             401,
             f"not authenticated: the request must be addressed to this validator's hotkey "
-            f"{validator_hotkey} (agent submit --validator), not {receiver or 'no receiver'}",
+            f"{validator_hotkey} (agent submit --validator), not {receiver[:64] or 'no receiver'}",
         )
-    nonce = headers.get(http_auth.HEADER_NONCE, "")
-    if not nonce.isdigit() or len(nonce) > 20:
+    nonce = _decimal(headers.get(http_auth.HEADER_NONCE, ""))
+    if nonce is None:
         raise _Refused(401, f"not authenticated: {http_auth.HEADER_NONCE} is not a timestamp")
-    age_s = now_s - int(nonce) / 1e9
-    if not -_SKEW_S <= age_s <= REPLAY_WINDOW_S:
+    age_s = now_s - nonce / 1e9
+    if age_s > REPLAY_WINDOW_S:
         raise _Refused(401, f"not authenticated: the request is older than {REPLAY_WINDOW_S:g}s")
+    if age_s < -_SKEW_S:
+        raise _Refused(401, "not authenticated: the request's timestamp is in the future")
     return hotkey
 
 
+def _decimal(text: str) -> int | None:
+    """A header's whole number; None for anything else (`isdigit` alone takes "²")."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else None
+
+
 def _declared_within(headers: Headers, cap: int) -> None:
-    declared = headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > cap:
+    declared = _decimal(headers.get("content-length", ""))
+    if declared is not None and declared > cap:
         raise _Refused(413, f"the body is over {cap} bytes")
 
 
