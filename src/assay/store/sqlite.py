@@ -109,6 +109,12 @@ CREATE TABLE IF NOT EXISTS inference_bodies (
     sha256 TEXT PRIMARY KEY,
     body TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS intake_accepted (
+    hotkey TEXT NOT NULL,
+    track TEXT NOT NULL,
+    accepted_at REAL NOT NULL,
+    PRIMARY KEY (hotkey, track)
+);
 """
 
 
@@ -447,6 +453,24 @@ class Store:
             (round_id,),
         ).fetchall()
         return {str(track): str(reason) for track, reason in rows}
+
+    # the miners' intake ------------------------------------------------------
+
+    def last_accepted(self, hotkey: str, track: str) -> float | None:
+        """When the intake last accepted a new version of `hotkey` for `track` (Unix s)."""
+        row = self._db.execute(
+            "SELECT accepted_at FROM intake_accepted WHERE hotkey = ? AND track = ?",
+            (hotkey, track),
+        ).fetchone()
+        return None if row is None else float(row[0])
+
+    def record_accepted(self, hotkey: str, track: str, at: float) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO intake_accepted VALUES (?, ?, ?) ON CONFLICT (hotkey, track) "
+                "DO UPDATE SET accepted_at = excluded.accepted_at",
+                (hotkey, track, at),
+            )
 
     # agents, observations, reps ----------------------------------------------
 

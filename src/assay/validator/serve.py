@@ -286,7 +286,10 @@ def serve(
         start_http_server(metrics_port, addr="127.0.0.1", registry=metrics.registry)
     intake = None
     if intake_port is not None:
-        app = intake_app(drop, validator_hotkey=validator_hotkey)
+        if validator_hotkey is None:
+            raise ConfigError("the intake needs this validator's hotkey: set [chain] hotkey")
+        subnet = status_path.with_name("subnet.json")  # the snapshot each cycle writes
+        app = intake_app(drop, validator_hotkey=validator_hotkey, subnet=subnet, db=config.db)
         intake = start_intake(app, intake_port)
     server = Server(
         config, chain, drop=drop, status_path=status_path, metrics=metrics, repush_floor_s=pause_s

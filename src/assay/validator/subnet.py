@@ -257,17 +257,18 @@ def _wallet(config: ChainConfig) -> Wallet:
 
 
 def validator_address(config: ChainConfig) -> str | None:
-    """This validator's hotkey address: the one a miner's request must be addressed to.
-    None for a snapshot given no address (the intake then takes any receiver)."""
+    """This validator's hotkey address: the one a miner's request must be addressed to,
+    given as an address or read from the wallet. None for a snapshot with neither (a
+    trial needs no wallet; the intake then refuses to start)."""
     if is_address(config.hotkey):
         return config.hotkey
-    if config.snapshot is not None:
-        return None
     from bittensor import public_view
 
     try:
         return str(public_view(_wallet(config), "hotkey").ss58_address)
     except Exception as exc:  # the SDK's keyfile errors share no base class but Exception
+        if config.snapshot is not None:
+            return None
         raise ConfigError(
             f"cannot read hotkey {config.hotkey!r} of {config.wallet!r}: {exc}"
         ) from exc
