@@ -24,8 +24,10 @@ from bittensor.intents.weights import clip_to_max_weight, normalize
 from assay.chain.admission import max_upscaled, refusals, within_max_weight
 from assay.records.chain import U16_MAX, Dropped, MetagraphSnapshot, UidWeights
 
-# u16 steps taken off the limit, one at a time, when rounding to u16 pushes a share over.
-_QUANTUM_RETRIES = 8
+# Doublings of the u16 steps taken off the limit when rounding to u16 pushes a share
+# over it: many small fillers can each round down, so one step is not always enough,
+# and 16 doublings reach past the whole u16 range.
+_QUANTUM_RETRIES = 16
 
 
 class WeightLimitError(ValueError):
@@ -90,13 +92,21 @@ def _conformed(
     total = math.fsum(paid.values())
     shares = {uid: w / total for uid, w in paid.items()}
     uids, values, notes = _within(shares, snapshot, validator, limit, needed)
-    for step in range(1, _QUANTUM_RETRIES + 1):
-        if limit >= U16_MAX or within_max_weight(max_upscaled(values), limit):
+    step = 0
+    for _ in range(_QUANTUM_RETRIES):
+        if limit >= U16_MAX or _within_exactly(max_upscaled(values), limit):
             break
-        # u16 rounding put a share over the limit: aim one step lower.
+        # u16 rounding put a share over the limit: aim lower, twice as far each time.
+        step = min(max(1, 2 * step), limit - 1)
         uids, values, notes = _within(shares, snapshot, validator, limit - step, needed)
         notes.append(f"aimed {step} u16 step(s) under the limit so rounding stays within it")
     return uids, values, notes
+
+
+def _within_exactly(values: Sequence[int], limit: int) -> bool:
+    """Within the limit by the chain's I32F32 check and in exact fractions too, so a
+    vector at the limit's edge holds however a fixed-point rounding falls."""
+    return within_max_weight(values, limit) and max(values) * U16_MAX <= limit * sum(values)
 
 
 def _within(
