@@ -160,7 +160,8 @@ def _spread(
             f"{kept[own]:.4f} goes to this validator's own UID {own}, "
             "whose self-weight the epoch masks"
         )
-    paid = set(kept) - {own}
+    # Every UID that holds a share may take more up to the cap, this validator's own too.
+    holders = set(kept)
     others = sorted(n.uid for n in snapshot.neurons if n.uid not in kept and n.uid != own)
     count = max(needed - len(kept), math.ceil(excess / cap - 1e-9) if excess > 1e-12 else 0)
     fillers = others[:count]
@@ -169,15 +170,15 @@ def _spread(
     floor = max(kept.values()) / U16_MAX
     each = min(max(excess / len(fillers), floor), cap) if fillers else 0.0
     left = excess - each * len(fillers)
-    room = math.fsum(cap - kept[uid] for uid in paid)
+    room = math.fsum(cap - kept[uid] for uid in holders)
     if len(kept) + len(fillers) < needed or left > room + 1e-9:
         raise WeightLimitError(
-            f"subnet {snapshot.netuid} cannot take these weights: {len(paid)} paid UIDs and "
+            f"subnet {snapshot.netuid} cannot take these weights: {len(holders)} UIDs held and "
             f"{len(others)} others cannot hold a max-weight limit of {cap:.4f} with "
             f"at least {needed} UIDs"
         )
     if left > 1e-12:
-        kept |= {uid: kept[uid] + left * (cap - kept[uid]) / room for uid in paid}
+        kept |= {uid: kept[uid] + left * (cap - kept[uid]) / room for uid in holders}
     if fillers:
         why.append(f"{len(fillers)} other UID(s) of the subnet get {each:.6f} each")
     if len(shares) < needed:
