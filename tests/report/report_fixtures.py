@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
 from assay.mechanism.weights import ema
@@ -59,6 +61,22 @@ def _hostile(records: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         yield record
 
 
+def _unrun(
+    records: Iterator[dict[str, Any]], refused: dict[str, dict[str, str]]
+) -> Iterator[dict[str, Any]]:
+    """A refused agent's reps on its refused tracks, as the engine records them: failed
+    without running, `agent_invalid`, the refusal as the detail."""
+    for record in records:
+        why = refused.get(record["agent"], {}).get(record["track"])
+        if why is None:
+            yield record
+            continue
+        kept = {
+            k: v for k, v in record.items() if k not in ("verdict", "findings", "vulnerabilities")
+        }
+        yield {**kept, "status": "failed", "reason": "agent_invalid", "detail": why}
+
+
 def _plan(records: list[dict[str, Any]], agents: list[str]) -> RoundPlan:
     spec = pinned()
     tasks: dict[tuple[str, str], PlannedTask] = {}
@@ -94,20 +112,23 @@ def build_result(
     *,
     tracks: tuple[str, ...] | None = None,
     seed: int = 3,
+    refused: dict[int, dict[str, str]] | None = None,
 ) -> RoundResult:
-    """A completed round over `agents` synthetic agents (the first few hostile-named)."""
+    """A completed round over `agents` synthetic agents (the first few hostile-named);
+    `refused` maps an agent's index to the tracks it was refused on, with why."""
+    hashes = [SYNTHETIC.agent_id(f"agent-{a}") for a in range(agents)]
+    refusals = {hashes[i]: why for i, why in (refused or {}).items()}
     raw = [
         r
-        for r in _hostile(SYNTHETIC.generate(agents, seed, scale))
+        for r in _unrun(_hostile(SYNTHETIC.generate(agents, seed, scale)), refusals)
         if tracks is None or r["track"] in tracks
     ]
-    hashes = [SYNTHETIC.agent_id(f"agent-{a}") for a in range(agents)]
     names = {h: f"agent-{i}" for i, h in enumerate(hashes)}
     for special, h in zip((HOSTILE_NAME, LONG_NAME), hashes[1:], strict=False):
         names[h] = special
     records = list(parse_lines(json.dumps(r) for r in raw))
     card = scorecard(records, salt="5eed" * 8, spec=SPEC)
-    plan = _plan(raw, hashes)
+    plan = msgspec.structs.replace(_plan(raw, hashes), refused=refusals)
     speaking = speaking_reps(records)
     return RoundResult(
         round_id="r-0007",

@@ -22,7 +22,7 @@ from assay.records.diagnostics import Diagnostics, RepDiagnostic
 from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.plan import PlannedTask
 from assay.records.round import RoundResult
-from assay.records.scorecard import AgentTrackScore, RankStability, TaskView
+from assay.records.scorecard import AgentTrackScore, TaskView
 from assay.report import svg
 from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
 from assay.report.interface import ReportFormat, write_document
@@ -113,6 +113,7 @@ class TrackSection:
     winner: RankingRow | None
     level: str  # the score intervals' confidence level, e.g. "95%"
     stability: str  # how often the top three keep their order ("" with one agent)
+    refused: list[tuple[Agent, str]]  # refused on this track, with why: never ranked
 
 
 @dataclass(frozen=True)
@@ -233,7 +234,7 @@ class _Lookups:
     @classmethod
     def of(cls, result: RoundResult) -> _Lookups:
         failed: dict[str, list[RepDiagnostic]] = defaultdict(list)
-        for d in result.diagnostics.failed():
+        for d in result.failed_reps():
             failed[d.track.value].append(d)
         used: dict[tuple[str, str], list[RepDiagnostic]] = defaultdict(list)
         for (track, agent, _, _), seen in sorted(result.diagnostics.reps.items()):
@@ -300,13 +301,14 @@ def _level(ranking: Sequence[RankingRow]) -> str:
 
 def _section(
     track: str,
-    scores: dict[str, AgentTrackScore],
+    result: RoundResult,
     agents: dict[str, Agent],
-    reps: int,
     lookups: _Lookups,
-    held: RankStability | None,
 ) -> TrackSection:
     behavioural = Track(track).behavioural
+    scores = result.ranked(track)
+    reps = result.plan.reps.get(Track(track), 0)
+    held = result.card.stability.get(track) if result.card is not None else None
     order = _ordered(scores, agents)
     ranking = [
         RankingRow(agents[a], scores[a], scores[a].tasks * reps, _cpu(lookups.used[(track, a)]))
@@ -333,6 +335,7 @@ def _section(
         for row in ranking
         if row.score.confusion is not None
     ]
+    refused = result.plan.refused_on(track)
     failed = _failed_reps(lookups.failed[track], agents)
     return TrackSection(
         track=track,
@@ -351,6 +354,7 @@ def _section(
         winner=next((row for row in ranking if row.score.rank == 1), None),
         level=_level(ranking),
         stability=held.text if held else "",
+        refused=[(agents[a], why) for a, why in refused.items()],
     )
 
 
@@ -360,6 +364,7 @@ def _section(
 def _agents(result: RoundResult) -> dict[str, Agent]:
     """Every agent the report mentions, including ones only present in the EMA'd weights."""
     seen = set(result.agents) | set(result.weights) | set(result.round_weights)
+    seen |= set(result.plan.refused)
     if result.card is not None:
         seen |= {a for scores in result.card.scores.values() for a in scores}
     return {h: Agent(h, result.agents.get(h, "(earlier round)")) for h in sorted(seen)}
@@ -406,9 +411,8 @@ def render_html(
     scores = result.card.scores if result.card is not None else {}
     reps = {t.value: n for t, n in result.plan.reps.items()}
     lookups = _Lookups.of(result)
-    stability = result.card.stability if result.card is not None else {}
     sections = [
-        _section(track, scores[track], agents, reps.get(track, 0), lookups, stability.get(track))
+        _section(track, result, agents, lookups)
         for track in [t.value for t in result.plan.tracks if t.value in scores]
     ]
     weights = _weights(result, agents)

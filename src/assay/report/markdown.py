@@ -53,7 +53,12 @@ def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) 
     head = [f"### {md(track)}: {metric}, threshold {threshold:.2f}", ""]
     held = result.card.stability.get(track) if result.card else None
     sure = [f"How sure: {held.text}.", ""] if held else []
-    return [*head, *_table([*columns, "failed reps", "eligible"], rows), "", *sure]
+    refused = [
+        f"- refused {_agent(result, agent)}: {md(why, 300)} (not ranked)"
+        for agent, why in result.plan.refused_on(track).items()
+    ]
+    table = _table([*columns, "failed reps", "eligible"], rows)
+    return [*head, *table, "", *sure, *refused, *([""] if refused else [])]
 
 
 def _rep_word(rep: RepView) -> str:
@@ -154,12 +159,13 @@ def render_markdown(result: RoundResult) -> str:
         abstained = f"Abstained: {md(result.reason or 'no reason recorded')}"
         return "\n".join([*lines, abstained, "", *_abstained_tracks(result)])
     lines += _abstained_tracks(result)
-    for track, scores in result.card.scores.items():
+    for track in result.card.scores:
+        scores = result.ranked(track)
         lines += _track(result, track, scores)
         if result.kind == "eval":
             lines += _tasks(result, track, scores)
     lines += _weights(result)
-    lines += _failures(result, result.diagnostics.failed())
+    lines += _failures(result, result.failed_reps())
     return "\n".join(lines)
 
 

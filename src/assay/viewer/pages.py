@@ -78,7 +78,8 @@ def _best(trends: list[RoundTrend]) -> dict[str, dict[str, Best]]:
     last: dict[str, float] = {}
     for trend in trends:
         row: dict[str, Best] = {}
-        for track, scores in trend.card.scores.items() if trend.card else ():
+        for track in trend.card.scores if trend.card else ():
+            scores = trend.ranked(track)
             if not scores:
                 continue
             agent = min(scores, key=lambda a: (-scores[a].score, a))
@@ -143,8 +144,8 @@ def round_agent_page(db: Path, round_id: str, agent_hash: str) -> str:
     if agent_hash not in result.agents:
         raise LookupError(f"round {round_id} has no agent {agent_hash}")
     tracks = []
-    for track, scores in result.card.scores.items() if result.card else ():
-        score = scores.get(agent_hash)
+    for track in result.card.scores if result.card else ():
+        score = result.ranked(track).get(agent_hash)
         if score is None:
             continue
         lines = []
@@ -159,6 +160,7 @@ def round_agent_page(db: Path, round_id: str, agent_hash: str) -> str:
         agent_hash=agent_hash,
         name=result.agents[agent_hash],
         tracks=tracks,
+        refused=sorted(result.plan.refused.get(agent_hash, {}).items()),
     )
 
 
@@ -187,7 +189,7 @@ def agent_page(db: Path, agent_hash: str) -> str:
         agent_hash=agent_hash,
         names=sorted({h.name for h in history}),
         history=list(reversed(history)),
-        tracks=sorted({t for h in history for t in h.scores}),
+        tracks=sorted({t for h in history for t in (*h.scores, *h.refused)}),
         chart=_score_chart(history),
     )
 
