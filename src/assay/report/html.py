@@ -22,11 +22,12 @@ from assay.records.diagnostics import Diagnostics, RepDiagnostic
 from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.plan import PlannedTask
 from assay.records.round import RoundResult
-from assay.records.scorecard import AgentTrackScore, TaskView
+from assay.records.scorecard import AgentTrackScore, ScoreParts, TaskView, score_formula
 from assay.report import svg
 from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
 from assay.report.interface import ReportFormat, write_document
 from assay.report.templating import environment
+from assay.schema.mechanism_file import pinned
 
 NAME_LIMIT = 22  # characters of an agent name shown before it is cut (full name on hover)
 
@@ -73,6 +74,7 @@ class RankingRow:
     score: AgentTrackScore
     reps: int
     cpu: str  # CPU per rep against the track budget
+    parts: ScoreParts  # the verdict and findings parts, and each task's points lost
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class TaskRow:
     state: str  # correct | wrong | failed | scored
     speaking: str  # which rep's report the pairs are of
     pairs: list[PairLines]  # expected items beside reported ones, with why
+    lost: float  # the task's share of the points the agent lost on the track
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,7 @@ class TrackSection:
     level: str  # the score intervals' confidence level, e.g. "95%"
     stability: str  # how often the top three keep their order ("" with one agent)
     refused: list[tuple[Agent, str]]  # refused on this track, with why: never ranked
+    formula: str  # how the score is made, with the pinned weights
 
 
 @dataclass(frozen=True)
@@ -174,17 +178,27 @@ def _ordered(scores: dict[str, AgentTrackScore], agents: dict[str, Agent]) -> li
 
 
 def _score_chart(track: str, rows: list[RankingRow], threshold: float) -> Markup:
+    """Each agent's score as one bar, split into its verdict and findings parts."""
+    behavioural = Track(track).behavioural
     bars = [
         svg.BarRow(
             label=row.agent.label,
             tooltip=f"{row.agent.full}\nscore {row.score.score:.3f}"
-            + ("" if row.score.eligible else " (below threshold)"),
-            values=(row.score.score,),
+            + ("" if row.score.eligible else " (below threshold)")
+            + (
+                f"\nverdicts {row.parts.verdict:.3f} + findings {row.parts.findings:.3f}"
+                if behavioural
+                else ""
+            ),
+            values=(row.parts.verdict, row.parts.findings) if behavioural else (row.score.score,),
             kind="eligible" if row.score.eligible else "ineligible",
         )
         for row in rows
     ]
-    return svg.bar_chart(bars, series=("score",), threshold=threshold, label=f"{track} scores")
+    series = ("verdict", "findings") if behavioural else ("score",)
+    return svg.bar_chart(
+        bars, series=series, threshold=threshold, label=f"{track} scores", stacked=behavioural
+    )
 
 
 def _failure_chart(track: str, rows: list[RankingRow], colours: dict[str, str]) -> Markup | None:
@@ -249,7 +263,7 @@ class _Lookups:
 
 
 def _task_row(
-    task: TaskView, key: MatchingKey, truth: PlannedTask | None, lookups: _Lookups
+    task: TaskView, key: MatchingKey, truth: PlannedTask | None, lookups: _Lookups, lost: float
 ) -> TaskRow:
     cell = _cell(task, truth is None or truth.track.behavioural)
     agent, track, _ = key
@@ -264,6 +278,7 @@ def _task_row(
         cell.state,
         speaking_line(matching) if matching else "",
         pair_lines(matching) if matching else [],
+        lost,
     )
 
 
@@ -277,6 +292,7 @@ def _task_tables(track: str, ranking: list[RankingRow], lookups: _Lookups) -> li
                     (row.agent.agent_hash, track, t.task),
                     lookups.truth.get((track, t.task)),
                     lookups,
+                    row.parts.lost.get(t.task, 0.0),
                 )
                 for t in row.score.task_results
             ],
@@ -310,8 +326,15 @@ def _section(
     reps = result.plan.reps.get(Track(track), 0)
     held = result.card.stability.get(track) if result.card is not None else None
     order = _ordered(scores, agents)
+    w_f = pinned().findings_weight
     ranking = [
-        RankingRow(agents[a], scores[a], scores[a].tasks * reps, _cpu(lookups.used[(track, a)]))
+        RankingRow(
+            agents[a],
+            scores[a],
+            scores[a].tasks * reps,
+            _cpu(lookups.used[(track, a)]),
+            scores[a].parts(w_f),
+        )
         for a in order
     ]
     threshold = ranking[0].score.threshold if ranking else 0.0
@@ -355,6 +378,7 @@ def _section(
         level=_level(ranking),
         stability=held.text if held else "",
         refused=[(agents[a], why) for a, why in refused.items()],
+        formula=score_formula(behavioural, w_f),
     )
 
 
