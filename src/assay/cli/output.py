@@ -24,10 +24,11 @@ from assay.cli import EXIT_INFRA
 from assay.records.agent import short_hash
 from assay.records.chain import YumaPreview
 from assay.records.diagnostics import RepDiagnostic
-from assay.records.scorecard import AgentTrackScore, Scorecard
+from assay.records.scorecard import AgentTrackScore, Scorecard, score_formula
 from assay.validator.api import (
     USER_ERRORS,
     RoundResult,
+    pinned,
     report_format,
     visible,
     write_document,
@@ -164,7 +165,7 @@ def _track_table(
 ) -> Table:
     behavioural = track != "repositories"
     threshold = next(iter(agents.values())).threshold if agents else 0.0
-    metric = "clamped MCC × findings" if behavioural else "mean F2"
+    metric = score_formula(behavioural, pinned().findings_weight)
     table = Table(
         title=f"{track} — {metric}, threshold {threshold:.2f}",
         title_justify="left",

@@ -9,10 +9,11 @@ from assay.mechanism.spec import Track
 from assay.records.agent import short_hash
 from assay.records.diagnostics import RepDiagnostic
 from assay.records.round import RoundResult
-from assay.records.scorecard import AgentTrackScore, RepView
+from assay.records.scorecard import AgentTrackScore, RepView, score_formula
 from assay.report.explained import pair_lines, rep_line, speaking_line
 from assay.report.interface import ReportFormat
 from assay.report.text import markdown as md
+from assay.schema.mechanism_file import pinned
 
 FAILURES_SHOWN = 20
 
@@ -34,9 +35,10 @@ def _agent(result: RoundResult, agent: str) -> str:
 def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) -> list[str]:
     behavioural = Track(track).behavioural
     threshold = next(iter(scores.values())).threshold if scores else 0.0
-    metric = "clamped MCC × findings" if behavioural else "mean F2"
+    w_f = pinned().findings_weight
+    metric = score_formula(behavioural, w_f)
     columns = ["rank", "agent", "score", "interval"]
-    columns += ["MCC", "findings"] if behavioural else ["F2"]
+    columns += ["MCC", "findings", "verdicts + findings"] if behavioural else ["F2"]
     ordered = sorted(scores.items(), key=lambda kv: (kv[1].rank or 1 << 30, -kv[1].score, kv[0]))
     rows = [
         [
@@ -44,7 +46,7 @@ def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) 
             _agent(result, agent),
             _num(s.score),
             s.interval.text if s.interval else "—",
-            *([_num(s.mcc), _num(s.findings)] if behavioural else [_num(s.f2)]),
+            *([_num(s.mcc), _num(s.findings), _parts(s, w_f)] if behavioural else [_num(s.f2)]),
             str(s.failed_reps),
             "yes" if s.eligible else "no",
         ]
@@ -61,6 +63,15 @@ def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) 
     return [*head, *table, "", *sure, *refused, *([""] if refused else [])]
 
 
+def _parts(score: AgentTrackScore, findings_weight: float) -> str:
+    parts = score.parts(findings_weight)
+    return f"{parts.verdict:.3f} + {parts.findings:.3f}"
+
+
+def _lost(lost: float) -> str:
+    return f"−{lost:.3f}" if lost >= 0.0005 else "0"
+
+
 def _rep_word(rep: RepView) -> str:
     if rep.status == "completed":
         return rep.verdict or "ok"
@@ -71,17 +82,19 @@ def _tasks(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) 
     """An eval's one agent, task by task, then each task's findings beside the expected."""
     lines: list[str] = []
     for agent, score in scores.items():
+        lost = score.parts(pinned().findings_weight).lost
         rows = [
             [
                 md(t.task, 80),
                 t.label,
                 f"{t.f2:.3f}" if t.f2 is not None else (t.verdict or "no verdict"),
                 "✓" if t.correct else "✗",
+                _lost(lost.get(t.task, 0.0)),
                 " ".join(_rep_word(r) for r in t.reps),
             ]
             for t in score.task_results
         ]
-        lines += [*_table(["task", "label", "result", "", "reps"], rows), ""]
+        lines += [*_table(["task", "label", "result", "", "points lost", "reps"], rows), ""]
         lines += _task_findings(result, track, agent, score)
     return lines
 
