@@ -35,7 +35,7 @@ from assay.validator.config import (
     load_secret,
 )
 from assay.validator.engine import Abstained, RoundEngine, RoundLedger, make_executor
-from assay.validator.planning import make_plan
+from assay.validator.planning import make_plan, one_label_tracks
 from assay.validator.snapshot import prune_snapshots, snapshot_root
 from assay.validator.subnet import registered_on
 
@@ -117,6 +117,11 @@ class Round:
             )
         snapshots = snapshot_root(config.db, round_id)
         plan = _plan(config, admission, snapshots, reps, draw_all, tasks_cap)
+        for track, label in one_label_tracks(plan).items():
+            notify(
+                f"warning: every drawn {track.value} task is {label}: MCC needs both labels, "
+                "so every agent scores 0 on this draw (draw more tasks)"
+            )
         store.create_round(round_id, plan, list(admission.agents))
         # Rounds completed on every track are never resumed: their artifact snapshots are
         # not needed again.
