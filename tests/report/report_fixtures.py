@@ -19,6 +19,7 @@ from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
 from assay.mechanism.weights import ema
 from assay.records.diagnostics import diagnose
+from assay.records.observed import UNTRUSTED_NOTE, CapabilityRecord, EvidenceRecord, Observed
 from assay.records.plan import PlannedTask, RoundPlan
 from assay.records.rep import parse_lines
 from assay.records.round import RoundResult
@@ -106,6 +107,47 @@ def _plan(records: list[dict[str, Any]], agents: list[str]) -> RoundPlan:
     )
 
 
+HOSTILE_EVIDENCE = "/home/<img src=x onerror=alert(4)>/.ssh/id_rsa"
+
+
+def observed_of(track: str) -> Observed:
+    """A detonation that saw the artifact read a key and call out (hostile paths on purpose)."""
+    return Observed(
+        track=Track(track),
+        capabilities=(
+            CapabilityRecord(
+                capability="credential_read",
+                group="secrets",
+                protection="canary",
+                profiles=("baseline",),
+                evidence=(
+                    EvidenceRecord(
+                        event="reads", profile="baseline", source="trace", path=HOSTILE_EVIDENCE
+                    ),
+                ),
+            ),
+            CapabilityRecord(
+                capability="network_egress",
+                group="network",
+                protection="sink",
+                profiles=("baseline", "ci"),
+                evidence=(
+                    EvidenceRecord(
+                        event="connects", profile="ci", source="trace", peer="203.0.113.7:443"
+                    ),
+                ),
+            ),
+        ),
+        gated={"network_egress": ("ci",)},
+        profiles=(),
+        events={"reads": (HOSTILE_EVIDENCE,)},
+        notes=(),
+        complete=True,
+        interference=(),
+        untrusted=UNTRUSTED_NOTE,
+    )
+
+
 def build_result(
     agents: int = 5,
     scale: float = 0.3,
@@ -143,6 +185,7 @@ def build_result(
         records=tuple(records),
         speaking=speaking,
         matching=task_matching(records, speaking, SPEC),
+        observed={(t.track.value, t.task_id): observed_of(t.track.value) for t in plan.tasks},
     )
 
 

@@ -9,6 +9,7 @@ import msgspec
 
 from assay.records.diagnostics import Diagnostics, InferenceTotals, RepDiagnostic
 from assay.records.matching import MatchingKey, TaskMatching
+from assay.records.observed import Observed
 from assay.records.plan import RoundPlan
 from assay.records.rep import RepRecord
 from assay.records.scorecard import AgentTrackScore, Scorecard
@@ -35,6 +36,9 @@ class RoundResult:
     abstained_tracks: dict[str, str] = field(default_factory=dict)
     # "track/task" -> why its detonation was disturbed (`observed.interference`)
     incomplete_detonations: dict[str, list[str]] = field(default_factory=dict)
+    # (track, task) -> the validator's own detonation of its artifact, as stored and given
+    # to the agents (`context.observed`): what the views show beside expected and reported.
+    observed: dict[tuple[str, str], Observed] = field(default_factory=dict)
     # (agent, track, task) -> the rep whose report stands for the task (the lowest-numbered
     # one agreeing with the consensus), and its report matched against the label, pair
     # by pair with each criterion's reason (`assay.validator.scoring.task_matching`).

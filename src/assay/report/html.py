@@ -20,11 +20,20 @@ from assay.records.agent import short_hash
 from assay.records.chain import YumaPreview
 from assay.records.diagnostics import Diagnostics, RepDiagnostic
 from assay.records.matching import MatchingKey, TaskMatching
+from assay.records.observed import Observed
 from assay.records.plan import PlannedTask
 from assay.records.round import RoundResult
 from assay.records.scorecard import AgentTrackScore, ScoreParts, TaskView, score_formula
 from assay.report import svg
-from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
+from assay.report.explained import (
+    CapabilityLines,
+    PairLines,
+    detonation_lines,
+    detonation_note,
+    pair_lines,
+    rep_line,
+    speaking_line,
+)
 from assay.report.interface import ReportFormat, write_document
 from assay.report.templating import environment
 from assay.schema.mechanism_file import pinned
@@ -87,6 +96,8 @@ class TaskRow:
     speaking: str  # which rep's report the pairs are of
     pairs: list[PairLines]  # expected items beside reported ones, with why
     lost: float  # the task's share of the points the agent lost on the track
+    detonation: str  # the validator's detonation in one line (missing, disturbed, ...)
+    observed: list[CapabilityLines]  # what it saw the artifact do, with the evidence
 
 
 @dataclass(frozen=True)
@@ -244,6 +255,7 @@ class _Lookups:
     diagnostics: Diagnostics
     failed: dict[str, list[RepDiagnostic]]  # track -> failed reps
     used: dict[tuple[str, str], list[RepDiagnostic]]  # (track, agent) -> every rep
+    observed: dict[tuple[str, str], Observed]  # (track, task) -> its detonation
 
     @classmethod
     def of(cls, result: RoundResult) -> _Lookups:
@@ -259,6 +271,7 @@ class _Lookups:
             diagnostics=result.diagnostics,
             failed=failed,
             used=used,
+            observed=result.observed,
         )
 
 
@@ -270,6 +283,7 @@ def _task_row(
     reps = [rep_line(r, lookups.diagnostics.of(track, agent, task.task, r.rep)) for r in task.reps]
     outcome = f"F2 {task.f2:.3f}" if task.f2 is not None else (task.verdict or "no verdict")
     matching = lookups.matching.get(key)
+    observed = lookups.observed.get((track, task.task))
     return TaskRow(
         task.task,
         task.label,
@@ -279,6 +293,8 @@ def _task_row(
         speaking_line(matching) if matching else "",
         pair_lines(matching) if matching else [],
         lost,
+        detonation_note(observed),
+        detonation_lines(observed) if observed else [],
     )
 
 

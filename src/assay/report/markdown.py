@@ -10,7 +10,13 @@ from assay.records.agent import short_hash
 from assay.records.diagnostics import RepDiagnostic
 from assay.records.round import RoundResult
 from assay.records.scorecard import AgentTrackScore, RepView, score_formula
-from assay.report.explained import pair_lines, rep_line, speaking_line
+from assay.report.explained import (
+    detonation_lines,
+    detonation_note,
+    pair_lines,
+    rep_line,
+    speaking_line,
+)
 from assay.report.interface import ReportFormat
 from assay.report.text import markdown as md
 from assay.schema.mechanism_file import pinned
@@ -106,12 +112,17 @@ def _task_findings(
     for t in score.task_results:
         matching = result.matching.get((agent, track, t.task))
         failed = [r for r in t.reps if r.status != "completed"]
-        if matching is None and not failed:
+        if matching is None and not failed and (track, t.task) not in result.observed:
             continue
         lines.append(f"**{md(t.task, 80)}** ({t.label})")
         lines.append("")
         for r in failed:
             lines.append(f"- {md(rep_line(r, result.diagnostics.of(track, agent, t.task, r.rep)))}")
+        observed = result.observed.get((track, t.task))
+        lines.append(f"- observed: {md(detonation_note(observed))}")
+        for c in detonation_lines(observed) if observed else []:
+            lines.append(f"  - {md(c.head)}")
+            lines += [f"    - {md(e)}" for e in c.evidence]
         if matching is not None:
             lines.append(f"- {md(speaking_line(matching))}")
             for pair in pair_lines(matching):

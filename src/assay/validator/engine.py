@@ -109,6 +109,7 @@ class RoundLedger:
         """The round as stored; `scored` passes records and scores just computed, so a
         round that finishes is not read and scored a second time."""
         stored = self.store.round(self.round_id)
+        observed = self.store.observed(self.round_id)
         records, card = scored or (list(self.records()), None)
         speaking = speaking_reps(records)
         if card is None and stored.status == "completed":
@@ -125,17 +126,20 @@ class RoundLedger:
             round_weights=card.weights if card else {},
             diagnostics=diagnose(records, self.spec),
             records=tuple(records),
-            incomplete_detonations=self.incomplete_detonations(),
+            incomplete_detonations=incomplete_detonations(observed),
+            observed=observed,
             speaking=speaking,
             matching=task_matching(records, speaking, self.spec),
         )
 
-    def incomplete_detonations(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for (track, task), observed in sorted(self.store.observed(self.round_id).items()):
-            if not observed.complete:
-                out[f"{track}/{task}"] = list(observed.interference)
-        return out
+
+def incomplete_detonations(observed: dict[tuple[str, str], Observed]) -> dict[str, list[str]]:
+    """ "track/task" -> why its detonation was disturbed, for the disturbed ones."""
+    return {
+        f"{track}/{task}": list(seen.interference)
+        for (track, task), seen in sorted(observed.items())
+        if not seen.complete
+    }
 
 
 class RoundEngine:

@@ -16,7 +16,7 @@ from markupsafe import Markup
 from assay.records.round import RoundResult
 from assay.records.scorecard import TaskView
 from assay.report import svg
-from assay.report.explained import pair_lines, speaking_line
+from assay.report.explained import detonation_lines, detonation_note, pair_lines, speaking_line
 from assay.report.html import render_html
 from assay.report.templating import environment
 from assay.validator.api import (
@@ -25,6 +25,7 @@ from assay.validator.api import (
     RunOutcome,
     agent_history,
     list_rounds,
+    pinned,
     round_trends,
     stored_result,
     task_reps,
@@ -207,6 +208,7 @@ def task_page(db: Path, round_id: str, agent_hash: str, track: str, task: str) -
         raise LookupError(f"round {round_id} has no task {track}/{task} for agent {agent_hash}")
     key = (agent_hash, track, task)
     speaking = result.speaking.get(key)
+    observed = result.observed.get((track, task))
     return _ENV.get_template("task.html.j2").render(
         round_id=round_id,
         agent_hash=agent_hash,
@@ -222,4 +224,7 @@ def task_page(db: Path, round_id: str, agent_hash: str, track: str, task: str) -
         reps=reps,
         budget=score.cpu_budget_s if score else None,
         trace_shown=TRACE_SHOWN,
+        detonation=detonation_note(observed),
+        observed=detonation_lines(observed) if observed else [],
+        lost=score.parts(pinned().findings_weight).lost.get(task) if score else None,
     )
