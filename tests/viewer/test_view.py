@@ -90,7 +90,7 @@ def test_the_viewer_serves_rounds_reports_agents_and_tasks(reference_round: Stor
         observed = drill.split('id="observed"', 1)[1].split("</div>", 1)[0]
         assert "context.observed" in observed
         assert re.search(r"capabilit(y|ies) observed|nothing observed|incomplete", observed)
-        assert 'id="lost"' in drill and "of the track&#39;s score" in drill
+        assert 'id="lost"' in drill and "of the track's score" in drill
 
         history = client.get(f"/agents/{agent_hash}").text
         score = payload["scores"]["skills"][agent_hash]["score"]
