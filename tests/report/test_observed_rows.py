@@ -27,5 +27,5 @@ def test_the_html_task_rows_show_the_detonation_beside_the_findings() -> None:
 def test_the_markdown_eval_rows_show_the_detonation() -> None:
     result = replace(build_result(agents=1, tracks=("skills",), scale=0.2), kind="eval")
     text = render_markdown(result)
-    assert "- observed: 2 capabilities observed" in text
-    assert "credential\\_read · secrets · seen under baseline" in text
+    assert "- observed: ` 2 capabilities observed `" in text
+    assert "` credential_read · secrets · seen under baseline `" in text

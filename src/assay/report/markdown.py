@@ -1,4 +1,8 @@
-"""Markdown for a pull-request comment: rankings, weights and failures, nothing executable."""
+"""Markdown for a pull-request comment: rankings, weights and failures, nothing executable.
+
+Every string an agent, an artifact or a corpus chose is an inline code span
+(`report.text.markdown`): no link, @mention or HTML of theirs comes alive in a comment.
+"""
 
 from __future__ import annotations
 
@@ -58,7 +62,7 @@ def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) 
         ]
         for agent, s in ordered
     ]
-    head = [f"### {md(track)}: {metric}, threshold {threshold:.2f}", ""]
+    head = [f"### {track}: {metric}, threshold {threshold:.2f}", ""]
     held = result.card.stability.get(track) if result.card else None
     sure = [f"How sure: {held.text}.", ""] if held else []
     refused = [
@@ -124,9 +128,9 @@ def _task_findings(
             lines.append(f"  - {md(c.head)}")
             lines += [f"    - {md(e)}" for e in c.evidence]
         if matching is not None:
-            lines.append(f"- {md(speaking_line(matching))}")
+            lines.append(f"- {speaking_line(matching)}")
             for pair in pair_lines(matching):
-                lines.append(f"- {md(pair.mark)} {md(pair.head)}: {md(pair.partner)}")
+                lines.append(f"- {pair.mark} {md(pair.head)}: {md(pair.partner)}")
                 lines += [f"  - {md(check)}" for check in pair.checks]
         lines.append("")
     return ["#### Findings beside the expected ones, task by task", "", *lines] if lines else []
@@ -138,7 +142,7 @@ def _failures(result: RoundResult, failed: Sequence[RepDiagnostic]) -> list[str]
     lines = [f"### Failed reps ({len(failed)})", ""]
     for d in failed[:FAILURES_SHOWN]:
         lines.append(
-            f"- {_agent(result, d.agent)} {md(d.track)}/{md(d.task, 80)} rep {d.rep}: "
+            f"- {_agent(result, d.agent)} {d.track.value} {md(d.task, 80)} rep {d.rep}: "
             f"**{md(d.reason or 'failed')}** (CPU {d.cpu_text}) "
             f"{md(d.detail, 300)}"
         )
@@ -166,7 +170,7 @@ def _abstained_tracks(result: RoundResult) -> list[str]:
     lines = ["### Abstained tracks", ""]
     for track, why in result.abstained_tracks.items():
         lines.append(
-            f"- **{md(track)}**: not scored, its share split as an idle track's; {md(why, 300)}"
+            f"- **{track}**: not scored, its share split as an idle track's; {md(why, 300)}"
         )
     return [*lines, ""]
 
@@ -174,9 +178,9 @@ def _abstained_tracks(result: RoundResult) -> list[str]:
 def render_markdown(result: RoundResult) -> str:
     title = "eval" if result.kind == "eval" else "round"
     lines = [
-        f"## assay {title} {md(result.round_id)}: {result.status}",
+        f"## assay {title} {result.round_id}: {result.status}",
         "",
-        f"Mechanism {md(result.plan.mechanism_version)} · seed `{md(result.plan.round_seed)}`",
+        f"Mechanism {result.plan.mechanism_version} · seed {md(result.plan.round_seed)}",
         "",
     ]
     if result.card is None:
