@@ -34,6 +34,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help is plain text: as rich markup, "[chain]" and "[inference]" (the round.toml
+    # tables the options name) would be read as styles and vanish.
+    rich_markup_mode=None,
 )
 
 
