@@ -121,7 +121,8 @@ def test_three_miners_one_deregistered_a_chain_failing_and_weights_pushed_again(
     final = server.serve(cycles=2, pause_s=0.0)
 
     metrics = generate_latest(server.metrics.registry).decode()
-    assert "assay_rounds_completed 2.0" in metrics and "assay_chain_retries 3.0" in metrics
+    assert "assay_rounds_completed_total 2.0" in metrics
+    assert "assay_chain_retries_total 3.0" in metrics
     status = read_status(status_path)
     assert status == final
     assert (status.phase, status.rounds_completed) == ("stopped", 2)
