@@ -78,11 +78,18 @@ class Round:
         """Reps still to run."""
         return len(self.engine.ledger.pending())
 
-    def run(self, on_outcome: Callable[[RunOutcome], None] | None = None) -> RoundResult:
+    def run(
+        self,
+        on_outcome: Callable[[RunOutcome], None] | None = None,
+        on_detonation: Callable[[int, int], None] | None = None,
+    ) -> RoundResult:
         """Every pending rep, then scores and weights. On Ctrl-C every finished rep is
-        stored and `Round.resume` runs exactly the others."""
+        stored and `Round.resume` runs exactly the others. `on_detonation(done, total)`
+        hears of the artifacts detonated before the first rep."""
         if on_outcome is not None:
             self.engine.on_outcome = on_outcome
+        if on_detonation is not None:
+            self.engine.on_detonation = on_detonation
         return self.engine.run()
 
     @classmethod
