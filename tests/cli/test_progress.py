@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from conftest import ROOT, Assay
 
 pytestmark = pytest.mark.sandbox  # the eval runs its agent sealed
