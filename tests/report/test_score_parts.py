@@ -4,7 +4,9 @@ and findings parts adding up to the score, and each task's share of the points l
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
+import msgspec
 import pytest
 from report_fixtures import SPEC, build_result
 from report_markup import parse
@@ -68,3 +70,19 @@ def test_the_markdown_and_the_terminal_say_the_formula(result: RoundResult) -> N
     with output.console.capture() as captured:
         output.show_round(result, output.OutputFormat.TABLE, None)
     assert f"skills — {FORMULA}" in captured.get()
+
+
+def test_equal_scores_paid_unequally_are_explained(result: RoundResult) -> None:
+    """The top-3 split is said everywhere; a tie among the paid says how it was broken."""
+    assert result.card is not None
+    shares = " / ".join(f"{s:.2f}" for s in SPEC.top_split)
+    for text in (render_html(result), render_markdown(result)):
+        assert f"top 3 eligible agents, {shares}" in text
+    scores = result.card.scores["repositories"]
+    first, second = sorted(scores, key=lambda a: scores[a].rank or 99)[:2]
+    tied = {**scores, second: msgspec.structs.replace(scores[second], score=scores[first].score)}
+    card = msgspec.structs.replace(result.card, scores={**result.card.scores, "repositories": tied})
+    html = render_html(replace(result, card=card))
+    section = html.split('id="track-repositories"', 1)[1]
+    assert "equal scores are ordered by a hash of the round seed" in section
+    assert "equal scores are ordered" not in html.split('id="track-repositories"', 1)[0]

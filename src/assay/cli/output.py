@@ -24,7 +24,7 @@ from assay.cli import EXIT_INFRA
 from assay.records.agent import short_hash
 from assay.records.chain import YumaPreview
 from assay.records.diagnostics import RepDiagnostic
-from assay.records.scorecard import AgentTrackScore, Scorecard, score_formula
+from assay.records.scorecard import AgentTrackScore, Scorecard, pay_rule, score_formula
 from assay.validator.api import (
     USER_ERRORS,
     RoundResult,
@@ -292,6 +292,7 @@ def print_scorecard(
         held = card.stability.get(track)
         if held is not None:
             console.print(f"  how sure: {held.text}", highlight=False)
+        console.print(f"  pay: {pay_rule(pinned().top_split, ranked)}", highlight=False)
         for agent, why in sorted(out.items()):
             console.print(
                 f"  [bold]refused[/] {escape(short(agent, names))}: {escape(why)} (not ranked)",

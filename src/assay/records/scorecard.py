@@ -6,6 +6,7 @@ What `assay.validator.scoring` computes from rep records and every output reads
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any, Literal
 
 import msgspec
@@ -156,6 +157,27 @@ class AgentTrackScore(_Frozen, frozen=True, kw_only=True):
         if self.confusion is None:  # repositories: no verdicts, a mean F2
             return _repository_parts(self)
         return _behavioural_parts(self, findings_weight)
+
+
+def pay_rule(top_split: tuple[float, ...], scores: dict[str, AgentTrackScore]) -> str:
+    """How a track's share is paid, in one sentence every format prints, and why agents
+    with equal scores are paid unequally when they are."""
+    shares = " / ".join(f"{share:.2f}" for share in top_split)
+    said = (
+        f"the track's share is paid to its top {len(top_split)} eligible agents, {shares} "
+        "(renormalised when fewer are eligible)"
+    )
+    ranked = sorted((s.rank, s.score) for s in scores.values() if s.rank is not None)
+    paid_tie = any(
+        score == next_score and rank <= len(top_split)
+        for (rank, score), (_, next_score) in pairwise(ranked)
+    )
+    if paid_tie:
+        said += (
+            "; equal scores are ordered by a hash of the round seed, the track and the agent "
+            "(a seeded draw, not merit), so tied agents take different places and pay"
+        )
+    return said
 
 
 class Scorecard(_Frozen, frozen=True, kw_only=True):

@@ -23,7 +23,13 @@ from assay.records.matching import MatchingKey, TaskMatching
 from assay.records.observed import Observed
 from assay.records.plan import PlannedTask
 from assay.records.round import RoundResult
-from assay.records.scorecard import AgentTrackScore, ScoreParts, TaskView, score_formula
+from assay.records.scorecard import (
+    AgentTrackScore,
+    ScoreParts,
+    TaskView,
+    pay_rule,
+    score_formula,
+)
 from assay.report import svg
 from assay.report.explained import (
     CapabilityLines,
@@ -129,6 +135,7 @@ class TrackSection:
     stability: str  # how often the top three keep their order ("" with one agent)
     refused: list[tuple[Agent, str]]  # refused on this track, with why: never ranked
     formula: str  # how the score is made, with the pinned weights
+    pay: str  # how the track's share is paid, ties included
 
 
 @dataclass(frozen=True)
@@ -395,6 +402,7 @@ def _section(
         stability=held.text if held else "",
         refused=[(agents[a], why) for a, why in refused.items()],
         formula=score_formula(behavioural, w_f),
+        pay=pay_rule(pinned().top_split, scores),
     )
 
 

@@ -13,7 +13,7 @@ from assay.mechanism.spec import Track
 from assay.records.agent import short_hash
 from assay.records.diagnostics import RepDiagnostic
 from assay.records.round import RoundResult
-from assay.records.scorecard import AgentTrackScore, RepView, score_formula
+from assay.records.scorecard import AgentTrackScore, RepView, pay_rule, score_formula
 from assay.report.explained import (
     detonation_lines,
     detonation_note,
@@ -65,6 +65,8 @@ def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) 
     head = [f"### {track}: {metric}, threshold {threshold:.2f}", ""]
     held = result.card.stability.get(track) if result.card else None
     sure = [f"How sure: {held.text}.", ""] if held else []
+    if result.kind != "eval":
+        sure += [f"Pay: {pay_rule(pinned().top_split, scores)}.", ""]
     refused = [
         f"- refused {_agent(result, agent)}: {md(why, 300)} (not ranked)"
         for agent, why in result.plan.refused_on(track).items()
