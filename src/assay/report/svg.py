@@ -452,6 +452,21 @@ class LineSeries:
     values: tuple[float, ...]  # one per x position, each in 0..1
 
 
+X_LABEL_ROOM = 80  # px a round id's x label takes (12 characters of 12 px text)
+
+
+def _labelled(count: int, step: float) -> list[int]:
+    """The x positions that get a label: evenly spaced so no two overlap, the last one
+    always (in place of the one before it when they would touch)."""
+    every = max(1, math.ceil(X_LABEL_ROOM / step))
+    shown = list(range(0, count, every))
+    if shown and shown[-1] != count - 1:
+        if (count - 1 - shown[-1]) * step < X_LABEL_ROOM and len(shown) > 1:
+            shown.pop()
+        shown.append(count - 1)
+    return shown
+
+
 def line_chart(
     x_labels: Sequence[str], series: Sequence[LineSeries], *, label: str, plot_width: int = 330
 ) -> Markup:
@@ -461,7 +476,6 @@ def line_chart(
     bottom = top + height
     left = 40
     step = plot_width / max(1, len(x_labels) - 1)
-    every = max(1, math.ceil(80 / step))  # x labels shown, so that no two overlap
     body: list[Markup] = []
     for tick in (0.0, 0.5, 1.0):
         y = bottom - tick * height
@@ -479,9 +493,8 @@ def line_chart(
                 tick,
             )
         )
-    for i, x_label in enumerate(x_labels):
-        if i % every and i != len(x_labels) - 1:
-            continue
+    for i in _labelled(len(x_labels), step):
+        x_label = x_labels[i]
         body.append(
             tag(
                 '<text x="{:.1f}" y="{}" text-anchor="middle" fill="#666">'
