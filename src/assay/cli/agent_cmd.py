@@ -46,7 +46,13 @@ def submit_command(
         typer.Option("--validator", help="the validator's hotkey address the request is for"),
     ] = None,
     wallet_path: Annotated[
-        Path | None, typer.Option("--wallet-path", help="the wallets' folder")
+        Path | None,
+        typer.Option(
+            "--wallet-path",
+            envvar="BT_WALLET_PATH",  # as btcli reads it
+            help="the wallets' folder",
+            show_default="$BT_WALLET_PATH, else the SDK's (~/.bittensor/wallets)",
+        ),
     ] = None,
 ) -> None:
     """Pin AGENT with the miner's hotkey and send it to a validator's intake (signed)."""

@@ -57,7 +57,13 @@ def agent_pin(
         typer.Option("--hotkey", help="sign with a miner's hotkey instead: WALLET/HOTKEY"),
     ] = None,
     wallet_path: Annotated[
-        Path | None, typer.Option("--wallet-path", help="the wallets' folder for --hotkey")
+        Path | None,
+        typer.Option(
+            "--wallet-path",
+            envvar="BT_WALLET_PATH",  # as btcli reads it
+            help="the wallets' folder for --hotkey",
+            show_default="$BT_WALLET_PATH, else the SDK's (~/.bittensor/wallets)",
+        ),
     ] = None,
     entrypoint: Annotated[
         str, typer.Option("--entrypoint", help="the function assay calls with the context")
