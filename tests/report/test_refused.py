@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import msgspec
 import pytest
 from report_fixtures import build_result
 
@@ -13,6 +14,9 @@ from assay.records.agent import short_hash
 from assay.records.round import RoundResult
 from assay.report.html import render_html
 from assay.report.markdown import render_markdown
+from assay.store.sqlite import RoundSummary
+from assay.validator.browse import RoundTrend
+from assay.viewer.pages import _best
 
 WHY = "a copy: 1.000 similar to agent-0, submitted first"
 
@@ -69,3 +73,16 @@ def test_the_terminal_lists_a_refused_agent_under_its_track_once(result: RoundRe
     assert re.search(rf"refused .*{copier}.*: {re.escape(WHY)}", line)
     assert "agent_invalid" not in skills
     assert text.count(WHY) == 1
+
+
+def test_the_viewer_never_names_a_refused_agent_a_tracks_best(result: RoundResult) -> None:
+    assert result.card is not None
+    copier = _copier(result)
+    skills = result.card.scores["skills"]
+    # Whatever its stored row says, the refused agent is not ranked against the others.
+    inflated = {**skills, copier: msgspec.structs.replace(skills[copier], score=1.0)}
+    card = msgspec.structs.replace(result.card, scores={**result.card.scores, "skills": inflated})
+    summary = RoundSummary("r-1", "completed", None, "5eed", ("skills",), 4, 0, {})
+    best = _best([RoundTrend(summary, card, result.plan.refused)])["r-1"]["skills"]
+    assert best.agent != copier
+    assert best.score == max(s.score for a, s in skills.items() if a != copier)
