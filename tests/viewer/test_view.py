@@ -91,6 +91,7 @@ def test_the_viewer_serves_rounds_reports_agents_and_tasks(reference_round: Stor
         assert "context.observed" in observed
         assert re.search(r"capabilit(y|ies) observed|nothing observed|incomplete", observed)
         assert 'id="lost"' in drill and "of the track's score" in drill
+        assert 'id="parts"' in drill and "= verdicts " in drill and "max(0, MCC) × (0.75" in drill
 
         history = client.get(f"/agents/{agent_hash}").text
         score = payload["scores"]["skills"][agent_hash]["score"]

@@ -135,6 +135,7 @@ class TrackSection:
     stability: str  # how often the top three keep their order ("" with one agent)
     refused: list[tuple[Agent, str]]  # refused on this track, with why: never ranked
     formula: str  # how the score is made, with the pinned weights
+    findings_weight: float  # the pinned w_f
     pay: str  # how the track's share is paid, ties included
 
 
@@ -402,6 +403,7 @@ def _section(
         stability=held.text if held else "",
         refused=[(agents[a], why) for a, why in refused.items()],
         formula=score_formula(behavioural, w_f),
+        findings_weight=w_f,
         pay=pay_rule(pinned().top_split, scores),
     )
 

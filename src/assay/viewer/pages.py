@@ -14,7 +14,7 @@ from urllib.parse import quote
 from markupsafe import Markup
 
 from assay.records.round import RoundResult
-from assay.records.scorecard import TaskView
+from assay.records.scorecard import TaskView, score_formula
 from assay.report import svg
 from assay.report.explained import detonation_lines, detonation_note, pair_lines, speaking_line
 from assay.report.html import render_html
@@ -209,6 +209,8 @@ def task_page(db: Path, round_id: str, agent_hash: str, track: str, task: str) -
     key = (agent_hash, track, task)
     speaking = result.speaking.get(key)
     observed = result.observed.get((track, task))
+    w_f = pinned().findings_weight
+    parts = score.parts(w_f) if score else None
     return _ENV.get_template("task.html.j2").render(
         round_id=round_id,
         agent_hash=agent_hash,
@@ -226,5 +228,7 @@ def task_page(db: Path, round_id: str, agent_hash: str, track: str, task: str) -
         trace_shown=TRACE_SHOWN,
         detonation=detonation_note(observed),
         observed=detonation_lines(observed) if observed else [],
-        lost=score.parts(pinned().findings_weight).lost.get(task) if score else None,
+        lost=parts.lost.get(task) if parts else None,
+        parts=parts if track != "repositories" else None,  # a mean F2 has no verdict part
+        formula=score_formula(track != "repositories", w_f),
     )
