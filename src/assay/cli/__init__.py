@@ -94,6 +94,9 @@ def _report_crash(exc: BaseException) -> int:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--version"]:  # needs none of the commands, so none are imported
+        typer.echo(f"assay {__version__}")
+        return
     _register()
     try:
         app()  # usage errors exit 2 and Ctrl-C 130 inside; anything else lands here
