@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 from chain_rounds import agent_hash, completed_round, hotkey
 
+from assay.chain.conform import WeightLimitError
 from assay.chain.interface import Chain
 from assay.chain.snapshot import SnapshotChain, read_snapshot, write_snapshot
 from assay.records.chain import (
@@ -35,10 +37,15 @@ VALIDATOR = "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY"
 NO_WAIT = Retry(sleep=lambda _: None)
 
 
-def subnet(path: Path, owners: dict[int, str]) -> Path:
-    """UID 0 is the validator; `owners` registers the other UIDs."""
+def subnet(path: Path, owners: dict[int, str], registered: dict[int, int] | None = None) -> Path:
+    """UID 0 is the validator; `owners` registers the other UIDs (at the block
+    `registered` gives, else an unknown one)."""
+    at = registered or {}
     neurons = [Neuron(uid=0, hotkey=VALIDATOR, stake=100.0, validator_permit=True)]
-    neurons += [Neuron(uid=u, hotkey=h, stake=1.0) for u, h in sorted(owners.items())]
+    neurons += [
+        Neuron(uid=u, hotkey=h, stake=1.0, registered_at=at.get(u, 0))
+        for u, h in sorted(owners.items())
+    ]
     write_snapshot(MetagraphSnapshot(netuid=3, block=900, neurons=tuple(neurons)), path)
     return path
 
@@ -168,6 +175,19 @@ def test_a_uid_that_changes_owner_starts_afresh_and_a_gone_hotkey_is_deregistere
     assert [(d.hotkey, d.reason) for d in third.vector.dropped] == [(hotkey("bo"), "unregistered")]
 
 
+def test_a_hotkey_registered_again_at_its_uid_starts_afresh(tmp_path: Path, db: Path) -> None:
+    snap = subnet(tmp_path / "s.json", {4: hotkey("ana"), 7: hotkey("bo")}, {4: 100, 7: 100})
+    chain = SnapshotChain(snap, hotkey=VALIDATOR)
+    completed_round(db, "round-0001", {("ana", 1): 1.0})
+    set_round_weights("round-0001", chain, db=db, retry=NO_WAIT)
+    # Ana was deregistered and took UID 4 again at block 800: same hotkey, same UID.
+    subnet(snap, {4: hotkey("ana"), 7: hotkey("bo")}, {4: 800, 7: 100})
+    completed_round(db, "round-0002", {("ana", 1): 0.0, ("bo", 1): 1.0})
+    result = set_round_weights("round-0002", chain, db=db, retry=NO_WAIT)
+    assert result.vector.hotkeys == pytest.approx({hotkey("bo"): 1.0})
+    assert [(e.hotkey, e.registered_at) for e in result.ema] == [(hotkey("bo"), 100)]
+
+
 def test_a_round_that_is_not_completed_is_refused(tmp_path: Path, db: Path) -> None:
     from assay.store.sqlite import StoreError
 
@@ -215,3 +235,18 @@ def test_a_weights_file_is_uid_to_weight(tmp_path: Path) -> None:
         path.write_text(bad)
         with pytest.raises(ConfigError, match="weights file"):
             read_weights_file(path)
+
+
+def test_a_version_key_below_the_subnets_is_refused_before_anything_is_sent(
+    tmp_path: Path, db: Path
+) -> None:
+    snap = subnet(tmp_path / "s.json", {4: hotkey("ana")})
+    data = read_snapshot(snap)
+    hyper = msgspec.structs.replace(data.hyperparameters, version_key=7)
+    write_snapshot(msgspec.structs.replace(data, hyperparameters=hyper), snap)
+    completed_round(db, "round-0001", {("ana", 1): 1.0})
+    with pytest.raises(WeightLimitError, match="IncorrectWeightVersionKey"):
+        set_round_weights("round-0001", SnapshotChain(snap, VALIDATOR), db=db, retry=NO_WAIT)
+    assert read_snapshot(snap).neuron(0).weights == {}  # type: ignore[union-attr]
+    taken = set_round_weights("round-0001", SnapshotChain(snap, VALIDATOR, 7), db=db, retry=NO_WAIT)
+    assert taken.receipt is not None and taken.receipt.success

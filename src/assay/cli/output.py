@@ -297,6 +297,7 @@ def print_scorecard(
             console.print(
                 f"  [bold]refused[/] {escape(short(agent, names))}: {escape(why)} (not ranked)",
                 highlight=False,
+                soft_wrap=True,  # one line, whole: the reason is searched for
             )
         on_track = [d for d in failed if d.track == track]
         print_failures(on_track, f"{track} — failed reps", names or {}, FAILURES_SHOWN)

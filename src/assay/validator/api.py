@@ -60,6 +60,7 @@ from assay.validator.config import (
     chain_config,
     default_db,
     parse_tracks,
+    public_corpus_warning,
     round_config,
 )
 from assay.validator.engine import Abstained
@@ -123,9 +124,14 @@ def serve_validator(
     interval_s: float = 60.0,
     metrics_port: int | None = None,
     intake_port: int | None = None,
+    notify: Notify = lambda _: None,
 ) -> ServeStatus:
-    """`assay validator serve`: rounds from the drop folder, weights set after each."""
+    """`assay validator serve`: rounds from the drop folder, weights set after each. A
+    warning (`notify`, and in the status) when a live network is served a public corpus."""
     config = round_config(config_file, bundled_agents_by_default=False)
+    warning = public_corpus_warning(config.corpus, chain)
+    if warning:
+        notify(warning)
     return serve(
         config,
         open_chain(chain),
@@ -136,6 +142,7 @@ def serve_validator(
         metrics_port=metrics_port,
         intake_port=intake_port,
         validator_hotkey=validator_address(chain) if intake_port is not None else None,
+        notices=(warning,) if warning else (),
     )
 
 

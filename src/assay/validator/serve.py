@@ -57,6 +57,7 @@ class ServeStatus(msgspec.Struct, kw_only=True):
     repushes: int = 0  # re-sets of the newest completed round's weights during a round
     repush_period_s: float | None = None
     errors: list[str] = []
+    notices: list[str] = []  # standing warnings from the start (a public scoring corpus)
 
 
 def read_status(path: Path) -> ServeStatus:
@@ -286,6 +287,7 @@ def serve(
     metrics_port: int | None = None,
     intake_port: int | None = None,
     validator_hotkey: str | None = None,
+    notices: tuple[str, ...] = (),
 ) -> ServeStatus:
     """`assay validator serve`; during a round the last weights are re-pushed at most
     every `pause_s` and never faster than the subnet's rate limit. The Prometheus endpoint
@@ -299,11 +301,15 @@ def serve(
         start_http_server(metrics_port, addr="127.0.0.1", registry=metrics.registry)
     intake = None
     if intake_port is not None:
-        app = intake_app(drop, validator_hotkey=validator_hotkey)
+        if validator_hotkey is None:
+            raise ConfigError("the intake needs this validator's hotkey: set [chain] hotkey")
+        subnet = status_path.with_name("subnet.json")  # the snapshot each cycle writes
+        app = intake_app(drop, validator_hotkey=validator_hotkey, subnet=subnet, db=config.db)
         intake = start_intake(app, intake_port)
     server = Server(
         config, chain, drop=drop, status_path=status_path, metrics=metrics, repush_floor_s=pause_s
     )
+    server.status.notices = list(notices)
     try:
         return server.serve(cycles, pause_s)
     finally:
