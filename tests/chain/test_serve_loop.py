@@ -140,7 +140,9 @@ def test_three_miners_one_deregistered_a_chain_failing_and_weights_pushed_again(
         (True, 1, 200),
     ]
     assert len(first) == 1 + second_reps and all(r.success for r in first)
-    assert status.repushes == second_reps and f"assay_weight_repushes {second_reps}.0" in metrics
+    assert (
+        status.repushes == second_reps and f"assay_weight_repushes_total {second_reps}.0" in metrics
+    )
     with Store(db) as store:
         second_plan = store.round("round-0002").plan
     gone = next(h for h, m in second_plan.manifests.items() if m.agent_file == "coin_flip.py")
