@@ -121,7 +121,8 @@ def test_three_miners_one_deregistered_a_chain_failing_and_weights_pushed_again(
     final = server.serve(cycles=2, pause_s=0.0)
 
     metrics = generate_latest(server.metrics.registry).decode()
-    assert "assay_rounds_completed 2.0" in metrics and "assay_chain_retries 3.0" in metrics
+    assert "assay_rounds_completed_total 2.0" in metrics
+    assert "assay_chain_retries_total 3.0" in metrics
     status = read_status(status_path)
     assert status == final
     assert (status.phase, status.rounds_completed) == ("stopped", 2)
@@ -139,7 +140,9 @@ def test_three_miners_one_deregistered_a_chain_failing_and_weights_pushed_again(
         (True, 1, 200),
     ]
     assert len(first) == 1 + second_reps and all(r.success for r in first)
-    assert status.repushes == second_reps and f"assay_weight_repushes {second_reps}.0" in metrics
+    assert (
+        status.repushes == second_reps and f"assay_weight_repushes_total {second_reps}.0" in metrics
+    )
     with Store(db) as store:
         second_plan = store.round("round-0002").plan
     gone = next(h for h, m in second_plan.manifests.items() if m.agent_file == "coin_flip.py")

@@ -85,4 +85,4 @@ def test_markdown_output_to_a_file(tmp_path: Path) -> None:
     text = out.read_text()
     assert text.startswith("## assay detonation of ")
     assert "| WRITE_SHELL_PROFILE | system |" in text
-    assert "| write: \\~/.bashrc |" in text  # the evidence, escaped for Markdown
+    assert "| ` write: ~/.bashrc ` |" in text  # the evidence, a code span in Markdown

@@ -13,10 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import Track
 from assay.mechanism.weights import ema
 from assay.records.diagnostics import diagnose
+from assay.records.observed import UNTRUSTED_NOTE, CapabilityRecord, EvidenceRecord, Observed
 from assay.records.plan import PlannedTask, RoundPlan
 from assay.records.rep import parse_lines
 from assay.records.round import RoundResult
@@ -59,6 +62,22 @@ def _hostile(records: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         yield record
 
 
+def _unrun(
+    records: Iterator[dict[str, Any]], refused: dict[str, dict[str, str]]
+) -> Iterator[dict[str, Any]]:
+    """A refused agent's reps on its refused tracks, as the engine records them: failed
+    without running, `agent_invalid`, the refusal as the detail."""
+    for record in records:
+        why = refused.get(record["agent"], {}).get(record["track"])
+        if why is None:
+            yield record
+            continue
+        kept = {
+            k: v for k, v in record.items() if k not in ("verdict", "findings", "vulnerabilities")
+        }
+        yield {**kept, "status": "failed", "reason": "agent_invalid", "detail": why}
+
+
 def _plan(records: list[dict[str, Any]], agents: list[str]) -> RoundPlan:
     spec = pinned()
     tasks: dict[tuple[str, str], PlannedTask] = {}
@@ -88,26 +107,70 @@ def _plan(records: list[dict[str, Any]], agents: list[str]) -> RoundPlan:
     )
 
 
+HOSTILE_EVIDENCE = "/home/<img src=x onerror=alert(4)>/.ssh/id_rsa"
+
+
+def observed_of(track: str) -> Observed:
+    """A detonation that saw the artifact read a key and call out (hostile paths on purpose)."""
+    return Observed(
+        track=Track(track),
+        capabilities=(
+            CapabilityRecord(
+                capability="credential_read",
+                group="secrets",
+                protection="canary",
+                profiles=("baseline",),
+                evidence=(
+                    EvidenceRecord(
+                        event="reads", profile="baseline", source="trace", path=HOSTILE_EVIDENCE
+                    ),
+                ),
+            ),
+            CapabilityRecord(
+                capability="network_egress",
+                group="network",
+                protection="sink",
+                profiles=("baseline", "ci"),
+                evidence=(
+                    EvidenceRecord(
+                        event="connects", profile="ci", source="trace", peer="203.0.113.7:443"
+                    ),
+                ),
+            ),
+        ),
+        gated={"network_egress": ("ci",)},
+        profiles=(),
+        events={"reads": (HOSTILE_EVIDENCE,)},
+        notes=(),
+        complete=True,
+        interference=(),
+        untrusted=UNTRUSTED_NOTE,
+    )
+
+
 def build_result(
     agents: int = 5,
     scale: float = 0.3,
     *,
     tracks: tuple[str, ...] | None = None,
     seed: int = 3,
+    refused: dict[int, dict[str, str]] | None = None,
 ) -> RoundResult:
-    """A completed round over `agents` synthetic agents (the first few hostile-named)."""
+    """A completed round over `agents` synthetic agents (the first few hostile-named);
+    `refused` maps an agent's index to the tracks it was refused on, with why."""
+    hashes = [SYNTHETIC.agent_id(f"agent-{a}") for a in range(agents)]
+    refusals = {hashes[i]: why for i, why in (refused or {}).items()}
     raw = [
         r
-        for r in _hostile(SYNTHETIC.generate(agents, seed, scale))
+        for r in _unrun(_hostile(SYNTHETIC.generate(agents, seed, scale)), refusals)
         if tracks is None or r["track"] in tracks
     ]
-    hashes = [SYNTHETIC.agent_id(f"agent-{a}") for a in range(agents)]
     names = {h: f"agent-{i}" for i, h in enumerate(hashes)}
     for special, h in zip((HOSTILE_NAME, LONG_NAME), hashes[1:], strict=False):
         names[h] = special
     records = list(parse_lines(json.dumps(r) for r in raw))
     card = scorecard(records, salt="5eed" * 8, spec=SPEC)
-    plan = _plan(raw, hashes)
+    plan = msgspec.structs.replace(_plan(raw, hashes), refused=refusals)
     speaking = speaking_reps(records)
     return RoundResult(
         round_id="r-0007",
@@ -122,6 +185,7 @@ def build_result(
         records=tuple(records),
         speaking=speaking,
         matching=task_matching(records, speaking, SPEC),
+        observed={(t.track.value, t.task_id): observed_of(t.track.value) for t in plan.tasks},
     )
 
 

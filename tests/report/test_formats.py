@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from importlib import resources
 
 import jsonschema
+import msgspec
 import pytest
 from report_fixtures import HOSTILE_NAME, HOSTILE_TASK, abstained_result, build_result
 
@@ -72,8 +74,8 @@ def test_markdown_shows_tables_and_lets_no_markup_through(result: RoundResult) -
     text = report_format("markdown").render(result)
     assert text.startswith("## assay round r-0007: completed")
     assert "| rank | agent | score |" in text and "### Weights" in text
-    assert HOSTILE_NAME not in text and "<b>bold</b>" not in text
-    assert "\\<script\\>" in text
+    # Hostile names are shown literally, inside code spans (tests/report/test_live_content.py).
+    assert f"` {HOSTILE_NAME} `" in text
 
 
 def test_markdown_of_an_eval_lists_tasks_and_no_weights() -> None:
@@ -101,3 +103,23 @@ def test_every_format_says_how_sure_each_score_is(result: RoundResult) -> None:
         text = report_format(fmt).render(result)
         assert held.text.replace("%", "") in text.replace("%", ""), fmt
         assert intervals[0] is not None and intervals[0].text in text, fmt
+
+
+def test_junit_fails_a_task_whose_findings_all_missed(result: RoundResult) -> None:
+    """A right verdict whose expected findings were all missed costs points: a failure."""
+    assert result.card is not None
+    scores = result.card.scores["skills"]
+    agent = sorted(scores)[0]
+    score = scores[agent]
+    first = score.task_results[0]
+    missed = msgspec.structs.replace(first, label="malicious", verdict="BLOCK", correct=True)
+    missed = msgspec.structs.replace(missed, findings=0.0)
+    tasks = [missed, *score.task_results[1:]]
+    changed = msgspec.structs.replace(score, task_results=tasks, findings=0.0)
+    card = msgspec.structs.replace(
+        result.card, scores={**result.card.scores, "skills": {**scores, agent: changed}}
+    )
+    root = ET.fromstring(report_format("junit").render(replace(result, card=card)).encode())
+    (failure,) = [f for f in root.iter("failure") if f.get("type") == "findings_missed"]
+    assert "every expected finding was missed" in (failure.get("message") or "")
+    assert "of the score lost on this task" in (failure.get("message") or "")

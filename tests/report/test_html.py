@@ -47,7 +47,9 @@ def test_every_track_has_a_section_with_its_plots(page: Page, round_result: Roun
     for track in TRACKS:
         section = f"track-{track}"
         rects = page.count("rect", section)
-        assert rects["score"] == agents, track  # one score bar per agent
+        # One score bar per agent; on a behavioural track split in its verdict and findings parts.
+        parts = ("score",) if track == "repositories" else ("verdict", "findings")
+        assert all(rects[part] == agents for part in parts), track
         assert len(page.find("line", "threshold-line", section)) == 1, track
         cells = page.find("g", "cell", section)
         assert len(cells) == agents * _tasks(round_result, track), track
@@ -183,7 +185,7 @@ def test_eval_of_one_agent_on_one_track(render: Render) -> None:
     result = build_result(agents=1, tracks=("packages",))
     page = parse(render(result))
     assert [e.attrs["id"] for e in page.find("section", "track")] == ["track-packages"]
-    assert len(page.find("rect", "score")) == 1
+    assert len(page.find("rect", "verdict")) == len(page.find("rect", "findings")) == 1
     assert len(page.find("g", "cell")) == _tasks(result, "packages")
     assert len(page.find("g", "cm-cell")) == 4
 

@@ -86,6 +86,12 @@ def test_the_viewer_serves_rounds_reports_agents_and_tasks(reference_round: Stor
         reps = next(t["reps"] for t in scored if t["task"] == "skill-0001")
         assert drill.count('class="card rep"') == len(reps)
         assert "BLOCK" in drill and "trace summary:" in drill and "/task/input/shim.py" in drill
+        # What the agent was given: the stored detonation, and what the task cost.
+        observed = drill.split('id="observed"', 1)[1].split("</div>", 1)[0]
+        assert "context.observed" in observed
+        assert re.search(r"capabilit(y|ies) observed|nothing observed|incomplete", observed)
+        assert 'id="lost"' in drill and "of the track's score" in drill
+        assert 'id="parts"' in drill and "= verdicts " in drill and "max(0, MCC) × (0.75" in drill
 
         history = client.get(f"/agents/{agent_hash}").text
         score = payload["scores"]["skills"][agent_hash]["score"]

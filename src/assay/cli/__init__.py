@@ -34,6 +34,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help is plain text: as rich markup, "[chain]" and "[inference]" (the round.toml
+    # tables the options name) would be read as styles and vanish.
+    rich_markup_mode=None,
 )
 
 
@@ -91,6 +94,9 @@ def _report_crash(exc: BaseException) -> int:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--version"]:  # needs none of the commands, so none are imported
+        typer.echo(f"assay {__version__}")
+        return
     _register()
     try:
         app()  # usage errors exit 2 and Ctrl-C 130 inside; anything else lands here

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from assay.cli.attest_cmd import agent_app
+from assay.cli.options import WalletPathOption
 from assay.cli.output import console, emit_json, fail, user_errors
 from assay.validator.api import DEFAULT_ENTRYPOINT, Track, bundle_package, pinned, submit_agent
 
@@ -45,9 +46,7 @@ def submit_command(
         str | None,
         typer.Option("--validator", help="the validator's hotkey address the request is for"),
     ] = None,
-    wallet_path: Annotated[
-        Path | None, typer.Option("--wallet-path", help="the wallets' folder")
-    ] = None,
+    wallet_path: WalletPathOption = None,
 ) -> None:
     """Pin AGENT with the miner's hotkey and send it to a validator's intake (signed)."""
     with user_errors():

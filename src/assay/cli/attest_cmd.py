@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from assay.cli import EXIT_BAR, EXIT_USAGE, app
+from assay.cli.options import WalletPathOption
 from assay.cli.output import console, emit_json, errors, short, user_errors
 from assay.validator.api import (
     DEFAULT_ENTRYPOINT,
@@ -56,9 +57,7 @@ def agent_pin(
         str | None,
         typer.Option("--hotkey", help="sign with a miner's hotkey instead: WALLET/HOTKEY"),
     ] = None,
-    wallet_path: Annotated[
-        Path | None, typer.Option("--wallet-path", help="the wallets' folder for --hotkey")
-    ] = None,
+    wallet_path: WalletPathOption = None,
     entrypoint: Annotated[
         str, typer.Option("--entrypoint", help="the function assay calls with the context")
     ] = DEFAULT_ENTRYPOINT,

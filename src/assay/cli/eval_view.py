@@ -12,8 +12,8 @@ from assay.cli.output import console, fail, print_failures, print_inference
 from assay.records.diagnostics import RepDiagnostic
 from assay.records.matching import MatchingKey
 from assay.records.round import RoundResult
-from assay.records.scorecard import AgentTrackScore, RepView, TaskView
-from assay.validator.api import Track, pair_lines, rep_line, speaking_line
+from assay.records.scorecard import AgentTrackScore, RepView, TaskView, score_formula
+from assay.validator.api import Track, pair_lines, pinned, rep_line, speaking_line
 
 
 def _only_score(result: RoundResult, track: Track) -> AgentTrackScore:
@@ -117,16 +117,24 @@ def print_task_details(result: RoundResult, track: Track, agent: str, task: Task
 _PAIR_COLOURS = {"matched": "green", "missed": "red", "extra": "yellow"}
 
 
+def _lost_cell(lost: float) -> str:
+    return f"[red]−{lost:.3f}[/]" if lost >= 0.0005 else "0"
+
+
 def print_eval(result: RoundResult, track: Track, verbose: bool = False) -> None:
     score = _only_score(result, track)
+    w_f = pinned().findings_weight
+    parts = score.parts(w_f)
     table = Table(title=f"{track.value}: {score.tasks} tasks", title_justify="left")
-    for column in ("task", "label", "F2" if not track.behavioural else "verdict", "reps"):
-        table.add_column(column)
+    outcome_column = "F2" if not track.behavioural else "verdict"
+    for column in ("task", "label", outcome_column, "points lost", "reps"):
+        table.add_column(column, justify="right" if column == "points lost" else "left")
     for t in score.task_results:
         outcome = f"{t.f2:.3f}" if t.f2 is not None else (t.verdict or "—")
         mark = "[green]✓[/]" if t.correct else "[red]✗[/]"
         reps = " ".join(_rep_cell(r) for r in t.reps)
-        table.add_row(escape(t.task), t.label, f"{mark} {outcome}", reps)
+        lost = parts.lost.get(t.task, 0.0)
+        table.add_row(escape(t.task), t.label, f"{mark} {outcome}", _lost_cell(lost), reps)
     console.print(table)
     if verbose:
         agent = next(iter(result.agents))
@@ -143,7 +151,16 @@ def print_eval(result: RoundResult, track: Track, verbose: bool = False) -> None
             f"{'—' if score.findings is None else f'{score.findings:.3f}'}"
         )
     eligible = "[green]eligible[/]" if score.eligible else "[yellow]not eligible[/]"
-    console.print(f"score {score.score:.3f}  threshold {score.threshold:.2f}  {eligible}")
+    split = (
+        f" = verdicts {parts.verdict:.3f} + findings {parts.findings:.3f}"
+        if track.behavioural
+        else ""
+    )
+    console.print(
+        f"score {score.score:.3f}{split}  threshold {score.threshold:.2f}  {eligible}",
+        highlight=False,
+    )
+    console.print(f"[dim]{score_formula(track.behavioural, w_f)}[/]", highlight=False)
     if score.interval is not None:
         console.print(
             f"[dim]{score.interval.level:.0%} interval over the tasks {score.interval.text}: "

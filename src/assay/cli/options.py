@@ -54,3 +54,12 @@ TasksOption = Annotated[
         metavar="N",
     ),
 ]
+WalletPathOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--wallet-path",
+        envvar="BT_WALLET_PATH",  # as btcli reads it
+        help="the wallets' folder the hotkey is read from",
+        show_default="$BT_WALLET_PATH, else the SDK's (~/.bittensor/wallets)",
+    ),
+]

@@ -24,10 +24,11 @@ from assay.cli import EXIT_INFRA
 from assay.records.agent import short_hash
 from assay.records.chain import YumaPreview
 from assay.records.diagnostics import RepDiagnostic
-from assay.records.scorecard import AgentTrackScore, Scorecard
+from assay.records.scorecard import AgentTrackScore, Scorecard, pay_rule, score_formula
 from assay.validator.api import (
     USER_ERRORS,
     RoundResult,
+    pinned,
     report_format,
     visible,
     write_document,
@@ -164,7 +165,7 @@ def _track_table(
 ) -> Table:
     behavioural = track != "repositories"
     threshold = next(iter(agents.values())).threshold if agents else 0.0
-    metric = "clamped MCC × findings" if behavioural else "mean F2"
+    metric = score_formula(behavioural, pinned().findings_weight)
     table = Table(
         title=f"{track} — {metric}, threshold {threshold:.2f}",
         title_justify="left",
@@ -280,13 +281,24 @@ def print_scorecard(
     names: Mapping[str, str] | None = None,
     written: dict[str, float] | None = None,
     failed: Sequence[RepDiagnostic] = (),
+    refused: Mapping[str, Mapping[str, str]] | None = None,
 ) -> None:
-    """Per-track tables and the weights; `written` is a round's EMA-blended vector."""
+    """Per-track tables and the weights; `written` is a round's EMA-blended vector.
+    Agents `refused` (hash -> track -> why) are listed under their track, not ranked."""
     for track, agents in card.scores.items():
-        console.print(_track_table(track, agents, names))
+        out = {a: why[track] for a, why in (refused or {}).items() if track in why}
+        ranked = {a: s for a, s in agents.items() if a not in out}
+        console.print(_track_table(track, ranked, names))
         held = card.stability.get(track)
         if held is not None:
             console.print(f"  how sure: {held.text}", highlight=False)
+        console.print(f"  pay: {pay_rule(pinned().top_split, ranked)}", highlight=False)
+        for agent, why in sorted(out.items()):
+            console.print(
+                f"  [bold]refused[/] {escape(short(agent, names))}: {escape(why)} (not ranked)",
+                highlight=False,
+                soft_wrap=True,  # one line, whole: the reason is searched for
+            )
         on_track = [d for d in failed if d.track == track]
         print_failures(on_track, f"{track} — failed reps", names or {}, FAILURES_SHOWN)
     if written is None:
@@ -312,7 +324,13 @@ def show_round(
         emit_text(report_format(fmt.value).render(result), output)
         return
     if result.card is not None:
-        print_scorecard(result.card, result.agents, result.weights, result.diagnostics.failed())
+        print_scorecard(
+            result.card,
+            result.agents,
+            result.weights,
+            result.failed_reps(),
+            result.plan.refused,
+        )
     print_inference(result, result.agents)
     status = "[green]completed[/]" if result.status == "completed" else f"[red]{result.status}[/]"
     # Reasons and names come from agents, artifacts and exceptions: never markup.
@@ -325,9 +343,12 @@ def show_round(
         )
     for agent, name in sorted(result.agents.items(), key=lambda kv: kv[1]):
         console.print(f"  {short(agent)}  {escape(name)}", highlight=False)
-    for agent, refusals in sorted(result.plan.refused.items()):
-        for track, why in sorted(refusals.items()):
-            console.print(f"  refused {short(agent)} on {track}: {escape(why)}", highlight=False)
+    if result.card is None:  # with scores, each track's table lists its refused agents
+        for agent, refusals in sorted(result.plan.refused.items()):
+            for track, why in sorted(refusals.items()):
+                console.print(
+                    f"  refused {short(agent)} on {track}: {escape(why)}", highlight=False
+                )
     for task, reasons in result.incomplete_detonations.items():
         shown = escape("; ".join(reasons))
         console.print(f"  detonation incomplete on {escape(task)}: {shown}", highlight=False)

@@ -30,6 +30,15 @@ class _Reporter:
         )
         self.bar = self.progress.add_task(label, total=total, failed=0)
 
+    def detonating(self, done: int, total: int) -> None:
+        """Artifacts are detonated before any rep: say so, rather than sit at 0/N."""
+        if not total:
+            return
+        what = f"{self.label} · detonating {done + 1}/{total}" if done < total else self.label
+        self.progress.update(self.bar, description=what)
+        if not self.live and done < total:
+            errors.print(f"{self.label}: detonating {done + 1}/{total}", highlight=False)
+
     def __call__(self, outcome: RunOutcome) -> None:
         self.done += 1
         self.failed += not outcome.completed
@@ -44,7 +53,7 @@ def drive(round_: Round) -> RoundResult:
     reporter = _Reporter(round_.pending(), round_.round_id)
     try:
         with reporter.progress:
-            return round_.run(reporter)
+            return round_.run(reporter, reporter.detonating)
     except KeyboardInterrupt:
         errors.print(
             f"interrupted: every finished rep is stored; continue with "

@@ -98,6 +98,10 @@ class RoundPlan(msgspec.Struct, frozen=True):
     def refusal(self, agent_hash: str, track: Track) -> str | None:
         return self.refused.get(agent_hash, {}).get(track.value)
 
+    def refused_on(self, track: str) -> dict[str, str]:
+        """Agent hash -> why, for every agent refused on `track`."""
+        return {a: why[track] for a, why in sorted(self.refused.items()) if track in why}
+
     def draw(self) -> dict[str, list[str]]:
         order: dict[str, list[str]] = {t.value: [] for t in self.reps}
         for task in self.tasks:

@@ -7,11 +7,12 @@ from typing import Any
 
 import msgspec
 
-from assay.records.diagnostics import Diagnostics, InferenceTotals
+from assay.records.diagnostics import Diagnostics, InferenceTotals, RepDiagnostic
 from assay.records.matching import MatchingKey, TaskMatching
+from assay.records.observed import Observed
 from assay.records.plan import RoundPlan
 from assay.records.rep import RepRecord
-from assay.records.scorecard import Scorecard
+from assay.records.scorecard import AgentTrackScore, Scorecard
 
 
 @dataclass(frozen=True)
@@ -35,11 +36,29 @@ class RoundResult:
     abstained_tracks: dict[str, str] = field(default_factory=dict)
     # "track/task" -> why its detonation was disturbed (`observed.interference`)
     incomplete_detonations: dict[str, list[str]] = field(default_factory=dict)
+    # (track, task) -> the validator's own detonation of its artifact, as stored and given
+    # to the agents (`context.observed`): what the views show beside expected and reported.
+    observed: dict[tuple[str, str], Observed] = field(default_factory=dict)
     # (agent, track, task) -> the rep whose report stands for the task (the lowest-numbered
     # one agreeing with the consensus), and its report matched against the label, pair
     # by pair with each criterion's reason (`assay.validator.scoring.task_matching`).
     speaking: dict[MatchingKey, RepRecord] = field(default_factory=dict)
     matching: dict[MatchingKey, TaskMatching] = field(default_factory=dict)
+
+    def ranked(self, track: str) -> dict[str, AgentTrackScore]:
+        """The track's scores without its refused agents. A refused agent never ran: every
+        view shows it once, as refused with the reason (`plan.refused_on`), outside the
+        ranking, never as an agent scoring MCC −1 with a column of failed reps."""
+        scores = self.card.scores.get(track, {}) if self.card else {}
+        refused = self.plan.refused_on(track)
+        return {a: s for a, s in scores.items() if a not in refused}
+
+    def failed_reps(self) -> list[RepDiagnostic]:
+        """Failed reps of the agents that ran: a refused agent's unrun reps are its refusal."""
+        refused = self.plan.refused
+        return [
+            d for d in self.diagnostics.failed() if d.track.value not in refused.get(d.agent, {})
+        ]
 
     def matching_json(self) -> dict[str, dict[str, dict[str, Any]]]:
         """`matching` as JSON: track -> agent -> task -> `TaskMatching.to_json()`."""

@@ -16,6 +16,7 @@ from assay.mechanism.explain import Check, Explanation, Pair
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.records.diagnostics import RepDiagnostic
 from assay.records.matching import TaskMatching
+from assay.records.observed import EvidenceRecord, Observed
 from assay.records.scorecard import RepView
 
 PairState = Literal["matched", "missed", "extra"]
@@ -86,6 +87,49 @@ def _lines(why: Explanation, pair: Pair) -> PairLines:
     nearest = _item(why, "expected", pair.expected)
     taken = " (agrees, but it is matched to another)" if pair.agrees else ""
     return PairLines("extra", head, f"matched nothing; nearest {nearest}{taken}", checks)
+
+
+EVIDENCE_SHOWN = 3  # evidence lines per capability in a view; the JSON has every one
+
+
+@dataclass(frozen=True)
+class CapabilityLines:
+    """One capability the validator's detonation observed, and what showed it."""
+
+    head: str  # the capability, its group and the profiles showing it
+    evidence: tuple[str, ...]  # the first few observations behind it
+    more: int  # observations not shown
+
+
+def evidence_line(evidence: EvidenceRecord) -> str:
+    what = evidence.path or evidence.peer or " ".join(evidence.argv)
+    said = " · ".join(p for p in (evidence.event, what, evidence.detail) if p)
+    return f"{said} ({evidence.profile})"
+
+
+def detonation_lines(observed: Observed) -> list[CapabilityLines]:
+    """The stored detonation (`context.observed`) as every view lists it: each capability
+    with its evidence, the artifact's words quoted as data."""
+    return [
+        CapabilityLines(
+            head=f"{c.capability} · {c.group} · seen under {', '.join(c.profiles)}",
+            evidence=tuple(evidence_line(e) for e in c.evidence[:EVIDENCE_SHOWN]),
+            more=max(0, len(c.evidence) - EVIDENCE_SHOWN),
+        )
+        for c in observed.capabilities
+    ]
+
+
+def detonation_note(observed: Observed | None) -> str:
+    """One line on the detonation as a whole: missing, nothing seen, or disturbed."""
+    if observed is None:
+        return "not detonated"
+    if not observed.complete:
+        return "incomplete: " + "; ".join(observed.interference)
+    if not observed.capabilities:
+        return "nothing observed beyond the baseline"
+    count = len(observed.capabilities)
+    return f"{count} capabilit{'y' if count == 1 else 'ies'} observed"
 
 
 def rep_line(rep: RepView, seen: RepDiagnostic | None) -> str:

@@ -20,13 +20,29 @@ from assay.records.agent import short_hash
 from assay.records.chain import YumaPreview
 from assay.records.diagnostics import Diagnostics, RepDiagnostic
 from assay.records.matching import MatchingKey, TaskMatching
+from assay.records.observed import Observed
 from assay.records.plan import PlannedTask
 from assay.records.round import RoundResult
-from assay.records.scorecard import AgentTrackScore, RankStability, TaskView
+from assay.records.scorecard import (
+    AgentTrackScore,
+    ScoreParts,
+    TaskView,
+    pay_rule,
+    score_formula,
+)
 from assay.report import svg
-from assay.report.explained import PairLines, pair_lines, rep_line, speaking_line
+from assay.report.explained import (
+    CapabilityLines,
+    PairLines,
+    detonation_lines,
+    detonation_note,
+    pair_lines,
+    rep_line,
+    speaking_line,
+)
 from assay.report.interface import ReportFormat, write_document
 from assay.report.templating import environment
+from assay.schema.mechanism_file import pinned
 
 NAME_LIMIT = 22  # characters of an agent name shown before it is cut (full name on hover)
 
@@ -73,6 +89,7 @@ class RankingRow:
     score: AgentTrackScore
     reps: int
     cpu: str  # CPU per rep against the track budget
+    parts: ScoreParts  # the verdict and findings parts, and each task's points lost
 
 
 @dataclass(frozen=True)
@@ -84,6 +101,9 @@ class TaskRow:
     state: str  # correct | wrong | failed | scored
     speaking: str  # which rep's report the pairs are of
     pairs: list[PairLines]  # expected items beside reported ones, with why
+    lost: float  # the task's share of the points the agent lost on the track
+    detonation: str  # the validator's detonation in one line (missing, disturbed, ...)
+    observed: list[CapabilityLines]  # what it saw the artifact do, with the evidence
 
 
 @dataclass(frozen=True)
@@ -113,6 +133,10 @@ class TrackSection:
     winner: RankingRow | None
     level: str  # the score intervals' confidence level, e.g. "95%"
     stability: str  # how often the top three keep their order ("" with one agent)
+    refused: list[tuple[Agent, str]]  # refused on this track, with why: never ranked
+    formula: str  # how the score is made, with the pinned weights
+    findings_weight: float  # the pinned w_f
+    pay: str  # how the track's share is paid, ties included
 
 
 @dataclass(frozen=True)
@@ -173,17 +197,27 @@ def _ordered(scores: dict[str, AgentTrackScore], agents: dict[str, Agent]) -> li
 
 
 def _score_chart(track: str, rows: list[RankingRow], threshold: float) -> Markup:
+    """Each agent's score as one bar, split into its verdict and findings parts."""
+    behavioural = Track(track).behavioural
     bars = [
         svg.BarRow(
             label=row.agent.label,
             tooltip=f"{row.agent.full}\nscore {row.score.score:.3f}"
-            + ("" if row.score.eligible else " (below threshold)"),
-            values=(row.score.score,),
+            + ("" if row.score.eligible else " (below threshold)")
+            + (
+                f"\nverdicts {row.parts.verdict:.3f} + findings {row.parts.findings:.3f}"
+                if behavioural
+                else ""
+            ),
+            values=(row.parts.verdict, row.parts.findings) if behavioural else (row.score.score,),
             kind="eligible" if row.score.eligible else "ineligible",
         )
         for row in rows
     ]
-    return svg.bar_chart(bars, series=("score",), threshold=threshold, label=f"{track} scores")
+    series = ("verdict", "findings") if behavioural else ("score",)
+    return svg.bar_chart(
+        bars, series=series, threshold=threshold, label=f"{track} scores", stacked=behavioural
+    )
 
 
 def _failure_chart(track: str, rows: list[RankingRow], colours: dict[str, str]) -> Markup | None:
@@ -229,11 +263,12 @@ class _Lookups:
     diagnostics: Diagnostics
     failed: dict[str, list[RepDiagnostic]]  # track -> failed reps
     used: dict[tuple[str, str], list[RepDiagnostic]]  # (track, agent) -> every rep
+    observed: dict[tuple[str, str], Observed]  # (track, task) -> its detonation
 
     @classmethod
     def of(cls, result: RoundResult) -> _Lookups:
         failed: dict[str, list[RepDiagnostic]] = defaultdict(list)
-        for d in result.diagnostics.failed():
+        for d in result.failed_reps():
             failed[d.track.value].append(d)
         used: dict[tuple[str, str], list[RepDiagnostic]] = defaultdict(list)
         for (track, agent, _, _), seen in sorted(result.diagnostics.reps.items()):
@@ -244,17 +279,19 @@ class _Lookups:
             diagnostics=result.diagnostics,
             failed=failed,
             used=used,
+            observed=result.observed,
         )
 
 
 def _task_row(
-    task: TaskView, key: MatchingKey, truth: PlannedTask | None, lookups: _Lookups
+    task: TaskView, key: MatchingKey, truth: PlannedTask | None, lookups: _Lookups, lost: float
 ) -> TaskRow:
     cell = _cell(task, truth is None or truth.track.behavioural)
     agent, track, _ = key
     reps = [rep_line(r, lookups.diagnostics.of(track, agent, task.task, r.rep)) for r in task.reps]
     outcome = f"F2 {task.f2:.3f}" if task.f2 is not None else (task.verdict or "no verdict")
     matching = lookups.matching.get(key)
+    observed = lookups.observed.get((track, task.task))
     return TaskRow(
         task.task,
         task.label,
@@ -263,6 +300,9 @@ def _task_row(
         cell.state,
         speaking_line(matching) if matching else "",
         pair_lines(matching) if matching else [],
+        lost,
+        detonation_note(observed),
+        detonation_lines(observed) if observed else [],
     )
 
 
@@ -276,6 +316,7 @@ def _task_tables(track: str, ranking: list[RankingRow], lookups: _Lookups) -> li
                     (row.agent.agent_hash, track, t.task),
                     lookups.truth.get((track, t.task)),
                     lookups,
+                    row.parts.lost.get(t.task, 0.0),
                 )
                 for t in row.score.task_results
             ],
@@ -300,16 +341,24 @@ def _level(ranking: Sequence[RankingRow]) -> str:
 
 def _section(
     track: str,
-    scores: dict[str, AgentTrackScore],
+    result: RoundResult,
     agents: dict[str, Agent],
-    reps: int,
     lookups: _Lookups,
-    held: RankStability | None,
 ) -> TrackSection:
     behavioural = Track(track).behavioural
+    scores = result.ranked(track)
+    reps = result.plan.reps.get(Track(track), 0)
+    held = result.card.stability.get(track) if result.card is not None else None
     order = _ordered(scores, agents)
+    w_f = pinned().findings_weight
     ranking = [
-        RankingRow(agents[a], scores[a], scores[a].tasks * reps, _cpu(lookups.used[(track, a)]))
+        RankingRow(
+            agents[a],
+            scores[a],
+            scores[a].tasks * reps,
+            _cpu(lookups.used[(track, a)]),
+            scores[a].parts(w_f),
+        )
         for a in order
     ]
     threshold = ranking[0].score.threshold if ranking else 0.0
@@ -333,6 +382,7 @@ def _section(
         for row in ranking
         if row.score.confusion is not None
     ]
+    refused = result.plan.refused_on(track)
     failed = _failed_reps(lookups.failed[track], agents)
     return TrackSection(
         track=track,
@@ -351,6 +401,10 @@ def _section(
         winner=next((row for row in ranking if row.score.rank == 1), None),
         level=_level(ranking),
         stability=held.text if held else "",
+        refused=[(agents[a], why) for a, why in refused.items()],
+        formula=score_formula(behavioural, w_f),
+        findings_weight=w_f,
+        pay=pay_rule(pinned().top_split, scores),
     )
 
 
@@ -360,6 +414,7 @@ def _section(
 def _agents(result: RoundResult) -> dict[str, Agent]:
     """Every agent the report mentions, including ones only present in the EMA'd weights."""
     seen = set(result.agents) | set(result.weights) | set(result.round_weights)
+    seen |= set(result.plan.refused)
     if result.card is not None:
         seen |= {a for scores in result.card.scores.values() for a in scores}
     return {h: Agent(h, result.agents.get(h, "(earlier round)")) for h in sorted(seen)}
@@ -406,9 +461,8 @@ def render_html(
     scores = result.card.scores if result.card is not None else {}
     reps = {t.value: n for t, n in result.plan.reps.items()}
     lookups = _Lookups.of(result)
-    stability = result.card.stability if result.card is not None else {}
     sections = [
-        _section(track, scores[track], agents, reps.get(track, 0), lookups, stability.get(track))
+        _section(track, result, agents, lookups)
         for track in [t.value for t in result.plan.tracks if t.value in scores]
     ]
     weights = _weights(result, agents)

@@ -1,7 +1,8 @@
 """JUnit XML of per-task results for CI: a test suite per agent and track, a test per task.
 
-A task whose verdict is wrong (behavioural) or whose F2 is below the track
-threshold (repositories) is a failure; a task where no rep completed is an
+A task whose verdict is wrong or whose expected findings were all missed
+(behavioural), or whose F2 is below the track threshold (repositories), is a
+failure, its message giving the points the task cost; a task where no rep completed is an
 error, with each rep's reason and detail; a track the validator abstained on is
 a suite of one test in error.
 """
@@ -17,6 +18,7 @@ from assay.records.round import RoundResult
 from assay.records.scorecard import AgentTrackScore, TaskView
 from assay.report.interface import ReportFormat
 from assay.report.text import printable
+from assay.schema.mechanism_file import pinned
 
 
 def _rep_lines(result: RoundResult, track: str, agent: str, task: TaskView) -> str:
@@ -30,7 +32,12 @@ def _rep_lines(result: RoundResult, track: str, agent: str, task: TaskView) -> s
 
 
 def _case(
-    suite: ET.Element, result: RoundResult, track: str, agent: str, task: TaskView, threshold: float
+    suite: ET.Element,
+    result: RoundResult,
+    track: str,
+    agent: str,
+    task: TaskView,
+    score: AgentTrackScore,
 ) -> tuple[int, int]:
     case = ET.SubElement(
         suite, "testcase", classname=f"{track}.{short_hash(agent)}", name=printable(task.task, 200)
@@ -43,12 +50,19 @@ def _case(
         ).text = reps
         return 0, 1
     ET.SubElement(case, "system-out").text = reps
+    lost = score.parts(pinned().findings_weight).lost.get(task.task, 0.0)
+    cost = f"; {lost:.3f} of the score lost on this task"
+    threshold = score.threshold
     if Track(track).behavioural and not task.correct:
-        message = f"verdict {task.verdict} on a {task.label} artifact"
+        message = f"verdict {task.verdict} on a {task.label} artifact{cost}"
         ET.SubElement(case, "failure", message=message, type="wrong_verdict")
         return 1, 0
+    if Track(track).behavioural and task.findings == 0.0:
+        message = f"verdict right, but every expected finding was missed{cost}"
+        ET.SubElement(case, "failure", message=message, type="findings_missed")
+        return 1, 0
     if not Track(track).behavioural and (task.f2 or 0.0) < threshold:
-        message = f"F2 {task.f2 or 0.0:.3f} is below the {threshold:.2f} threshold"
+        message = f"F2 {task.f2 or 0.0:.3f} is below the {threshold:.2f} threshold{cost}"
         ET.SubElement(case, "failure", message=message, type="low_f2")
         return 1, 0
     return 0, 0
@@ -61,7 +75,7 @@ def _suite(
     suite = ET.SubElement(root, "testsuite", name=name)
     failures = errors = 0
     for task in score.task_results:
-        failed, errored = _case(suite, result, track, agent, task, score.threshold)
+        failed, errored = _case(suite, result, track, agent, task, score)
         failures, errors = failures + failed, errors + errored
     tests = len(score.task_results)
     suite.set("tests", str(tests))
@@ -89,7 +103,8 @@ def render_junit(result: RoundResult) -> str:
         counts = _abstained_suite(root, track, why)
         totals = [a + b for a, b in zip(totals, counts, strict=True)]
     if result.card is not None:
-        for track, scores in result.card.scores.items():
+        for track in result.card.scores:
+            scores = result.ranked(track)  # a refused agent never ran: it has no tests
             for agent in sorted(scores):
                 counts = _suite(root, result, track, agent, scores[agent])
                 totals = [a + b for a, b in zip(totals, counts, strict=True)]

@@ -41,16 +41,38 @@ def _rule_id(item: Item) -> str:
     return printable(str(item.category or "finding"), 80) or "finding"
 
 
+def _inside_task(file: str) -> str | None:
+    """The agent's file as a normalised path inside the task's artifact ("" for the task
+    root), or None when it climbs out of it (`../../.github/workflows/release.yml`): a
+    code-scanning tool must never be pointed at the repository's own files. (`posixpath.
+    normpath` keeps a leading `..`, and swallows one above `/`: the climb is counted here.)"""
+    kept: list[str] = []
+    for part in file.replace("\\", "/").split("/"):
+        if part == "..":
+            if not kept:
+                return None
+            kept.pop()
+        elif part not in ("", "."):
+            kept.append(part)
+    return "/".join(kept)
+
+
 def _location(record: RepRecord, item: Item) -> list[dict[str, Any]]:
-    file = str(item.file or "").replace("\\", "/").lstrip("/")
-    parts = [record.track.value, record.task, *([file] if file else [])]
-    physical: dict[str, Any] = {
-        "artifactLocation": {"uri": "/".join(quote(p, safe="/") for p in parts)}
-    }
+    """The item's place as `<track>/<task>/<file>`; a file outside the task is clamped to
+    the task root (and its line dropped), the reason kept in the location's message."""
+    file = _inside_task(str(item.file or ""))
+    parts = [quote(record.track.value, safe=""), quote(record.task, safe="")]
+    parts += [quote(file, safe="/")] if file else []
+    physical: dict[str, Any] = {"artifactLocation": {"uri": "/".join(parts)}}
     line = item.line
-    if isinstance(line, int) and not isinstance(line, bool) and line >= 1:
+    if file is not None and isinstance(line, int) and not isinstance(line, bool) and line >= 1:
         physical["region"] = {"startLine": line}
-    return [{"physicalLocation": physical}]
+    location: dict[str, Any] = {"physicalLocation": physical}
+    if file is None:
+        location["message"] = {
+            "text": printable(f"reported outside the task, shown at its root: {item.file}", 300)
+        }
+    return [location]
 
 
 def _result(record: RepRecord, item: Item) -> dict[str, Any]:

@@ -132,42 +132,60 @@ def bar_chart(
     threshold: float | None = None,
     label: str,
     plot_width: int = BAR_PLOT,
+    stacked: bool = False,
 ) -> Markup:
-    """Horizontal bars on a 0..1 axis; several series share a row, one above the other."""
+    """Horizontal bars on a 0..1 axis; several series share a row, one above the other,
+    or (`stacked`) end to end in one bar that adds up to the row's total."""
     top = 28
     bottom = top + len(rows) * BAR_ROW
     body = _axis(BAR_LEFT, plot_width, top, bottom)
+    if threshold is not None:  # under the rows: the names' halo covers it
+        body.append(_threshold(BAR_LEFT + threshold * plot_width, top, bottom, threshold))
     for i, row in enumerate(rows):
-        y = top + i * BAR_ROW
-        band_top, band = _band(y)
-        height = band / len(series)
-        parts = [tag('<g class="bar-row"><title>{}</title>', row.tooltip), _row_label(y, row.label)]
-        for s, value in enumerate(row.values):
-            parts.append(
-                tag(
-                    '<rect class="bar {} {}" x="{}" y="{:.1f}" width="{:.1f}" height="{:.1f}"/>',
-                    series[s],
-                    row.kind,
-                    BAR_LEFT,
-                    band_top + s * height,
-                    max(0.0, min(1.0, value)) * plot_width,
-                    height,
-                )
-            )
+        body.append(_bar_row(row, top + i * BAR_ROW, series, plot_width, stacked))
+    room = 24 if threshold is not None else 8  # the threshold's label sits under the plot
+    values_room = 140 if stacked else 46 * len(series)  # "0.469 = 0.375 + 0.094"
+    width = max(BAR_LEFT + plot_width + 24 + values_room, _longest(rows))
+    return _svg(width, bottom + room, body, label)
+
+
+def _bar_row(
+    row: BarRow, y: float, series: Sequence[str], plot_width: int, stacked: bool
+) -> Markup:
+    band_top, band = _band(y)
+    height = band if stacked else band / len(series)
+    parts = [tag('<g class="bar-row"><title>{}</title>', row.tooltip), _row_label(y, row.label)]
+    start = 0.0
+    for s, value in enumerate(row.values):
+        value = max(0.0, min(1.0, value))
         parts.append(
             tag(
-                '<text x="{:.1f}" y="{:.1f}" dominant-baseline="middle" fill="#333">{}</text>',
-                BAR_LEFT + max(row.values, default=0.0) * plot_width + 6,
-                band_top + band / 2,
-                " / ".join(f"{v:.3f}" for v in row.values),
+                '<rect class="bar {} {}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}"/>',
+                series[s],
+                row.kind,
+                BAR_LEFT + start * plot_width,
+                band_top + (0.0 if stacked else s * height),
+                value * plot_width,
+                height,
             )
         )
-        body.append(Markup("").join(parts) + Markup("</g>"))
-    if threshold is not None:
-        body.append(_threshold(BAR_LEFT + threshold * plot_width, top, bottom, threshold))
-    room = 24 if threshold is not None else 8  # the threshold's label sits under the plot
-    width = max(BAR_LEFT + plot_width + 24 + 46 * len(series), _longest(rows))
-    return _svg(width, bottom + room, body, label)
+        start = start + value if stacked else 0.0
+    end = sum(row.values) if stacked else max(row.values, default=0.0)
+    text = (
+        f"{sum(row.values):.3f} = " + " + ".join(f"{v:.3f}" for v in row.values)
+        if stacked
+        else " / ".join(f"{v:.3f}" for v in row.values)
+    )
+    parts.append(
+        tag(
+            '<text x="{:.1f}" y="{:.1f}" dominant-baseline="middle" fill="#333" '
+            'paint-order="stroke" stroke="#fff" stroke-width="3">{}</text>',
+            BAR_LEFT + min(1.0, end) * plot_width + 6,
+            band_top + band / 2,
+            text,
+        )
+    )
+    return Markup("").join(parts) + Markup("</g>")
 
 
 def _longest(rows: Sequence[BarRow] | Sequence[FailureRow]) -> float:
@@ -434,6 +452,21 @@ class LineSeries:
     values: tuple[float, ...]  # one per x position, each in 0..1
 
 
+X_LABEL_ROOM = 80  # px a round id's x label takes (12 characters of 12 px text)
+
+
+def _labelled(count: int, step: float) -> list[int]:
+    """The x positions that get a label: evenly spaced so no two overlap, the last one
+    always (in place of the one before it when they would touch)."""
+    every = max(1, math.ceil(X_LABEL_ROOM / step))
+    shown = list(range(0, count, every))
+    if shown and shown[-1] != count - 1:
+        if (count - 1 - shown[-1]) * step < X_LABEL_ROOM and len(shown) > 1:
+            shown.pop()
+        shown.append(count - 1)
+    return shown
+
+
 def line_chart(
     x_labels: Sequence[str], series: Sequence[LineSeries], *, label: str, plot_width: int = 330
 ) -> Markup:
@@ -443,7 +476,6 @@ def line_chart(
     bottom = top + height
     left = 40
     step = plot_width / max(1, len(x_labels) - 1)
-    every = max(1, math.ceil(80 / step))  # x labels shown, so that no two overlap
     body: list[Markup] = []
     for tick in (0.0, 0.5, 1.0):
         y = bottom - tick * height
@@ -461,9 +493,8 @@ def line_chart(
                 tick,
             )
         )
-    for i, x_label in enumerate(x_labels):
-        if i % every and i != len(x_labels) - 1:
-            continue
+    for i in _labelled(len(x_labels), step):
+        x_label = x_labels[i]
         body.append(
             tag(
                 '<text x="{:.1f}" y="{}" text-anchor="middle" fill="#666">'

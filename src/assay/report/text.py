@@ -6,7 +6,7 @@ import re
 
 from assay.schema.visible import visible
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_BACKTICKS = re.compile(r"`+")
 
 
 def printable(text: str, limit: int = 500) -> str:
@@ -18,5 +18,13 @@ def printable(text: str, limit: int = 500) -> str:
 
 
 def markdown(text: str, limit: int = 500) -> str:
-    """Inline Markdown that shows `text` literally: no markup, links or HTML get through."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", printable(text, limit))
+    """`text` as an inline code span, shown literally: inside one nothing is markup, no
+    URL or @mention is linked and no HTML is rendered (backslash escapes would leave bare
+    URLs and mentions live on a pull request). The fence is longer than any run of
+    backticks in the text; a pipe is escaped, which a table cell needs to keep its cells
+    (GitHub shows it as `|` there, and as `\\|` in a code span outside a table)."""
+    shown = printable(text, limit).replace("|", "\\|")
+    if not shown:
+        return ""
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(shown)), default=0) + 1)
+    return f"{fence} {shown} {fence}"

@@ -22,6 +22,12 @@ class RoundTrend:
 
     summary: RoundSummary
     card: Scorecard | None  # None until the round completed
+    refused: dict[str, dict[str, str]]  # agent hash -> track -> why it was refused
+
+    def ranked(self, track: str) -> dict[str, AgentTrackScore]:
+        """The track's scores without the agents refused on it (they never ran)."""
+        scores = self.card.scores.get(track, {}) if self.card else {}
+        return {a: s for a, s in scores.items() if track not in self.refused.get(a, {})}
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class AgentRound:
     status: str
     name: str  # as pinned in that round
     scores: dict[str, AgentTrackScore]  # track -> its score, once the round completed
+    refused: dict[str, str]  # track -> why it was refused there (never scored on it)
     weight: float | None  # the weight written for it; None when none was written
 
 
@@ -42,7 +49,10 @@ def _reader(db: Path | None) -> Store:
 def round_trends(db: Path | None = None) -> list[RoundTrend]:
     """Every round, oldest first, with the scorecard it wrote (no rep is rescored)."""
     with _reader(db) as store:
-        return [RoundTrend(s, store.scorecard(s.round_id)) for s in store.summaries()]
+        return [
+            RoundTrend(s, store.scorecard(s.round_id), store.round(s.round_id).plan.refused)
+            for s in store.summaries()
+        ]
 
 
 def agent_history(agent_hash: str, db: Path | None = None) -> list[AgentRound]:
@@ -53,10 +63,11 @@ def agent_history(agent_hash: str, db: Path | None = None) -> list[AgentRound]:
         for round_id, name in store.agent_rounds(agent_hash):
             summary = statuses[round_id]
             card = store.scorecard(round_id)
+            refused = store.round(round_id).plan.refused.get(agent_hash, {})
             scores = {
                 track: per_agent[agent_hash]
                 for track, per_agent in (card.scores.items() if card else ())
-                if agent_hash in per_agent
+                if agent_hash in per_agent and track not in refused
             }
             weights = summary.weights
             out.append(
@@ -65,6 +76,7 @@ def agent_history(agent_hash: str, db: Path | None = None) -> list[AgentRound]:
                     status=summary.status,
                     name=name,
                     scores=scores,
+                    refused=dict(refused),
                     weight=None if weights is None else weights.get(agent_hash, 0.0),
                 )
             )

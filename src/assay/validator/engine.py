@@ -30,6 +30,8 @@ from assay.validator.scoring import scorecard, speaking_reps, task_matching
 
 Observer = Callable[[PlannedTask], Observed | None]
 ProgressHook = Callable[[RunOutcome], None]
+# (detonations done, detonations to do) before each artifact is detonated, and once at the end.
+DetonationHook = Callable[[int, int], None]
 
 
 # What a rep that never ran records as its sandbox.
@@ -109,6 +111,7 @@ class RoundLedger:
         """The round as stored; `scored` passes records and scores just computed, so a
         round that finishes is not read and scored a second time."""
         stored = self.store.round(self.round_id)
+        observed = self.store.observed(self.round_id)
         records, card = scored or (list(self.records()), None)
         speaking = speaking_reps(records)
         if card is None and stored.status == "completed":
@@ -125,17 +128,20 @@ class RoundLedger:
             round_weights=card.weights if card else {},
             diagnostics=diagnose(records, self.spec),
             records=tuple(records),
-            incomplete_detonations=self.incomplete_detonations(),
+            incomplete_detonations=incomplete_detonations(observed),
+            observed=observed,
             speaking=speaking,
             matching=task_matching(records, speaking, self.spec),
         )
 
-    def incomplete_detonations(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for (track, task), observed in sorted(self.store.observed(self.round_id).items()):
-            if not observed.complete:
-                out[f"{track}/{task}"] = list(observed.interference)
-        return out
+
+def incomplete_detonations(observed: dict[tuple[str, str], Observed]) -> dict[str, list[str]]:
+    """ "track/task" -> why its detonation was disturbed, for the disturbed ones."""
+    return {
+        f"{track}/{task}": list(seen.interference)
+        for (track, task), seen in sorted(observed.items())
+        if not seen.complete
+    }
 
 
 class RoundEngine:
@@ -159,6 +165,7 @@ class RoundEngine:
         self.executor = executor
         self.observer = observer
         self.on_outcome = on_outcome or (lambda _: None)
+        self.on_detonation: DetonationHook = lambda _done, _total: None
         self._abstained = {Track(t) for t in ledger.abstained()}
 
     # execution ----------------------------------------------------------------
@@ -237,10 +244,14 @@ class RoundEngine:
         observed = self.store.observed(self.round_id)
         if self.observer is None:
             return observed
-        for task in self._tasks_of_live_tracks():
+        todo = [
+            task
+            for task in self._tasks_of_live_tracks()
+            if task.track.behavioural and (task.track.value, task.task_id) not in observed
+        ]
+        for done, task in enumerate(todo):
+            self.on_detonation(done, len(todo))
             key = (task.track.value, task.task_id)
-            if key in observed or not task.track.behavioural:
-                continue
             try:
                 result = self.observer(task)
             except InfrastructureError as exc:
@@ -252,6 +263,7 @@ class RoundEngine:
             if result is not None:
                 observed[key] = result
                 self.store.put_observed(self.round_id, key[0], key[1], result)
+        self.on_detonation(len(todo), len(todo))
         return observed
 
     def _jobs(

@@ -69,6 +69,37 @@ def _one_task_per_artifact(track: Track, planned: Sequence[PlannedTask]) -> None
             )
 
 
+def trial_draw(drawn: Sequence[Task], order: Sequence[Task], cap: int) -> tuple[Task, ...]:
+    """The first `cap` tasks of the draw, with both labels when `cap` allows and the track
+    has both: a trial of one label has no MCC (every agent would score 0).
+
+    The last of the first `cap` is swapped for the first task of the missing label, from
+    the mechanism's draw (`drawn`) if it has one, else from the track's whole seeded order:
+    the same seed gives the same trial."""
+    trial = list(drawn[:cap])
+    labels = {t.label for t in trial}
+    if cap < 2 or len(labels) != 1:
+        return tuple(trial)
+    pool = drawn if len({t.label for t in drawn}) > 1 else order
+    other = next((t for t in pool if t.label not in labels), None)
+    if other is not None:
+        trial[-1] = other
+    return tuple(trial)
+
+
+def one_label_tracks(plan: RoundPlan) -> dict[Track, str]:
+    """Behavioural tracks whose drawn tasks all carry one label, and that label: on such
+    a draw MCC is 0 for every agent, whatever it answers."""
+    labels: dict[Track, set[str]] = {}
+    for task in plan.tasks:
+        labels.setdefault(task.track, set()).add(task.label)
+    return {
+        track: next(iter(seen))
+        for track, seen in labels.items()
+        if track.behavioural and len(seen) == 1
+    }
+
+
 def shared_draw(
     corpus: CorpusSource,
     tracks: Sequence[Track],
@@ -119,11 +150,20 @@ def make_plan(
     for track in tracks:
         available = corpus.tasks(track)
         count = len(available) if draw_all else spec.track(track).tasks
-        if tasks_cap is not None:
-            count = min(count, tasks_cap)
         drawn = draw_tasks(
             available, track=track, round_seed=seed, validator_id=drawer, count=count
         )
+        if tasks_cap is not None and track.behavioural:
+            order = draw_tasks(
+                available,
+                track=track,
+                round_seed=seed,
+                validator_id=drawer,
+                count=len(available),
+            )
+            drawn = trial_draw(drawn, order, tasks_cap)
+        elif tasks_cap is not None:
+            drawn = drawn[:tasks_cap]
         planned = [_planned(t, snapshots.resolve(), round_key) for t in drawn]
         _one_task_per_artifact(track, planned)
         tasks.extend(planned)

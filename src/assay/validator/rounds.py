@@ -37,7 +37,7 @@ from assay.validator.config import (
     load_secret,
 )
 from assay.validator.engine import Abstained, RoundEngine, RoundLedger, make_executor
-from assay.validator.planning import make_plan, shared_draw
+from assay.validator.planning import make_plan, one_label_tracks, shared_draw
 from assay.validator.snapshot import prune_snapshots, snapshot_root
 from assay.validator.subnet import registered_on
 
@@ -80,11 +80,18 @@ class Round:
         """Reps still to run."""
         return len(self.engine.ledger.pending())
 
-    def run(self, on_outcome: Callable[[RunOutcome], None] | None = None) -> RoundResult:
+    def run(
+        self,
+        on_outcome: Callable[[RunOutcome], None] | None = None,
+        on_detonation: Callable[[int, int], None] | None = None,
+    ) -> RoundResult:
         """Every pending rep, then scores and weights. On Ctrl-C every finished rep is
-        stored and `Round.resume` runs exactly the others."""
+        stored and `Round.resume` runs exactly the others. `on_detonation(done, total)`
+        hears of the artifacts detonated before the first rep."""
         if on_outcome is not None:
             self.engine.on_outcome = on_outcome
+        if on_detonation is not None:
+            self.engine.on_detonation = on_detonation
         return self.engine.run()
 
     @classmethod
@@ -135,6 +142,11 @@ class Round:
             tasks_cap,
             secret if variants else None,
         )
+        for track, label in one_label_tracks(plan).items():
+            notify(
+                f"warning: every drawn {track.value} task is {label}: MCC needs both labels, "
+                "so every agent scores 0 on this draw (draw more tasks)"
+            )
         store.create_round(round_id, plan, list(admission.agents))
         # Rounds completed on every track are never resumed: their artifact snapshots are
         # not needed again.

@@ -20,14 +20,16 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
 import msgspec
-from prometheus_client import CollectorRegistry, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 
+from assay import __version__
 from assay.chain.interface import Chain
 from assay.chain.snapshot import write_snapshot
 from assay.records.chain import ChainError, MetagraphSnapshot
@@ -62,28 +64,41 @@ def read_status(path: Path) -> ServeStatus:
     return msgspec.json.decode(path.read_bytes(), type=ServeStatus)
 
 
-@dataclass
+@dataclass(eq=False)  # registered as a collector: hashed by identity
 class Metrics:
+    """What `/metrics` says: read from the serve status at each scrape. Totals since
+    start are counters (`_total`), levels are gauges, and a block never set is absent
+    rather than 0; `assay_up` and `assay_info` say the process is there, and which."""
+
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+    status: ServeStatus = field(default_factory=ServeStatus)
+    errors: int = 0
 
     def __post_init__(self) -> None:
-        r = self.registry
-        self.reps_done = Gauge("assay_round_reps_done", "reps stored in the round", registry=r)
-        self.reps_total = Gauge("assay_round_reps_total", "reps in the round", registry=r)
-        self.rounds = Gauge("assay_rounds_completed", "rounds completed", registry=r)
-        self.block = Gauge("assay_last_weights_block", "block of the last set", registry=r)
-        self.retries = Gauge("assay_chain_retries", "chain calls retried", registry=r)
-        self.errors = Gauge("assay_errors", "errors since start", registry=r)
-        self.repushes = Gauge("assay_weight_repushes", "weights re-set during rounds", registry=r)
+        self.registry.register(self)
 
     def show(self, status: ServeStatus, errors: int) -> None:
-        self.reps_done.set(status.reps_done)
-        self.reps_total.set(status.reps_total)
-        self.rounds.set(status.rounds_completed)
-        self.block.set(status.last_weights_block or 0)
-        self.retries.set(status.chain_retries)
-        self.repushes.set(status.repushes)
-        self.errors.set(errors)
+        self.status, self.errors = msgspec.structs.replace(status), errors
+
+    def collect(self) -> Iterator[Metric]:
+        s = self.status
+        yield GaugeMetricFamily("assay_up", "1 while the validator serves", value=1)
+        info = InfoMetricFamily("assay", "the validator's version")
+        info.add_metric([], {"version": __version__})
+        yield info
+        yield GaugeMetricFamily("assay_round_reps_done", "reps stored in the round", s.reps_done)
+        yield GaugeMetricFamily("assay_round_reps_total", "reps in the round", s.reps_total)
+        for name, doc, value in (
+            ("assay_rounds_completed", "rounds completed", s.rounds_completed),
+            ("assay_chain_retries", "chain calls retried", s.chain_retries),
+            ("assay_errors", "errors since start", self.errors),
+            ("assay_weight_repushes", "weights re-set during rounds", s.repushes),
+        ):
+            yield CounterMetricFamily(name, doc, value=value)
+        if s.last_weights_block is not None:
+            yield GaugeMetricFamily(
+                "assay_last_weights_block", "block of the last set", s.last_weights_block
+            )
 
 
 class Server:

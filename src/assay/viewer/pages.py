@@ -14,9 +14,9 @@ from urllib.parse import quote
 from markupsafe import Markup
 
 from assay.records.round import RoundResult
-from assay.records.scorecard import TaskView
+from assay.records.scorecard import TaskView, score_formula
 from assay.report import svg
-from assay.report.explained import pair_lines, speaking_line
+from assay.report.explained import detonation_lines, detonation_note, pair_lines, speaking_line
 from assay.report.html import render_html
 from assay.report.templating import environment
 from assay.validator.api import (
@@ -25,6 +25,7 @@ from assay.validator.api import (
     RunOutcome,
     agent_history,
     list_rounds,
+    pinned,
     round_trends,
     stored_result,
     task_reps,
@@ -78,7 +79,8 @@ def _best(trends: list[RoundTrend]) -> dict[str, dict[str, Best]]:
     last: dict[str, float] = {}
     for trend in trends:
         row: dict[str, Best] = {}
-        for track, scores in trend.card.scores.items() if trend.card else ():
+        for track in trend.card.scores if trend.card else ():
+            scores = trend.ranked(track)
             if not scores:
                 continue
             agent = min(scores, key=lambda a: (-scores[a].score, a))
@@ -143,8 +145,8 @@ def round_agent_page(db: Path, round_id: str, agent_hash: str) -> str:
     if agent_hash not in result.agents:
         raise LookupError(f"round {round_id} has no agent {agent_hash}")
     tracks = []
-    for track, scores in result.card.scores.items() if result.card else ():
-        score = scores.get(agent_hash)
+    for track in result.card.scores if result.card else ():
+        score = result.ranked(track).get(agent_hash)
         if score is None:
             continue
         lines = []
@@ -159,6 +161,7 @@ def round_agent_page(db: Path, round_id: str, agent_hash: str) -> str:
         agent_hash=agent_hash,
         name=result.agents[agent_hash],
         tracks=tracks,
+        refused=sorted(result.plan.refused.get(agent_hash, {}).items()),
     )
 
 
@@ -187,7 +190,7 @@ def agent_page(db: Path, agent_hash: str) -> str:
         agent_hash=agent_hash,
         names=sorted({h.name for h in history}),
         history=list(reversed(history)),
-        tracks=sorted({t for h in history for t in h.scores}),
+        tracks=sorted({t for h in history for t in (*h.scores, *h.refused)}),
         chart=_score_chart(history),
     )
 
@@ -205,6 +208,9 @@ def task_page(db: Path, round_id: str, agent_hash: str, track: str, task: str) -
         raise LookupError(f"round {round_id} has no task {track}/{task} for agent {agent_hash}")
     key = (agent_hash, track, task)
     speaking = result.speaking.get(key)
+    observed = result.observed.get((track, task))
+    w_f = pinned().findings_weight
+    parts = score.parts(w_f) if score else None
     return _ENV.get_template("task.html.j2").render(
         round_id=round_id,
         agent_hash=agent_hash,
@@ -220,4 +226,9 @@ def task_page(db: Path, round_id: str, agent_hash: str, track: str, task: str) -
         reps=reps,
         budget=score.cpu_budget_s if score else None,
         trace_shown=TRACE_SHOWN,
+        detonation=detonation_note(observed),
+        observed=detonation_lines(observed) if observed else [],
+        lost=parts.lost.get(task) if parts else None,
+        parts=parts if track != "repositories" else None,  # a mean F2 has no verdict part
+        formula=score_formula(track != "repositories", w_f),
     )
