@@ -3,11 +3,16 @@ instead of sitting at 0/N."""
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, Assay
+# `conftest` names a different module under each test folder, so nothing is imported
+# from it by name here.
+ROOT = Path(__file__).resolve().parents[2]
+Assay = Callable[..., subprocess.CompletedProcess[str]]
 
 pytestmark = pytest.mark.sandbox  # the eval runs its agent sealed
 
