@@ -324,6 +324,45 @@ class CgroupV2Driver(CgroupDriver):
         _remove_dir(owner_dir, owner_dir / "cgroup.procs")
 
 
+class IdentityGroup:
+    """A run's group on the cgroup v2 hierarchy, holding no controller: its id is what
+    the eBPF observer's probes filter on (the kernel's cgroup id of a task is its v2
+    group's, whichever hierarchy holds the limits). On a v1 host it lives on the
+    unified hierarchy beside the v1 groups; the launcher joins both."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True)
+        self.id = path.stat().st_ino  # the kernfs node id, as bpf_get_current_cgroup_id
+
+    @property
+    def join_file(self) -> Path:
+        return self.path / "cgroup.procs"
+
+    def remove(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            (self.path / "cgroup.kill").write_text("1")
+        _remove_dir(self.path, self.join_file)
+
+
+def unified_root(root: Path = CGROUP_ROOT) -> Path | None:
+    """Where the cgroup v2 hierarchy is mounted (the root, or a hybrid host's unified)."""
+    for candidate in (root, root / "unified"):
+        if (candidate / "cgroup.procs").exists() and (candidate / "cgroup.controllers").exists():
+            return candidate
+    return None
+
+
+def identity_group(root: Path = CGROUP_ROOT) -> IdentityGroup:
+    base = unified_root(root)
+    if base is None:
+        raise InfrastructureError("no cgroup v2 hierarchy: the eBPF observer cannot filter a run")
+    try:
+        return IdentityGroup(base / _GROUP / "observed" / owner_tag() / _new_run_name())
+    except OSError as exc:
+        raise InfrastructureError(f"cannot create a cgroup v2 group under {base}: {exc}") from exc
+
+
 def detect_driver(root: Path = CGROUP_ROOT) -> CgroupDriver:
     """v2 where a writable tree with memory and pids exists, else v1, else abstain."""
     for candidate in (root, root / "unified"):
