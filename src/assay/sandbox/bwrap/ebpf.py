@@ -28,6 +28,7 @@ import ipaddress
 import os
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import time
@@ -55,6 +56,8 @@ from assay.sandbox.interface import (
 from assay.sandbox.paths import resolved
 
 BPFTRACE = "bpftrace"
+BTF = Path("/sys/kernel/btf/vmlinux")
+_TRACEFS = (("tracefs", Path("/sys/kernel/tracing")), ("debugfs", Path("/sys/kernel/debug")))
 READY_TIMEOUT_S = 60.0  # compiling and attaching the program (about 1 CPU-s here)
 DRAIN_TIMEOUT_S = 30.0
 _PROC_MAGIC = 0x9FA0
@@ -377,9 +380,7 @@ class _Reader:
 
     def _open(self, record: _Record, result: int, flags: int) -> None:
         writing = bool(flags & _WRITE_FLAGS)
-        path = (self.path(record.walks.get("to")) if result >= 0 else None) or self.named(
-            record, 1
-        )
+        path = (self.path(record.walks.get("to")) if result >= 0 else None) or self.named(record, 1)
         if result < 0:
             self._failed(record.pid, "open", path, result)
         if writing:
@@ -406,8 +407,7 @@ class _Reader:
             names.add(path)
             if len(names) == _PROBE_NAMES:
                 self._probe(
-                    f"failed {call}() calls on {_PROBE_NAMES}+ names in {directory}/ "
-                    "in one process"
+                    f"failed {call}() calls on {_PROBE_NAMES}+ names in {directory}/ in one process"
                 )
 
     def _probe(self, text: str) -> None:
@@ -437,7 +437,8 @@ class _Reader:
         alive = [
             pid
             for pid in sorted(self.processes)
-            if pid != self.command_pid and (ended is None or self.exited.get(pid, ended + 1) > ended)
+            if pid != self.command_pid
+            and (ended is None or self.exited.get(pid, ended + 1) > ended)
         ]
         return tuple(dict.fromkeys(self._argv_of(pid) for pid in alive))
 
@@ -481,10 +482,35 @@ def summarise(
     )
 
 
+@functools.cache
+def _mount_tracefs() -> None:
+    """Tracepoints are found through tracefs (and bpftrace looks under debugfs too):
+    mounted here when the host has not (the validator runs as root)."""
+    for kind, place in _TRACEFS:
+        if place.is_dir() and not os.path.ismount(place):
+            mount = ["mount", "-t", kind, kind, str(place)]
+            subprocess.run(mount, capture_output=True, check=False)
+
+
+def unavailable() -> str | None:
+    """Why the eBPF observer cannot run on this host, None when it may."""
+    if not BTF.exists():
+        return f"the kernel has no BTF ({BTF})"
+    if shutil.which(BPFTRACE) is None:
+        return "bpftrace is not installed (scripts/install-system-tools.sh)"
+    _mount_tracefs()
+    if not Path("/sys/kernel/tracing/events/syscalls").is_dir():
+        return "no syscall tracepoints under /sys/kernel/tracing (tracefs)"
+    return None
+
+
 class BpftraceRun:
     """bpftrace watching one cgroup, its output in `output` (on the trace tmpfs)."""
 
     def __init__(self, cgroup_id: int, output: Path) -> None:
+        reason = unavailable()
+        if reason is not None:
+            raise InfrastructureError(f"the eBPF observer cannot run: {reason}")
         self.nonce = secrets.token_hex(6)
         self.output = output
         script = output.with_suffix(".bt")
@@ -509,10 +535,9 @@ class BpftraceRun:
         stderr = ""
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
-            with contextlib.suppress(OSError):
-                with self.output.open("rb") as handle:
-                    if ready in handle.read(4096):
-                        return
+            with contextlib.suppress(OSError), self.output.open("rb") as handle:
+                if ready in handle.read(4096):
+                    return
             if self.process.poll() is not None:
                 break
             time.sleep(0.02)

@@ -151,9 +151,10 @@ def _file_calls(w: _Writer) -> None:
     body = ["$r = args->ret;", w.head("file", "%d %d %d", "@k[tid]", "$r", "@fl[tid]")]
     for slot in (1, 2):
         pointer, dfd = f"@p{slot}[tid]", f"@d{slot}[tid]"
+        tag = f"b{slot}"
         relative_base = (
-            f"if ((int32){dfd} == {AT_FDCWD}) {{ {w.walk('curtask->fs->pwd.dentry', f'b{slot}')} }} "
-            f"else {{ {w.fd_file(dfd)} {w.walk('$f->f_path.dentry', f'b{slot}')} }}"
+            f"if ((int32){dfd} == {AT_FDCWD}) {{ {w.walk('curtask->fs->pwd.dentry', tag)} }} "
+            f"else {{ {w.fd_file(dfd)} {w.walk('$f->f_path.dentry', tag)} }}"
         )
         body.append(
             f"if ({pointer} != 0) {{ {w.line(f's %d {slot} %s', 'tid', f'str(uptr({pointer}))')}"
@@ -164,7 +165,7 @@ def _file_calls(w: _Writer) -> None:
         f"if (($r >= 0) && ({opens})) {{ {w.fd_file('$r')} {w.walk('$f->f_path.dentry', 'to')} }}"
     )
     body += [f"delete(@{m}[tid]);" for m in ("k", "fl", "p1", "d1", "p2", "d2")]
-    w.probe("tracepoint:raw_syscalls:sys_exit", "".join(body), f"/@k[tid] > 0 && @k[tid] < 100/")
+    w.probe("tracepoint:raw_syscalls:sys_exit", "".join(body), "/@k[tid] > 0 && @k[tid] < 100/")
 
 
 def _socket_port(w: _Writer, fd: str) -> str:
