@@ -120,7 +120,7 @@ def test_dns_queries_are_decoded_from_sendto_and_from_a_connected_write(
         "c.connect(('127.0.0.1', 53))\n"
         "import os; os.write(c.fileno(), q.replace(b'exfil', b'other'))\n"
     )
-    trace = observe(backend, f"python3 -S -c \"{code}\"").trace
+    trace = observe(backend, f'python3 -S -c "{code}"').trace
     assert set(trace.dns_queries) >= {"exfil.example.com", "other.example.com"}
     assert any(p.address == "127.0.0.1" and p.port == 53 for p in trace.connects)
 
