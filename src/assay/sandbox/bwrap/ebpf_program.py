@@ -107,6 +107,10 @@ class _Writer:
             f"unroll({count}) {{ if ($n > 0) {{ {piece} $a += {CHUNK}; $n -= {CHUNK}; }} }}"
         )
 
+    def within(self, test: str) -> str:
+        """A predicate: the run's cgroup, and `test`."""
+        return f"{self.filter[:-1]} && {test}/"
+
     def probe(self, name: str, body: str, predicate: str | None = None) -> None:
         self.parts.append(f"{name} {predicate or self.filter} {{ {body} }}")
 
@@ -165,7 +169,10 @@ def _file_calls(w: _Writer) -> None:
         f"if (($r >= 0) && ({opens})) {{ {w.fd_file('$r')} {w.walk('$f->f_path.dentry', 'to')} }}"
     )
     body += [f"delete(@{m}[tid]);" for m in ("k", "fl", "p1", "d1", "p2", "d2")]
-    w.probe("tracepoint:raw_syscalls:sys_exit", "".join(body), "/@k[tid] > 0 && @k[tid] < 100/")
+    # Every syscall of the host passes this probe: the cgroup is tested first (a helper
+    # call), the map only for the run's own.
+    filed = w.within("@k[tid] > 0 && @k[tid] < 100")
+    w.probe("tracepoint:raw_syscalls:sys_exit", "".join(body), filed)
 
 
 def _socket_port(w: _Writer, fd: str) -> str:
@@ -231,5 +238,5 @@ def _network(w: _Writer) -> None:
         _socket_port(w, "@fd[tid]")
         + f"if ($port == {_DNS_PORT_BE} || !({writes})) {{ {record} }}"
         + "".join(f"delete(@{m}[tid]);" for m in ("k", "fd", "sa", "sl", "b", "bl")),
-        "/@k[tid] > 100/",
+        w.within("@k[tid] > 100"),
     )
