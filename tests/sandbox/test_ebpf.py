@@ -4,11 +4,6 @@ failing closed where it cannot run. Each beside an open control."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from assay.detonate.canaries import CanarySet
@@ -48,13 +43,8 @@ def dns_query(name: str) -> bytes:
 
 
 @pytest.fixture
-def backend() -> Iterator[BwrapBackend]:
-    base = Path(tempfile.mkdtemp(prefix="assay-test-", dir="/tmp"))
-    base.chmod(0o711)
-    made = BwrapBackend(runtime_base=base / "rt", prestart=False)
-    yield made
-    made.release()
-    shutil.rmtree(base)
+def backend(private_backend: BwrapBackend) -> BwrapBackend:
+    return private_backend
 
 
 def observe(backend: BwrapBackend, script: str, **request: object) -> Observation:
