@@ -479,7 +479,11 @@ class BwrapBackend(SandboxBackend):
 
     def _recycle(self, done: _Run, shape: _Shape) -> None:
         _cleanup(done)
-        while self._prestart and self._refill(shape):
+        # An eBPF-observed shape is a detonation profile's, whose hostname is drawn per
+        # detonation: a sandbox started ahead for it would never be claimed, and its
+        # bpftrace costs a CPU-second to start.
+        ahead = self._prestart and shape.observer is not ObserverKind.EBPF
+        while ahead and self._refill(shape):
             pass
 
     def _take_warm(self, shape: _Shape) -> _Run | None:

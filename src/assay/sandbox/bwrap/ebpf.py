@@ -35,6 +35,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from assay.sandbox.bwrap.ebpf_program import FILE_CALLS, program
 from assay.sandbox.bwrap.tracer import (
@@ -516,13 +517,18 @@ class BpftraceRun:
         script = output.with_suffix(".bt")
         script.write_text(program(self.nonce, cgroup_id))
         self.errors = output.with_suffix(".err")
+        with output.open("wb") as events, self.errors.open("wb") as errors:
+            self.process = self._spawn(script, events, errors)
+
+    @staticmethod
+    def _spawn(script: Path, events: BinaryIO, errors: BinaryIO) -> subprocess.Popen[bytes]:
         try:
-            self.process = subprocess.Popen(
+            return subprocess.Popen(
                 # Its stdout, line-buffered (-o would buffer even the readiness line).
                 [BPFTRACE, "-B", "line", str(script)],
                 stdin=subprocess.DEVNULL,
-                stdout=output.open("wb"),
-                stderr=self.errors.open("wb"),
+                stdout=events,
+                stderr=errors,
                 start_new_session=True,
                 env={**_bpftrace_env(), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
             )
