@@ -348,10 +348,14 @@ class _Reader:
             return
         self.processes.add(record.pid)
         self.argv[record.pid] = argv
-        file = self.path(record.walks.get("exe")) or (argv[0] if argv else "")
+        # The file as the caller named it (the strace observer's view, which attribution
+        # reads), hashed as the kernel resolved it (a host symlink such as python3 followed).
+        ran = self.path(record.walks.get("exe")) or ""
+        named = record.strings.get(1, b"").decode("utf-8", "backslashreplace")
+        file = named if named.startswith("/") else ran or (argv[0] if argv else "")
         size = sum(map(len, argv)) + 1
         self.summary.add("execs", argv, size)
-        sha = file_hash(self.views.host_path(file))
+        sha = file_hash(self.views.host_path(ran or file))
         self.summary.add("executed", Executed(file, argv, sha), size + len(file))
 
     def _file(self, record: _Record) -> None:

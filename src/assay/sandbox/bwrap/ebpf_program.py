@@ -124,6 +124,7 @@ def program(nonce: str, cgroup_id: int) -> str:
     w.probe(
         "tracepoint:sched:sched_process_exec",
         w.head("exec", "%d", "curtask->mm->arg_end - curtask->mm->arg_start")
+        + w.line("s %d 1 %s", "tid", "str(args->filename)")  # as the caller named it
         + w.walk("curtask->mm->exe_file->f_path.dentry", "exe")
         + w.chunks(
             "b",
