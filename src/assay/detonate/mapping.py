@@ -337,9 +337,12 @@ def _execs(execs: Iterable[Executed], who: Attribution, links: _Links) -> Iterat
             continue
         found = exec_capabilities(argv, file)
         disguised = found != exec_capabilities(argv)  # argv[0] would have said otherwise
+        ran = links.follow(item.file)
+        if posixpath.basename(ran) != posixpath.basename(file):
+            ran += f", whose content is {posixpath.basename(file)},"
         for capability, detail in found:
             if disguised:
-                detail = f"{detail} (ran {item.file}, {posixpath.basename(file)}, as {argv[0]!r})"
+                detail = f"{detail} (ran {ran} as {argv[0]!r})"
             yield Evidence(capability, who.profile, "exec", argv=argv, detail=detail)
         leaked = who.canaries.names_in("\0".join(argv))
         outbound = _is_network(argv, file)
