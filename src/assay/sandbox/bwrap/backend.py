@@ -72,6 +72,7 @@ from assay.sandbox.bwrap.cgroups import (
     IdentityGroup,
     detect_driver,
     identity_group,
+    remove_identity_groups,
 )
 from assay.sandbox.bwrap.home import HomeWatch, plant
 from assay.sandbox.bwrap.seccomp import compiled_filter
@@ -369,7 +370,8 @@ class BwrapBackend(SandboxBackend):
     def sweep_stale(self) -> int:
         """Remove cgroups, mounts and directories left by validators that died."""
         with hostfs.host_lock(self._tree.base):
-            return self._driver().sweep_stale() + self._tree.sweep_stale()
+            swept = self._driver().sweep_stale() + self._tree.sweep_stale()
+            return swept + remove_identity_groups(stale=True)
 
     def _driver(self) -> CgroupDriver:
         if self._cgroups is None:
@@ -466,6 +468,7 @@ class BwrapBackend(SandboxBackend):
                 _cleanup(started)
             if self._cgroups is not None:
                 self._cgroups.release()
+            remove_identity_groups(stale=False)
             self._tree.release()
             self._etc = None
             self._watchdog.stand_down()  # only once nothing of ours is left

@@ -340,9 +340,13 @@ class IdentityGroup:
         return self.path / "cgroup.procs"
 
     def remove(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            (self.path / "cgroup.kill").write_text("1")
-        _remove_dir(self.path, self.join_file)
+        _kill_and_remove(self.path)
+
+
+def _kill_and_remove(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (path / "cgroup.kill").write_text("1")
+    _remove_dir(path, path / "cgroup.procs")
 
 
 def unified_root(root: Path = CGROUP_ROOT) -> Path | None:
@@ -353,14 +357,34 @@ def unified_root(root: Path = CGROUP_ROOT) -> Path | None:
     return None
 
 
+_OBSERVED = "observed"
+
+
 def identity_group(root: Path = CGROUP_ROOT) -> IdentityGroup:
     base = unified_root(root)
     if base is None:
         raise InfrastructureError("no cgroup v2 hierarchy: the eBPF observer cannot filter a run")
     try:
-        return IdentityGroup(base / _GROUP / "observed" / owner_tag() / _new_run_name())
+        return IdentityGroup(base / _GROUP / _OBSERVED / owner_tag() / _new_run_name())
     except OSError as exc:
         raise InfrastructureError(f"cannot create a cgroup v2 group under {base}: {exc}") from exc
+
+
+def remove_identity_groups(root: Path = CGROUP_ROOT, *, stale: bool) -> int:
+    """Remove this validator's identity groups (`stale`: those of validators that are
+    gone instead); returns how many owners' groups were removed."""
+    base = unified_root(root)
+    observed = base / _GROUP / _OBSERVED if base is not None else None
+    if observed is None or not observed.is_dir():
+        return 0
+    removed = 0
+    for owner in [p for p in observed.iterdir() if p.is_dir()]:
+        if (not owner_alive(owner.name)) if stale else owner.name == owner_tag():
+            for run in [p for p in owner.iterdir() if p.is_dir()]:
+                _kill_and_remove(run)
+            _remove_dir(owner, owner / "cgroup.procs")
+            removed += 1
+    return removed
 
 
 def detect_driver(root: Path = CGROUP_ROOT) -> CgroupDriver:
