@@ -185,16 +185,9 @@ def parse(path: Path, nonce: str, read_bytes: int | None) -> tuple[list[_Record]
             continue
         tag, _, rest = line[len(marker) :].partition(b" ")
         if tag == b"h":
-            words = rest.split(b" ")
-            if len(words) < 4:
+            record = _head(rest)
+            if record is None:
                 continue
-            record = _Record(
-                int(words[0]),
-                int(words[1]),
-                int(words[2]),
-                words[3].decode(),
-                [int(w) for w in words[4:] if w.lstrip(b"-").isdigit()],
-            )
             current[record.tid] = record
             records.append(record)
             continue
@@ -204,6 +197,32 @@ def parse(path: Path, nonce: str, read_bytes: int | None) -> tuple[list[_Record]
         _feed(current[int(tid_text)], tag, rest)
     records.sort(key=lambda r: r.nsecs)
     return records, lost
+
+
+# Records whose first line ends with a string (the call's first path), after this many numbers.
+_HEAD_NUMBERS = {"file": 3, "exec": 1}
+
+
+def _head(rest: bytes) -> _Record | None:
+    """A record from its first line: when, process, thread, kind, numbers[, string]."""
+    words = rest.split(b" ", 4)
+    if len(words) < 4 or not all(w.lstrip(b"-").isdigit() for w in words[:3]):
+        return None
+    kind = words[3].decode(errors="replace")
+    tail = words[4] if len(words) > 4 else b""
+    numbers = _HEAD_NUMBERS.get(kind)
+    fields = tail.split(b" ", numbers) if numbers is not None else tail.split(b" ")
+    values = fields[:numbers] if numbers is not None else fields
+    record = _Record(
+        int(words[0]),
+        int(words[1]),
+        int(words[2]),
+        kind,
+        [int(w) for w in values if w.lstrip(b"-").isdigit()],
+    )
+    if numbers is not None and len(fields) > numbers:
+        record.strings[1] = fields[numbers]
+    return record
 
 
 def _feed(record: _Record, tag: bytes, rest: bytes) -> None:

@@ -28,6 +28,7 @@ ARGV_CHUNKS = 20  # an argv is printed up to this many chunks
 SEND_CHUNKS = 3  # a send's data, up to this many (a DNS query is < 512 bytes)
 AT_FDCWD = -100
 _SLASH = ord("/")
+_NAMED = "str(args->filename)"
 _SOCKET_MODE = 0xC000  # S_IFSOCK
 _DNS_PORT_BE = 0x3500  # htons(53) as the kernel stores it, read little-endian
 
@@ -123,8 +124,8 @@ def program(nonce: str, cgroup_id: int) -> str:
     w.probe("tracepoint:sched:sched_process_exit", w.head("exit"))
     w.probe(
         "tracepoint:sched:sched_process_exec",
-        w.head("exec", "%d", "curtask->mm->arg_end - curtask->mm->arg_start")
-        + w.line("s %d 1 %s", "tid", "str(args->filename)")  # as the caller named it
+        # The file as the caller named it, last on the record's first line.
+        w.head("exec", "%d %s", "curtask->mm->arg_end - curtask->mm->arg_start", _NAMED)
         + w.walk("curtask->mm->exe_file->f_path.dentry", "exe")
         + w.chunks(
             "b",
@@ -153,7 +154,10 @@ def _file_calls(w: _Writer) -> None:
             flags = call.flags if call.flags.isdigit() else f"args->{call.flags}"
             saved.append(f"@fl[tid] = {flags};")
         w.probe(f"tracepoint:syscalls:sys_enter_{call.name}", "".join(saved))
-    body = ["$r = args->ret;", w.head("file", "%d %d %d", "@k[tid]", "$r", "@fl[tid]")]
+    # Every line printed is an event the kernel hands bpftrace, whose reader wakes for each
+    # (what a printed call costs the process): the first path is on the record's own line.
+    first = "str(uptr(@p1[tid]))"
+    body = ["$r = args->ret;", w.head("file", "%d %d %d %s", "@k[tid]", "$r", "@fl[tid]", first)]
     for slot in (1, 2):
         pointer, dfd = f"@p{slot}[tid]", f"@d{slot}[tid]"
         tag = f"b{slot}"
@@ -161,8 +165,9 @@ def _file_calls(w: _Writer) -> None:
             f"if ((int32){dfd} == {AT_FDCWD}) {{ {w.walk('curtask->fs->pwd.dentry', tag)} }} "
             f"else {{ {w.fd_file(dfd)} {w.walk('$f->f_path.dentry', tag)} }}"
         )
+        named = w.line(f"s %d {slot} %s", "tid", f"str(uptr({pointer}))") if slot > 1 else ""
         body.append(
-            f"if ({pointer} != 0) {{ {w.line(f's %d {slot} %s', 'tid', f'str(uptr({pointer}))')}"
+            f"if ({pointer} != 0) {{ {named}"
             f" if (*(uint8 *)uptr({pointer}) != {_SLASH}) {{ {relative_base} }} }}"
         )
     opens = " || ".join(f"@k[tid] == {n}" for n, c in enumerate(FILE_CALLS, 1) if c.kind == "open")
