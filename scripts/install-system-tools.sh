@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system tools the sandbox and the test suite need, when missing:
-# bubblewrap (namespaces), strace (the validator's own tracer), Node.js (npm
+# bubblewrap (namespaces), strace (the agents' reps' tracer), bpftrace (detonation's), Node.js (npm
 # artifacts), Chromium with its driver (the HTML report is rendered in tests), and
 # the agents' runtime (the pinned packages of scripts/agent-runtime.txt).
 set -euo pipefail
@@ -8,6 +8,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 want=()
 command -v bwrap >/dev/null || want+=(bubblewrap)
 command -v strace >/dev/null || want+=(strace)
+# Detonation's observer: eBPF probes on the kernel's tracepoints (needs BTF, CAP_BPF).
+command -v bpftrace >/dev/null || want+=(bpftrace)
 # The sandbox's own interpreter, the seccomp compiler pyseccomp loads, and setpriv.
 [ -x /usr/bin/python3 ] || want+=(python3)
 # grep reads all of ldconfig's output: with -q it could stop early, and pipefail

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from assay.sandbox import default_backend
+from assay.sandbox.bwrap.backend import BwrapBackend
 
 
 @pytest.fixture(autouse=True)
@@ -17,3 +21,14 @@ def _no_shared_backend_alive() -> Iterator[None]:
     if default_backend.cache_info().currsize:
         default_backend().release()
     yield
+
+
+@pytest.fixture
+def private_backend() -> Iterator[BwrapBackend]:
+    """A backend of the test's own: its own runtime base, nothing started ahead."""
+    base = Path(tempfile.mkdtemp(prefix="assay-test-", dir="/tmp"))
+    base.chmod(0o711)
+    made = BwrapBackend(runtime_base=base / "rt", prestart=False)
+    yield made
+    made.release()
+    shutil.rmtree(base)

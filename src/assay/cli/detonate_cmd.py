@@ -12,18 +12,25 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay.cli import EXIT_INFRA, app
-from assay.cli.output import OutputOption, console, emit_text, fail
+from assay.cli.output import OutputOption, console, emit_text, errors, fail
 from assay.records.codec import to_builtins
 from assay.validator.api import (
     Detonation,
     EvidenceRecord,
     InfrastructureError,
+    ObserverKind,
     Track,
     detonate_artifact,
 )
 from assay.validator.api import markdown as md
 
 _STYLE = {"normal": "green", "dangerous": "yellow", "system": "bold magenta", "redact": "bold red"}
+
+
+_WEAKER = (
+    "observer: strace, the weaker one (every traced call stops the process, which a "
+    "payload can time; the validator observes with eBPF)"
+)
 
 
 class DetonateFormat(StrEnum):
@@ -44,8 +51,15 @@ def detonate_command(
         typer.Option("--format", help="table, json or markdown", show_default="table"),
     ] = None,
     output: OutputOption = None,
+    observer: Annotated[
+        ObserverKind,
+        typer.Option(
+            "--observer",
+            help="ebpf (the validator's) or strace (weaker: a payload can time its stops)",
+        ),
+    ] = ObserverKind.EBPF,
 ) -> None:
-    """Detonate an artifact under the validator's tracer and map what it did to capabilities."""
+    """Detonate an artifact under the validator's observer and map what it did to capabilities."""
     shown = fmt or (DetonateFormat.JSON if as_json else DetonateFormat.TABLE)
     if shown is DetonateFormat.TABLE and output is not None:
         fail("--output writes a file: choose --format json or markdown")
@@ -58,9 +72,11 @@ def detonate_command(
     if not directory.is_dir():
         fail(f"{directory} is not a directory")
     try:
-        result = detonate_artifact(directory, chosen)
+        result = detonate_artifact(directory, chosen, observer)
     except InfrastructureError as exc:
         fail(f"sandbox unavailable: {exc}", code=EXIT_INFRA)
+    if observer is ObserverKind.STRACE:
+        errors.print(_WEAKER, highlight=False)
     if shown is DetonateFormat.JSON:
         emit_text(json.dumps(result.to_json(), sort_keys=True, indent=2) + "\n", output)
     elif shown is DetonateFormat.MARKDOWN:

@@ -83,6 +83,7 @@ from assay.sandbox.interface import (
     InfrastructureError,
     InputFile,
     Observation,
+    ObserverKind,
     Peer,
     ResourceLimits,
     SandboxBackend,
@@ -155,6 +156,7 @@ def detonate(
     budget: Budget | None = None,
     seed: bytes | None = None,
     only: Collection[str] | None = None,
+    observer: ObserverKind = ObserverKind.EBPF,
 ) -> Detonation:
     """Run the artifact under every profile (or those named in `only`) in the
     sandbox and map what it did; `budget` defaults to what its plan needs.
@@ -167,7 +169,7 @@ def detonate(
         raise ValueError(f"the {track.value} track is not detonated")
     seed = seed if seed is not None else os.urandom(16)
     try:
-        return _detonate(artifact_dir, track, backend, budget, seed, only)
+        return _detonate(artifact_dir, track, backend, budget, seed, only, observer)
     except InfrastructureError:
         raise
     except Exception as exc:
@@ -181,6 +183,7 @@ def _detonate(
     budget: Budget | None,
     seed: bytes,
     only: Collection[str] | None,
+    observer: ObserverKind,
 ) -> Detonation:
     token = seed.hex()[:16]
     plan = build_plan(artifact_dir, track, token)
@@ -194,6 +197,7 @@ def _detonate(
         backend=backend,
         budget=budget,
         libfaketime=find_libfaketime(),
+        observer=observer,
     )
     profiles = [p for p in setup.plan.profiles() if only is None or p.name in only]
     notes = list(setup.plan.notes)
@@ -251,6 +255,7 @@ class _Setup:
     backend: SandboxBackend
     budget: Budget
     libfaketime: str | None
+    observer: ObserverKind
 
     def run(self, profile: Profile) -> _ProfileResult:
         observation = self.backend.run(self.request(profile))
@@ -299,6 +304,7 @@ class _Setup:
             home=planted_home(self.canaries, profile, self.disguise),
             boot_time_shift_s=offset_seconds(profile.clock_offset),
             harness_command=True,
+            observer=self.observer,
         )
 
     def attribution(self, profile: Profile) -> Attribution:
@@ -341,6 +347,8 @@ def _interference(
     # Reading what tells a sandbox from a host (or timing the tracer) is how an artifact
     # decides to stay dormant: what it then did not do is not seen.
     found += [f"sandbox fingerprinted: {clip(p, 160)}" for p in observation.trace.probes][:4]
+    alive = observation.trace.survivors
+    found += [f"process still alive at the end: {clip(' '.join(a), 160)}" for a in alive][:4]
     if observation.home_watch_lost:
         found.append("the watch on the home lost events: its queue overflowed")
     if run.skipped_steps:

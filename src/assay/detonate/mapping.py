@@ -8,6 +8,7 @@ install targets) or to the placeholder files it created.
 from __future__ import annotations
 
 import functools
+import hashlib
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
@@ -296,18 +297,52 @@ def map_home(
     return found
 
 
+# Host programs an artifact may copy under another name (`cp /usr/bin/curl updater`):
+# the sandbox shows the host's /usr, so a copy has the same content as one of these.
+_KNOWN_DIRS = ("/usr/bin", "/usr/sbin")
+
+
+@functools.cache
+def _programs_by_content() -> dict[str, str]:
+    """sha256 -> name of the host's shells and network tools."""
+    found: dict[str, str] = {}
+    for name in sorted(_SHELLS | _NETWORK_TOOLS):
+        for directory in _KNOWN_DIRS:
+            path = posixpath.join(directory, name)
+            try:
+                with open(path, "rb") as handle:
+                    found.setdefault(hashlib.file_digest(handle, "sha256").hexdigest(), name)
+            except OSError:
+                continue
+    return found
+
+
+def program_file(item: Executed, links: _Links) -> str:
+    """The file an exec ran, named for what it is: a known program by its content
+    (whatever its name), else the file the kernel ran through any link."""
+    known = _programs_by_content().get(item.sha256) if item.sha256 else None
+    file = links.follow(item.file)
+    if known is not None and posixpath.basename(file) != known:
+        return posixpath.join(posixpath.dirname(file), known)
+    return file
+
+
 def _execs(execs: Iterable[Executed], who: Attribution, links: _Links) -> Iterator[Evidence]:
     for item in execs:
         # The harness names its steps' programs as it execs them; what they are is the
-        # file the kernel ran, through any link the artifact (or a venv) made.
-        argv, file = item.argv, links.follow(item.file)
+        # file the kernel ran, through any link the artifact (or a venv) made, or the
+        # program its content is.
+        argv, file = item.argv, program_file(item, links)
         if who.is_harness_exec(argv, item.file):
             continue
         found = exec_capabilities(argv, file)
         disguised = found != exec_capabilities(argv)  # argv[0] would have said otherwise
+        ran = links.follow(item.file)
+        if posixpath.basename(ran) != posixpath.basename(file):
+            ran += f", whose content is {posixpath.basename(file)},"
         for capability, detail in found:
             if disguised:
-                detail = f"{detail} (ran {file} as {argv[0]!r})"
+                detail = f"{detail} (ran {ran} as {argv[0]!r})"
             yield Evidence(capability, who.profile, "exec", argv=argv, detail=detail)
         leaked = who.canaries.names_in("\0".join(argv))
         outbound = _is_network(argv, file)
@@ -411,7 +446,8 @@ def map_uploads(execs: Iterable[Executed], log: HarnessLog, who: Attribution) ->
     found: list[Evidence] = []
     for item in execs:
         argv = item.argv
-        if who.is_harness_exec(argv, item.file) or not _is_network(argv, item.file):
+        file = program_file(item, _Links(()))
+        if who.is_harness_exec(argv, item.file) or not _is_network(argv, file):
             continue
         for word in argv[1:]:
             path = word.partition("=")[2] if word.startswith("--") else word

@@ -34,6 +34,7 @@ from assay.sandbox.interface import (
     InputFile,
     LimitHit,
     Observation,
+    ObserverKind,
     ResourceLimits,
     SandboxBackend,
     SealedRequest,
@@ -341,6 +342,24 @@ def _limits_enforced(backend: SandboxBackend) -> list[CheckResult]:
     return results
 
 
+# Detonation's observer: without it the behavioural tracks abstain (each detonation
+# raises `InfrastructureError`), while agents' reps, traced by strace, still run.
+EBPF_CHECK = "ebpf observer (behavioural tracks)"
+
+
+def _ebpf_observes(backend: SandboxBackend) -> list[CheckResult]:
+    """A relative rename after chdir, seen by the eBPF observer at its resolved paths."""
+    request = SealedRequest(
+        argv=("/bin/sh", "-c", "mkdir -p /tmp/d && cd /tmp/d && : > a && mv a ../b"),
+        limits=_LIMITS,
+        observer=ObserverKind.EBPF,
+    )
+    trace = backend.run(request).trace
+    seen = ("/tmp/d/a", "/tmp/b") in trace.renames
+    detail = "rename seen at /tmp/d/a -> /tmp/b" if seen else f"renames seen: {trace.renames}"
+    return [CheckResult(EBPF_CHECK, seen, detail)]
+
+
 def _tools() -> list[CheckResult]:
     return [
         CheckResult(
@@ -364,6 +383,7 @@ def run_checks(backend: SandboxBackend) -> tuple[CheckResult, ...]:
     started = time.monotonic()
     results += _guarded("sandbox runs", lambda: _judge(*_inspect(backend)))
     results += _guarded("limits enforced", lambda: _limits_enforced(backend))
+    results += _guarded(EBPF_CHECK, lambda: _ebpf_observes(backend))
     results.append(CheckResult("check duration", True, f"{time.monotonic() - started:.2f} s"))
     return tuple(results)
 
@@ -371,7 +391,7 @@ def run_checks(backend: SandboxBackend) -> tuple[CheckResult, ...]:
 def require_sound(backend: SandboxBackend) -> tuple[CheckResult, ...]:
     """Run the checks; raise `InfrastructureError` naming every failure (rounds abstain)."""
     results = backend.check()
-    failed = [r for r in results if not r.ok]
+    failed = [r for r in results if not r.ok and r.name != EBPF_CHECK]
     if failed:
         reasons = "; ".join(f"{r.name}: {r.detail}" for r in failed)
         raise InfrastructureError(f"sandbox unsound: {reasons}")

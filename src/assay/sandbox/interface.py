@@ -42,6 +42,19 @@ class LimitHit(StrEnum):
     TRACE_CAP = "trace_cap"  # the tracer's record of the run outgrew its cap
 
 
+class ObserverKind(StrEnum):
+    """What watches a run's process tree from outside it.
+
+    EBPF: kernel probes filtered by the run's cgroup; nothing stops the traced
+    processes, so their own timing shows no tracer. STRACE: ptrace, every traced call
+    a stop, which a payload can time (the weaker observer, kept for local use and for
+    agents' reps, whose liveness evidence it reads).
+    """
+
+    EBPF = "ebpf"
+    STRACE = "strace"
+
+
 class TraceSet(StrEnum):
     """Which syscalls the tracer records, chosen by whoever asks for the run.
 
@@ -159,6 +172,7 @@ class SealedRequest:
     # The command is the caller's harness, not the subject: its own file calls are left
     # out of the trace (its descendants', the subject's, are all in).
     harness_command: bool = False
+    observer: ObserverKind = ObserverKind.STRACE
 
 
 class CopyStatus(StrEnum):
@@ -199,6 +213,9 @@ class Executed:
 
     file: str
     argv: tuple[str, ...]
+    # The sha256 of the file's content when the run ended ("" when unknown: the strace
+    # observer does not hash, or the file was gone).
+    sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -219,6 +236,9 @@ class TraceSummary:
     # Reads of what tells a sandbox from a host (seccomp status, boot time, uptime) and
     # runs of one failing call repeated (timing the tracer), as text.
     probes: tuple[str, ...] = ()
+    # Processes still alive when the command ended, by the argv each last ran (the
+    # eBPF observer sees every exit; the strace observer reports none).
+    survivors: tuple[tuple[str, ...], ...] = ()
     truncated: bool = False  # some events were dropped: a list reached the summary's cap
 
     def saw_dns(self, host: str) -> bool:

@@ -42,7 +42,7 @@ from assay.report.registry import report_format
 from assay.report.text import markdown, printable
 from assay.runner.bundle import Bundle, BundleError, bundle_package, entrypoint_problem
 from assay.sandbox import InfrastructureError, default_backend
-from assay.sandbox.interface import CheckResult
+from assay.sandbox.interface import CheckResult, ObserverKind
 from assay.schema.exported import report_json_schema
 from assay.schema.inference import InferenceConfigError
 from assay.schema.manifest import AgentManifest
@@ -195,9 +195,11 @@ def synthetic_snapshot_file(
     return snapshot
 
 
-def detonate_artifact(directory: Path, track: Track) -> Detonation:
-    """`assay detonate`: the artifact run under the validator's tracer, by capability."""
-    return detonate(directory.resolve(), track, backend=default_backend())
+def detonate_artifact(
+    directory: Path, track: Track, observer: ObserverKind = ObserverKind.EBPF
+) -> Detonation:
+    """`assay detonate`: the artifact run under the validator's observer, by capability."""
+    return detonate(directory.resolve(), track, backend=default_backend(), observer=observer)
 
 
 @dataclass(frozen=True)
@@ -285,6 +287,7 @@ __all__ = [
     "InfrastructureError",
     "KeyPair",
     "Notify",
+    "ObserverKind",
     "PairLines",
     "PhylaxImportError",
     "Preview",

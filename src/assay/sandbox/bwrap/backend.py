@@ -65,8 +65,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from assay.sandbox.bwrap import hostfs, tracer
-from assay.sandbox.bwrap.cgroups import Cgroup, CgroupDriver, detect_driver
+from assay.sandbox.bwrap import ebpf, hostfs, tracer
+from assay.sandbox.bwrap.cgroups import (
+    Cgroup,
+    CgroupDriver,
+    IdentityGroup,
+    detect_driver,
+    identity_group,
+    remove_identity_groups,
+)
 from assay.sandbox.bwrap.home import HomeWatch, plant
 from assay.sandbox.bwrap.seccomp import compiled_filter
 from assay.sandbox.bwrap.watchdog import Watchdog
@@ -83,6 +90,7 @@ from assay.sandbox.interface import (
     InfrastructureError,
     LimitHit,
     Observation,
+    ObserverKind,
     ResourceLimits,
     RunCancelled,
     SandboxBackend,
@@ -213,6 +221,7 @@ class _Shape:
     hostname: str
     home_user: str | None  # /home and its user's passwd entry are bound at start
     boot_time_shifted: bool  # /proc/stat is bound at start, its content written at claim
+    observer: ObserverKind
 
     @classmethod
     def of(cls, request: SealedRequest) -> _Shape:
@@ -228,6 +237,7 @@ class _Shape:
             request.hostname,
             request.home.user if request.home else None,
             request.boot_time_shift_s != 0,
+            request.observer,
         )
 
 
@@ -247,6 +257,8 @@ class _Run:
     streams: tuple[int, int, int] = (-1, -1, -1)  # read ends: stdout, stderr, result
     release_fd: int = -1  # writing here lets bubblewrap execute the command
     tracer_clock: _ProcessClock | None = None
+    bpftrace: ebpf.BpftraceRun | None = None  # the eBPF observer's, when it observes
+    identity: IdentityGroup | None = None  # the cgroup v2 group its probes filter on
     home_watch: HomeWatch | None = None
     cancelled: bool = False  # by `cancel_all`: the run ends as `RunCancelled`
     # The tracer traced the command (its exec, or a trace past the cap, which the
@@ -358,7 +370,8 @@ class BwrapBackend(SandboxBackend):
     def sweep_stale(self) -> int:
         """Remove cgroups, mounts and directories left by validators that died."""
         with hostfs.host_lock(self._tree.base):
-            return self._driver().sweep_stale() + self._tree.sweep_stale()
+            swept = self._driver().sweep_stale() + self._tree.sweep_stale()
+            return swept + remove_identity_groups(stale=True)
 
     def _driver(self) -> CgroupDriver:
         if self._cgroups is None:
@@ -455,6 +468,7 @@ class BwrapBackend(SandboxBackend):
                 _cleanup(started)
             if self._cgroups is not None:
                 self._cgroups.release()
+            remove_identity_groups(stale=False)
             self._tree.release()
             self._etc = None
             self._watchdog.stand_down()  # only once nothing of ours is left
@@ -468,7 +482,11 @@ class BwrapBackend(SandboxBackend):
 
     def _recycle(self, done: _Run, shape: _Shape) -> None:
         _cleanup(done)
-        while self._prestart and self._refill(shape):
+        # An eBPF-observed shape is a detonation profile's, whose hostname is drawn per
+        # detonation: a sandbox started ahead for it would never be claimed, and its
+        # bpftrace costs a CPU-second to start.
+        ahead = self._prestart and shape.observer is not ObserverKind.EBPF
+        while ahead and self._refill(shape):
             pass
 
     def _take_warm(self, shape: _Shape) -> _Run | None:
@@ -536,6 +554,19 @@ class BwrapBackend(SandboxBackend):
             (run.box / "stat").touch()
         run.cgroup = self._driver().create(run.shape.memory_bytes, run.shape.pids)
         run.cgroup.permit_join(SANDBOX_UID)
+        if shape.observer is ObserverKind.EBPF:
+            self._observe_from_below(run)
+
+    def _observe_from_below(self, run: _Run) -> None:
+        """Start bpftrace on the run's cgroup v2 id, and wait until it is attached."""
+        assert run.cgroup is not None
+        if self._driver().version == "v2":
+            cgroup_id = run.cgroup.join_files[0].parent.stat().st_ino
+        else:
+            run.identity = identity_group()
+            cgroup_id = run.identity.id
+        run.bpftrace = ebpf.BpftraceRun(cgroup_id, run.trace_prefix.with_name("events"))
+        run.bpftrace.wait_ready()
 
     def _spawn(self, run: _Run) -> None:
         seccomp_fd = _memfd(run, "assay-seccomp", compiled_filter())
@@ -573,9 +604,24 @@ class BwrapBackend(SandboxBackend):
             for fd in (result_w, out_w, err_w, block_r):
                 os.close(fd)
         try:
-            run.tracer_clock = _ProcessClock(run.process.pid)
+            observer = run.bpftrace.process if run.bpftrace is not None else run.process
+            run.tracer_clock = _ProcessClock(observer.pid)
         except OSError as exc:
             raise InfrastructureError(f"the tracer died at start: {exc}") from exc
+
+    def _views(self, run: _Run, request: SealedRequest) -> list[ebpf.View]:
+        """Where the sandbox shows each host path it binds (as `_bwrap_options` binds them)."""
+        views = [ebpf.View("/usr", "/usr"), ebpf.View("/dev", "/dev")]
+        views.append(ebpf.View(str(self._etc_dir()), "/etc"))
+        binds = {"stat": "/proc/stat", "passwd": "/etc/passwd", "group": "/etc/group"}
+        views += [ebpf.View(str(run.box / name), shown) for name, shown in binds.items()]
+        if request.home is not None:
+            views.append(ebpf.View(str(run.homes), "/home"))
+            views.append(ebpf.View(str(run.homes / request.home.user), request.home.path))
+        views += [ebpf.View(str(run.shm), "/dev/shm"), ebpf.View(str(run.tmp), "/tmp")]
+        views += [ebpf.View(str(run.inputs), SANDBOX_INPUT_DIR)]
+        views += [ebpf.View(str(run.artifact), SANDBOX_ARTIFACT_DIR)]
+        return [*views, ebpf.View(str(run.workspace), SANDBOX_WORKSPACE_DIR)]
 
     def _bwrap_options(
         self, run: _Run, seccomp_fd: int, result_fd: int, block_fd: int
@@ -615,6 +661,15 @@ class BwrapBackend(SandboxBackend):
     def _launcher_argv(self, run: _Run, bwrap_argv: list[str]) -> list[str]:
         assert run.cgroup is not None
         join = "; ".join(f'echo 0 > "{p}"' for p in run.cgroup.join_files)
+        if run.bpftrace is not None and run.identity is not None:
+            # Joining a v2 group takes write access to the common ancestor's procs
+            # (the root's), so the launcher joins as root, then setpriv drops it to the
+            # sandbox user. Nothing traces the launcher (bubblewrap's --die-with-parent
+            # ties the sandbox to the validator, whose child it is).
+            drop = ["setpriv", "--reuid", str(SANDBOX_UID), "--regid", str(SANDBOX_GID)]
+            script = f'{join}; echo 0 > "{run.identity.join_file}" && exec "$@"'
+            run.launcher = ("/bin/sh", "-c", script, "sh", *drop, "--clear-groups", *bwrap_argv)
+            return list(run.launcher)
         script = f'{join} && exec "$@"'
         run.launcher = ("/bin/sh", "-c", script, "sh", *bwrap_argv)
         # setpriv sets strace's parent-death signal: strace (and through bwrap's
@@ -686,8 +741,20 @@ class BwrapBackend(SandboxBackend):
         assert run.cgroup is not None and run.process is not None
         assert run.tracer_clock is not None
         over_cap = limit_hit is LimitHit.TRACE_CAP
+        if run.bpftrace is not None:
+            run.bpftrace.stop()  # drains the kernel's buffers: every event is in its file
         if over_cap and not tracer.PROFILES[request.trace].read_over_cap:
             trace = TraceSummary(truncated=True)
+        elif run.bpftrace is not None:
+            past_cap = _trace_left(run, request.limits) <= 0
+            trace = ebpf.summarise(
+                run.bpftrace.output,
+                run.bpftrace.nonce,
+                ebpf.Views(self._views(run, request)),
+                request.argv,
+                harness_command=request.harness_command,
+                read_bytes=request.limits.trace_bytes if past_cap else None,
+            )
         else:
             # Past the cap (whichever limit the poll saw first), only the cap is read.
             past_cap = _trace_left(run, request.limits) <= 0
@@ -853,6 +920,10 @@ def _cleanup(run: _Run) -> None:
             # attached, it dies by a signal whenever the tree does: it ends as its
             # command ended, and a run past a limit is killed.)
             attempt(functools.partial(hostfs.kill_run_processes, run.run_dir))
+    if run.bpftrace is not None:
+        attempt(run.bpftrace.kill)
+    if run.identity is not None:
+        attempt(run.identity.remove)
     if run.tracer_clock is not None:
         attempt(run.tracer_clock.close)
     if run.home_watch is not None:

