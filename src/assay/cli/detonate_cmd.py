@@ -29,7 +29,7 @@ _STYLE = {"normal": "green", "dangerous": "yellow", "system": "bold magenta", "r
 
 _WEAKER = (
     "observer: strace, the weaker one (every traced call stops the process, which a "
-    "payload can time; the validator observes with eBPF)"
+    "payload can time; --observer ebpf watches from the kernel, at several times the cost)"
 )
 
 
@@ -55,9 +55,10 @@ def detonate_command(
         ObserverKind,
         typer.Option(
             "--observer",
-            help="ebpf (the validator's) or strace (weaker: a payload can time its stops)",
+            help="strace (the default; a payload can time its stops) or ebpf (from the "
+            "kernel, several times the cost)",
         ),
-    ] = ObserverKind.EBPF,
+    ] = ObserverKind.STRACE,
 ) -> None:
     """Detonate an artifact under the validator's observer and map what it did to capabilities."""
     shown = fmt or (DetonateFormat.JSON if as_json else DetonateFormat.TABLE)

@@ -28,6 +28,7 @@ from assay.corpus.phylax import ImportSummary, PhylaxImportError, import_phylax
 from assay.corpus.split import write_split
 from assay.corpus.validate import ValidationReport, validate_corpus
 from assay.detonate import Detonation, detonate
+from assay.detonate.core import DEFAULT_OBSERVER
 from assay.mechanism.spec import Track
 from assay.records.agent import DEFAULT_ENTRYPOINT, AgentError
 from assay.records.chain import ChainError, MetagraphSnapshot, SnapshotError
@@ -196,7 +197,7 @@ def synthetic_snapshot_file(
 
 
 def detonate_artifact(
-    directory: Path, track: Track, observer: ObserverKind = ObserverKind.EBPF
+    directory: Path, track: Track, observer: ObserverKind = DEFAULT_OBSERVER
 ) -> Detonation:
     """`assay detonate`: the artifact run under the validator's observer, by capability."""
     return detonate(directory.resolve(), track, backend=default_backend(), observer=observer)
