@@ -480,6 +480,60 @@ def kill_group(process: subprocess.Popen[bytes]) -> None:
         process.wait(1.0)
 
 
+_SURVIVOR_GRACE_S = 1.0
+_SURVIVORS_SHOWN = 8
+
+
+def survivors() -> tuple[str, ...]:
+    """Command lines of the processes still alive besides the harness and its ancestors
+    (the sandbox's init) once every step has ended, after a moment's grace for the ones
+    already exiting. The sandbox ends them with the harness; what they would have done
+    later is not seen, so the validator names them."""
+    deadline = time.monotonic() + _SURVIVOR_GRACE_S
+    while True:
+        found = _other_processes()
+        if not found or time.monotonic() >= deadline:
+            return tuple(sorted(found.values()))[:_SURVIVORS_SHOWN]
+        time.sleep(0.05)
+
+
+def _other_processes() -> dict[int, str]:
+    ours = {os.getpid()}
+    pid = os.getppid()
+    while pid > 0 and pid not in ours:  # the harness's ancestors (bwrap's init)
+        ours.add(pid)
+        pid = _parent(pid)
+    found = {}
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) in ours or _state(int(name)) in (b"Z", b"X", b""):
+                continue
+            with contextlib.suppress(OSError):
+                with open(f"/proc/{name}/cmdline", "rb") as handle:
+                    words = handle.read(400).split(b"\0")
+                found[int(name)] = " ".join(w.decode("utf-8", "replace") for w in words if w)
+    return found
+
+
+def _stat_fields(pid: int) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return []
+    return data[data.rfind(b")") + 2 :].split()
+
+
+def _parent(pid: int) -> int:
+    fields = _stat_fields(pid)
+    return int(fields[1]) if len(fields) > 1 else 0
+
+
+def _state(pid: int) -> bytes:
+    fields = _stat_fields(pid)
+    return fields[0] if fields else b""
+
+
 # --- MCP over stdio ----------------------------------------------------------------------
 
 
@@ -967,7 +1021,11 @@ def fit_log(log: wire.HarnessLog, cap: int) -> bytes:
         log = log.cut(keep)
         data = _encoded(log)
     if len(data) > cap:
-        data = _encoded(wire.HarnessLog(skipped=log.skipped, errors=log.errors, truncated=True))
+        data = _encoded(
+            wire.HarnessLog(
+                skipped=log.skipped, errors=log.errors, survivors=log.survivors, truncated=True
+            )
+        )
     return data
 
 
@@ -987,6 +1045,7 @@ def main() -> None:
     skipped: list[str] = []
     errors: list[str] = []
     sink_port: int | None = None
+    lingering: tuple[str, ...] = ()
     cap = 1 << 20
     try:
         with open(PLAN_PATH, "rb") as handle:
@@ -1019,6 +1078,7 @@ def main() -> None:
             steps.append(done)
             if step.needed and done.exit != 0:
                 break  # what it builds is missing: the validator names the failed step
+        lingering = survivors()
     except Exception as exc:
         errors.append(f"harness error: {type(exc).__name__}: {str(exc)[:200]}")
     log = wire.HarnessLog(
@@ -1026,6 +1086,7 @@ def main() -> None:
         skipped=tuple(skipped),
         errors=tuple(errors),
         sink_port=sink_port,
+        survivors=lingering,
         elapsed_s=round(time.monotonic() - started, 3),
     )
     view = memoryview(fit_log(log, cap))

@@ -39,6 +39,7 @@ PROJECT_DIR = f"{SANDBOX_WORKSPACE_DIR}/project"  # the working directory script
 LIBFAKETIME_GLOB = "/usr/lib/*/faketime/libfaketime.so.1"  # /usr is the host's, bound read-only
 MAX_SCRIPTS = 6
 MAX_DOCUMENTED = 4
+MAX_ONE_LINERS = 6
 MAX_TRIGGER_FLAGS = 12
 COMMON_FLAGS = ("--fast", "--all", "--force", "--yes", "--verbose", "--debug", "--install")
 PERL = "/usr/bin/perl"
@@ -88,6 +89,10 @@ class Step:
     stdin: str = ""
     env: tuple[tuple[str, str], ...] = ()
     needed: bool = False  # the steps after it need it: when it fails, they are not run
+    # Whether an exit other than 0 means the step failed (an installer, a loader). A
+    # script's own invocation may exit non-zero by design (a usage message): it failed
+    # only when it crashed (an uncaught exception, a signal).
+    exit_matters: bool = True
 
 
 @dataclass(frozen=True)
@@ -283,6 +288,11 @@ def _scripts(
     return ordered[:MAX_SCRIPTS], problems
 
 
+def clip_words(words: tuple[str, ...], limit: int = 80) -> str:
+    joined = shlex.join(words)
+    return joined if len(joined) <= limit else joined[: limit - 1] + "…"
+
+
 def _named(names: list[str]) -> str:
     shown = ", ".join(n[:80] for n in names[:_NAMED_NOT_RUN])
     return shown + (" …" if len(names) > _NAMED_NOT_RUN else "")
@@ -346,6 +356,36 @@ def _source_flags(artifact_dir: Path, path: Path) -> list[str]:
     return sorted(set(re.findall(r"""["'](--[a-z][a-z0-9-]{1,30})["']""", text)))
 
 
+# The interpreters a documented one-liner may name, and the flags that make it one: code
+# inline (`python3 -c`, `node -e`) or a module of the skill's own (`python3 -m pkg`).
+_ONE_LINER_FLAGS = {
+    "python": ("-c", "-m"),
+    "node": ("-e", "--eval", "-p", "--print"),
+    "bash": ("-c",),
+    "sh": ("-c",),
+    "perl": ("-e", "-E"),
+}
+
+
+def _one_liners(commands: list[list[str]]) -> list[tuple[str, ...]]:
+    """Documented command lines that run code the documentation itself carries, or a
+    module of the skill (`python3 -m pkg`), as argv with the interpreter resolved."""
+    found: list[tuple[str, ...]] = []
+    for words in commands:
+        words = words[1:] if words[:1] == ["$"] else words
+        if len(words) < 3:
+            continue
+        program = PurePosixPath(words[0]).name
+        kind = "python" if re.fullmatch(r"python(3(\.\d+)?)?", program) else program
+        flags = _ONE_LINER_FLAGS.get(kind)
+        if flags is None or words[1] not in flags:
+            continue
+        argv = (_INTERPRETERS[kind], *_until_operator(words[1:]))
+        if len(argv) > 2 and argv not in found:
+            found.append(argv)
+    return found
+
+
 def _placeholders(args: tuple[str, ...]) -> dict[str, str]:
     """Files named by documented arguments, created so the script gets past reading them."""
     out: dict[str, str] = {}
@@ -367,7 +407,7 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
     for relative, runner in scripts:
         base = (*runner, _sandbox_path(relative))
         label = str(relative)
-        core.append(Step(f"{label} (plain)", base))
+        core.append(Step(f"{label} (plain)", base, exit_matters=False))
         documented = _documented_args(commands, relative)
         if len(documented) > MAX_DOCUMENTED:
             problems.append(
@@ -377,7 +417,14 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
         for args, piped in documented[:MAX_DOCUMENTED]:
             placeholders.update(_placeholders(args))
             stdin = _PLACEHOLDER_TEXT[".md"] if piped else ""
-            core.append(Step(f"{label} {shlex.join(args)} (documented)", base + args, stdin=stdin))
+            core.append(
+                Step(
+                    f"{label} {shlex.join(args)} (documented)",
+                    base + args,
+                    stdin=stdin,
+                    exit_matters=False,
+                )
+            )
         first_args = tuple(
             a for a in (documented[0][0] if documented else ()) if not a.startswith("-")
         )
@@ -392,15 +439,34 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
                 f"the {MAX_TRIGGER_FLAGS}-flag cap: {', '.join(left_out[:8])}"
             )
         flags = flags[:MAX_TRIGGER_FLAGS]
-        variations.append(Step(f"{label} --help", (*base, "--help")))
-        variations.append(Step(f"{label} + trigger flags", base + first_args + tuple(flags)))
+        variations.append(Step(f"{label} --help", (*base, "--help"), exit_matters=False))
+        variations.append(
+            Step(f"{label} + trigger flags", base + first_args + tuple(flags), exit_matters=False)
+        )
     unique_core = tuple(dict((s.argv, s) for s in core).values())
     unique_variations = tuple(
         s
         for s in dict((s.argv, s) for s in variations).values()
         if s.argv not in {c.argv for c in unique_core}
     )
-    notes = () if core else ("no runnable script found",)
+    one_liners = _one_liners(commands)
+    if len(one_liners) > MAX_ONE_LINERS:
+        problems.append(
+            f"{len(one_liners) - MAX_ONE_LINERS} documented one-liner(s) not run, over the "
+            f"{MAX_ONE_LINERS}-line cap"
+        )
+    for n, argv in enumerate(one_liners[:MAX_ONE_LINERS], 1):
+        # Run where a user runs them: in the skill's own directory (`-m` finds its modules).
+        core.append(
+            Step(
+                f"documented one-liner {n}: {clip_words(argv[1:])}",
+                argv,
+                cwd=SANDBOX_ARTIFACT_DIR,
+                exit_matters=False,
+            )
+        )
+    if not core:
+        problems.append("nothing runnable found: no script and no documented one-liner")
     typescript = any(runner[1:2] == ("--import",) for _, runner in scripts)
     return DetonationPlan(
         unique_core,
@@ -408,7 +474,6 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
         placeholders=placeholders,
         runner_programs=(f"{MCP_RUNTIME}/",) if typescript else (),
         runner_writes=("/tmp/tsx-",) if typescript else (),
-        notes=notes,
         interference=tuple(problems),
     )
 
@@ -686,7 +751,10 @@ def _package_plan(artifact_dir: Path, token: str) -> DetonationPlan:
         return _npm_plan(artifact_dir, token)
     if any(_regular(artifact_dir, artifact_dir / n) for n in ("setup.py", "pyproject.toml")):
         return _pip_plan(artifact_dir, token)
-    return DetonationPlan((), notes=("neither package.json nor setup.py/pyproject.toml found",))
+    return DetonationPlan(
+        (),
+        interference=("nothing runnable found: neither package.json nor setup.py/pyproject.toml",),
+    )
 
 
 def harness_dir(token: str) -> str:
@@ -705,36 +773,74 @@ _PIP_ENV = (
     ("PYTHONWARNINGS", "ignore"),  # setuptools' deprecation notices bury real errors
 )
 # Run by the environment's Python, freshly started after the install (so every `.pth`
-# file the package installed runs): imports each top-level module the package installed,
-# then starts each of its console and GUI entry points, each in a forked child (no exec
-# of the harness's to mistake for the package's) that the alarm ends. All of them: the
-# step's own budget bounds how many start, and a step stopped by it is interference
-# (a count cap here was said only on the step's stderr).
+# file the package installed runs), as a user's code would use the package: it imports
+# each top-level module the package installed and every module its RECORD lists, touches
+# every name of each module's `__all__` (so PEP 562 lazy submodules load), loads every
+# entry point of every group (pytest11, plugins), and starts each console and GUI entry
+# point, each in a forked child (no exec of the harness's to mistake for the package's)
+# that the alarm ends. A load that raises is printed, and the step exits 1 with the first
+# failure as its last line: the payload behind it never ran, so the detonation is
+# incomplete. The step's own budget bounds how many start (a step stopped by it is
+# interference).
 IMPORT_DRIVER = (
     "import importlib, importlib.metadata as md, os, signal, sys\n"
     "site = sys.argv[1]\n"
-    "for name in sorted(os.listdir(site)):\n"
+    "failed = []\n"
+    "def load(what, call):\n"
+    "    try:\n"
+    "        return call()\n"
+    "    except Exception as exc:\n"
+    "        failed.append(f'{what} failed: {exc!r}'[:300])\n"
+    "        print(failed[-1], file=sys.stderr)\n"
+    "modules = set()\n"
+    "for name in os.listdir(site):\n"
     "    stem = name[:-3] if name.endswith('.py') else name\n"
     "    if name.endswith(('.egg-info', '.dist-info')) or not stem.isidentifier():\n"
     "        continue\n"
     "    if name.endswith('.py') or os.path.isfile(os.path.join(site, name, '__init__.py')):\n"
-    "        try:\n"
-    "            importlib.import_module(stem)\n"
-    "        except Exception as exc:\n"
-    "            print(f'import {stem} failed: {exc!r}', file=sys.stderr)\n"
-    "points = [e for d in md.distributions(path=[site]) for e in d.entry_points\n"
-    "          if e.group in ('console_scripts', 'gui_scripts')]\n"
+    "        modules.add(stem)\n"
+    "dists = list(md.distributions(path=[site]))\n"
+    "for dist in dists:\n"
+    "    for file in dist.files or ():\n"
+    "        parts = list(file.parts)\n"
+    "        if not parts or not parts[-1].endswith('.py'):\n"
+    "            continue\n"
+    "        parts[-1] = parts[-1][:-3]\n"
+    "        if parts[-1] == '__init__':\n"
+    "            parts.pop()\n"
+    "        if parts and parts[-1] != '__main__' and all(p.isidentifier() for p in parts):\n"
+    "            modules.add('.'.join(parts))\n"
+    "for name in sorted(modules):\n"
+    "    module = load(f'import {name}', lambda: importlib.import_module(name))\n"
+    "    for attr in getattr(module, '__all__', ()) if module is not None else ():\n"
+    "        if isinstance(attr, str):\n"
+    "            load(f'{name}.{attr}', lambda: getattr(module, attr))\n"
+    "points = [e for d in dists for e in d.entry_points]\n"
+    "scripts = ('console_scripts', 'gui_scripts')\n"
     "for point in points:\n"
+    "    if point.group not in scripts:\n"
+    "        load(f'entry point {point.group}:{point.name}', point.load)\n"
+    "for point in points:\n"
+    "    if point.group not in scripts:\n"
+    "        continue\n"
     "    child = os.fork()\n"
     "    if child == 0:\n"
     "        signal.alarm(2)\n"
     "        sys.argv = [point.name]\n"
     "        try:\n"
     "            point.load()()\n"
-    "        except BaseException as exc:\n"
-    "            print(f'entry point {point.name} failed: {exc!r}', file=sys.stderr)\n"
+    "        except Exception as exc:\n"
+    "            print(f'entry point {point.name} failed: {exc!r}'[:300], file=sys.stderr)\n"
+    "            os._exit(3)\n"
+    "        except BaseException:\n"
+    "            pass\n"
     "        os._exit(0)\n"
-    "    os.waitpid(child, 0)\n"
+    "    _, status = os.waitpid(child, 0)\n"
+    "    if os.waitstatus_to_exitcode(status) == 3:\n"
+    "        failed.append(f'entry point {point.name} failed')\n"
+    "if failed:\n"
+    "    print(f'{len(failed)} load(s) failed, the first: {failed[0]}', file=sys.stderr)\n"
+    "    sys.exit(1)\n"
 )
 
 

@@ -272,6 +272,9 @@ class HarnessLog(_Wire):
     skipped: tuple[str, ...] = ()  # steps not started: the deadline had passed
     errors: tuple[str, ...] = ()  # what went wrong in the harness itself
     sink_port: int | None = None  # the egress sink's loopback port
+    # Command lines of processes still alive once every step had ended (a detached
+    # grandchild that waits out the watch): what they do next is not seen.
+    survivors: tuple[str, ...] = ()
     truncated: bool = False  # cut down to fit its cap
     elapsed_s: float = 0.0
 
