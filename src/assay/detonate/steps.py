@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 import glob
-import json
 import re
 import shlex
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -258,7 +258,7 @@ def _typescript_runner() -> tuple[str, ...]:
 
 
 def _scripts(
-    artifact_dir: Path, commands: list[list[str]]
+    artifact_dir: Path, commands: DocCommands
 ) -> tuple[list[tuple[PurePosixPath, tuple[str, ...]]], list[str]]:
     """The scripts to run, documented ones first, and what was left unrun and why."""
     files, stopped = _files(artifact_dir)
@@ -278,8 +278,9 @@ def _scripts(
             f"{len(unrunnable)} script(s) in a language the sandbox cannot run, not run: "
             + _named(unrunnable)
         )
-    documented = [r for r in runnable if _documented_args(commands, r[0])]
-    ordered = documented + [r for r in runnable if r not in documented]
+    documented = [r for r in runnable if commands.args_for(r[0])]
+    chosen = {relative for relative, _ in documented}
+    ordered = documented + [r for r in runnable if r[0] not in chosen]
     if len(ordered) > MAX_SCRIPTS:
         left = [str(relative) for relative, _ in ordered[MAX_SCRIPTS:]]
         problems.append(
@@ -302,32 +303,80 @@ def _doc_text(artifact_dir: Path) -> str:
     return "\n".join(_read(artifact_dir, artifact_dir / name) for name in ("SKILL.md", "README.md"))
 
 
-def _doc_commands(doc: str) -> list[list[str]]:
-    """The words of every command line the documentation shows."""
-    out = []
-    for line in _command_lines(doc):
-        try:
-            out.append(shlex.split(line, comments=True))
-        except ValueError:
-            continue
-    return out
+# Planning's budget on documentation: it runs on the validator's host before any sandbox,
+# so what it reads is bounded by count, not by time (a clock would make the plan depend on
+# the host's load): command lines past the cap, or too long to be one, are not read, and
+# the detonation says so.
+MAX_DOC_COMMANDS = 4000
+MAX_COMMAND_CHARS = 4096
 
 
-def _documented_args(
-    commands: list[list[str]], script: PurePosixPath
-) -> list[tuple[tuple[str, ...], bool]]:
-    """Argument lists the documentation shows for `script`, and whether input is piped
-    into it."""
-    found: list[tuple[tuple[str, ...], bool]] = []
-    for words in commands:
-        for n, word in enumerate(words):
-            if word == str(script) or word.endswith("/" + str(script)) or word == script.name:
-                args = tuple(_until_operator(words[n + 1 :]))
-                piped = "|" in words[:n]
-                if (args, piped) not in found:
-                    found.append((args, piped))
-                break
-    return found
+@dataclass(frozen=True)
+class DocCommands:
+    """The words of every command line the documentation shows, indexed by word (and by
+    each tail of a word after a `/`), so finding a script's invocations costs a lookup,
+    not a pass over the documentation per script."""
+
+    commands: tuple[tuple[str, ...], ...]
+    exact: dict[str, tuple[tuple[int, int], ...]]  # word -> (command, position)
+    tails: dict[str, tuple[tuple[int, int], ...]]  # "b/c.py" of "a/b/c.py" -> ...
+    unread: str = ""  # what the budget left out
+
+    @classmethod
+    def of(cls, doc: str) -> DocCommands:
+        commands: list[tuple[str, ...]] = []
+        lines = too_long = 0
+        for line in _command_lines(doc):
+            lines += 1
+            if len(line) > MAX_COMMAND_CHARS:
+                too_long += 1
+                continue
+            if len(commands) >= MAX_DOC_COMMANDS:
+                continue
+            try:
+                commands.append(tuple(shlex.split(line, comments=True)))
+            except ValueError:
+                continue
+        exact: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        tails: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for c, words in enumerate(commands):
+            for n, word in enumerate(words):
+                exact[word].append((c, n))
+                for at in (i for i, char in enumerate(word) if char == "/"):
+                    tails[word[at + 1 :]].append((c, n))
+        over = lines - too_long - MAX_DOC_COMMANDS
+        unread = ", ".join(
+            part
+            for part in (
+                f"{over} command line(s) past the {MAX_DOC_COMMANDS}-line cap" if over > 0 else "",
+                f"{too_long} line(s) over {MAX_COMMAND_CHARS} characters" if too_long else "",
+            )
+            if part
+        )
+        return cls(
+            tuple(commands),
+            {k: tuple(v) for k, v in exact.items()},
+            {k: tuple(v) for k, v in tails.items()},
+            f"planning's budget: documentation not read: {unread}" if unread else "",
+        )
+
+    def args_for(self, script: PurePosixPath) -> list[tuple[tuple[str, ...], bool]]:
+        """Argument lists the documentation shows for `script` (named by its path, a path
+        ending in it, or its file name), and whether input is piped into it."""
+        first: dict[int, int] = {}
+        for key, index in ((str(script), self.exact), (script.name, self.exact)):
+            for c, n in index.get(key, ()):
+                first[c] = min(n, first.get(c, n))
+        for c, n in self.tails.get(str(script), ()):
+            first[c] = min(n, first.get(c, n))
+        found: list[tuple[tuple[str, ...], bool]] = []
+        for c in sorted(first):
+            words, n = self.commands[c], first[c]
+            args = tuple(_until_operator(words[n + 1 :]))
+            piped = "|" in words[:n]
+            if (args, piped) not in found:
+                found.append((args, piped))
+        return found
 
 
 def _command_lines(doc: str) -> Iterator[str]:
@@ -343,7 +392,7 @@ def _command_lines(doc: str) -> Iterator[str]:
         yield from re.findall(r"`([^`\n]+)`", raw)
 
 
-def _until_operator(words: list[str]) -> Iterator[str]:
+def _until_operator(words: Iterable[str]) -> Iterator[str]:
     for word in words:
         if word in _SHELL_OPERATORS or word.startswith((">", "2>")):
             return
@@ -367,12 +416,12 @@ _ONE_LINER_FLAGS = {
 }
 
 
-def _one_liners(commands: list[list[str]]) -> list[tuple[str, ...]]:
+def _one_liners(commands: Iterable[tuple[str, ...]]) -> list[tuple[str, ...]]:
     """Documented command lines that run code the documentation itself carries, or a
     module of the skill (`python3 -m pkg`), as argv with the interpreter resolved."""
     found: list[tuple[str, ...]] = []
     for words in commands:
-        words = words[1:] if words[:1] == ["$"] else words
+        words = words[1:] if words[:1] == ("$",) else words
         if len(words) < 3:
             continue
         program = PurePosixPath(words[0]).name
@@ -399,7 +448,7 @@ def _placeholders(args: tuple[str, ...]) -> dict[str, str]:
 
 
 def _skill_plan(artifact_dir: Path) -> DetonationPlan:
-    commands = _doc_commands(_doc_text(artifact_dir))
+    commands = DocCommands.of(_doc_text(artifact_dir))
     core: list[Step] = []
     variations: list[Step] = []
     placeholders: dict[str, str] = {}
@@ -408,7 +457,7 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
         base = (*runner, _sandbox_path(relative))
         label = str(relative)
         core.append(Step(f"{label} (plain)", base, exit_matters=False))
-        documented = _documented_args(commands, relative)
+        documented = commands.args_for(relative)
         if len(documented) > MAX_DOCUMENTED:
             problems.append(
                 f"{label}: {len(documented) - MAX_DOCUMENTED} documented invocation(s) not run, "
@@ -449,7 +498,9 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
         for s in dict((s.argv, s) for s in variations).values()
         if s.argv not in {c.argv for c in unique_core}
     )
-    one_liners = _one_liners(commands)
+    if commands.unread:
+        problems.append(commands.unread)
+    one_liners = _one_liners(commands.commands)
     if len(one_liners) > MAX_ONE_LINERS:
         problems.append(
             f"{len(one_liners) - MAX_ONE_LINERS} documented one-liner(s) not run, over the "
@@ -751,6 +802,9 @@ def _package_plan(artifact_dir: Path, token: str) -> DetonationPlan:
         return _npm_plan(artifact_dir, token)
     if any(_regular(artifact_dir, artifact_dir / n) for n in ("setup.py", "pyproject.toml")):
         return _pip_plan(artifact_dir, token)
+    wheels = _wheels(artifact_dir)
+    if wheels:  # a wheel on its own, as downloaded: pip installs the file
+        return _pip_plan(artifact_dir, token, wheels)
     return DetonationPlan(
         (),
         interference=("nothing runnable found: neither package.json nor setup.py/pyproject.toml",),
@@ -873,7 +927,13 @@ def python_version() -> str:
     return Path(PYTHON).resolve().name  # python3.11
 
 
-def _pip_plan(artifact_dir: Path, token: str) -> DetonationPlan:
+def _wheels(artifact_dir: Path) -> tuple[str, ...]:
+    """The wheels at the top of the artifact, by name."""
+    files, _ = _files(artifact_dir)
+    return tuple(str(f) for f in files if len(f.parts) == 1 and f.suffix == ".whl")
+
+
+def _pip_plan(artifact_dir: Path, token: str, wheels: tuple[str, ...] = ()) -> DetonationPlan:
     pip = pip_dir()
     if pip is None:
         return DetonationPlan((), interference=("package not installed: pip is not available",))
@@ -884,7 +944,8 @@ def _pip_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     install = (
         *(python, "-c", _PIP_MAIN, "install", "--no-index", "--no-build-isolation", "--no-deps"),
         *("--no-compile", "--no-cache-dir", "--use-pep517", "--disable-pip-version-check"),
-        *("--quiet", source),
+        "--quiet",
+        *((f"{source}/{w}" for w in wheels) if wheels else (source,)),
     )
     steps = (
         Step(
@@ -988,8 +1049,27 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
                 env=(("npm_lifecycle_event", "prepare"), ("npm_package_name", name)),
             )
         )
-    require = f"require({json.dumps(package_dir)})"
-    steps.append(Step("require the main module", (NODE, "-e", require), cwd=PROJECT_DIR))
+    steps.append(
+        Step(
+            "load the package: require and import() its main and every exports subpath",
+            (NODE, f"{work}/load.js", package_dir),
+            cwd=PROJECT_DIR,
+            timeout_s=6.0,
+        )
+    )
+    bins = _npm_bins(artifact_dir, manifest)
+    for command, relative in bins[:MAX_BINS]:
+        runner, _ = _runner_for(artifact_dir, artifact_dir / relative)
+        steps.append(
+            Step(
+                f"start the bin {command!r}",
+                (*(runner or (NODE,)), f"{package_dir}/{relative}"),
+                cwd=PROJECT_DIR,
+                exit_matters=False,  # a usage message exits non-zero by design
+            )
+        )
+    left = [command for command, _ in bins[MAX_BINS:]]
+    over = (f"{len(left)} bin(s) not started, over the {MAX_BINS}-bin cap: {_named(left)}",)
     shells = [*commands.values(), _GYP_SCRIPT]
     gyp = (
         _regular(artifact_dir, artifact_dir / "binding.gyp")
@@ -1003,9 +1083,83 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
         runner_argvs=(*((SH_NAME, "-c", c) for c in shells), *_run_directly(shells), *_GYP_ARGVS),
         runner_scripts=(str(Path(cli).parent.parent) + "/",),
         runner_writes=(f"{package_dir}/build/",),  # node-gyp's build tree
+        placeholders={f"{work}/load.js": NODE_LOADER},
         installs=True,
-        interference=(f"binding.gyp not built: this host lacks {missing}",) if missing else (),
+        interference=(
+            *((f"binding.gyp not built: this host lacks {missing}",) if missing else ()),
+            *(over if left else ()),
+        ),
     )
+
+
+MAX_BINS = 6
+
+
+def _npm_bins(artifact_dir: Path, manifest: dict[str, object]) -> list[tuple[str, str]]:
+    """The commands `bin` installs (a string is one named after the package), each with
+    the file it runs, when that file is the package's own."""
+    field = manifest.get("bin")
+    name = str(manifest.get("name") or "package").rsplit("/", 1)[-1]
+    pairs = {name: field} if isinstance(field, str) else field if isinstance(field, dict) else {}
+    out = []
+    for command, target in sorted(pairs.items()):
+        relative = PurePosixPath(str(target))
+        if relative.is_absolute() or ".." in relative.parts:
+            continue
+        if _regular(artifact_dir, artifact_dir / relative):
+            out.append((str(command)[:80], str(relative)))
+    return out
+
+
+# Run by Node in the project, as code using the package would load it: its main through
+# `require` and `import()`, then every `exports` subpath (each condition's file: `require`
+# for CommonJS ones, `import()` for the rest and for an ES module `require` refuses). A
+# load that throws is printed and the step exits 1: what was behind it never ran.
+NODE_LOADER = r"""
+const fs = require("fs"), path = require("path"), url = require("url");
+const dir = process.argv[2];
+const failed = [];
+function targets(value, out) {
+  if (typeof value === "string") out.push(value);
+  else if (Array.isArray(value)) value.forEach((v) => targets(v, out));
+  else if (value && typeof value === "object") Object.values(value).forEach((v) => targets(v, out));
+  return out;
+}
+async function load(file) {
+  try {
+    if (!/\.mjs$/.test(file)) {
+      try { return require(file); } catch (e) { if (e.code !== "ERR_REQUIRE_ESM") throw e; }
+    }
+    return await import(url.pathToFileURL(file).href);
+  } catch (e) {
+    failed.push(`load ${path.relative(dir, file) || "."} failed: ${String(e).slice(0, 200)}`);
+    console.error(failed[failed.length - 1]);
+  }
+}
+(async () => {
+  const manifest = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+  const files = [];
+  let main = null;
+  try { main = require.resolve(dir); } catch (e) {}
+  if (main) files.push(main);
+  const exported = targets(manifest.exports ?? [], []);
+  for (const target of exported.filter((t) => t.startsWith("./") && !t.includes("*"))) {
+    const file = path.resolve(dir, target);
+    const inside = file.startsWith(dir + path.sep) && fs.existsSync(file);
+    if (inside && !files.includes(file)) files.push(file);
+  }
+  for (const file of files) {
+    await load(file);
+    if (file === main) {
+      try { await import(url.pathToFileURL(file).href); } catch (e) {}
+    }
+  }
+  if (failed.length) {
+    console.error(`${failed.length} load(s) failed, the first: ${failed[0]}`);
+    process.exitCode = 1;
+  }
+})();
+"""
 
 
 SH_NAME = "sh"  # how npm names the shell it runs scripts with
