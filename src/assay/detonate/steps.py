@@ -492,12 +492,6 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
         variations.append(
             Step(f"{label} + trigger flags", base + first_args + tuple(flags), exit_matters=False)
         )
-    unique_core = tuple(dict((s.argv, s) for s in core).values())
-    unique_variations = tuple(
-        s
-        for s in dict((s.argv, s) for s in variations).values()
-        if s.argv not in {c.argv for c in unique_core}
-    )
     if commands.unread:
         problems.append(commands.unread)
     one_liners = _one_liners(commands.commands)
@@ -518,6 +512,12 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
         )
     if not core:
         problems.append("nothing runnable found: no script and no documented one-liner")
+    unique_core = tuple(dict((s.argv, s) for s in core).values())
+    unique_variations = tuple(
+        s
+        for s in dict((s.argv, s) for s in variations).values()
+        if s.argv not in {c.argv for c in unique_core}
+    )
     typescript = any(runner[1:2] == ("--import",) for _, runner in scripts)
     return DetonationPlan(
         unique_core,
@@ -1132,7 +1132,8 @@ async function load(file) {
     }
     return await import(url.pathToFileURL(file).href);
   } catch (e) {
-    failed.push(`load ${path.relative(dir, file) || "."} failed: ${String(e).slice(0, 200)}`);
+    const said = String(e).split("\n")[0].slice(0, 200);
+    failed.push(`load ${path.relative(dir, file) || "."} failed: ${said}`);
     console.error(failed[failed.length - 1]);
   }
 }
