@@ -47,6 +47,7 @@ from assay.detonate.model import (
     quoted,
 )
 from assay.detonate.steps import (
+    MCP_SAMPLE_FILE,
     PROFILES,
     PROJECT_DIR,
     PYTHON,
@@ -385,6 +386,12 @@ def _interference(
         if mcp.session.flooded:
             found.append("MCP server flooded its output past the cap")
         found += _uncalled_tools(mcp)
+        if mcp.read_failure:
+            found.append(f"MCP {clip(mcp.read_failure, 60)} failed, though declared")
+        unread = [r.tool for r in mcp.reads if r.outcome != "ok"]
+        if unread:
+            shown = ", ".join(quoted(n, 60) for n in unread[:4])
+            found.append(f"{len(unread)} declared MCP resource(s) or prompt(s) unread: {shown}")
     return tuple(found)
 
 
@@ -400,13 +407,15 @@ def _failure(step: Step, record: StepLog) -> str:
     """How a step that ran did not run to its end ("" when it did). A step that could
     not start or timed out is said by `_interference`."""
     code = record.exit
-    if record.error or record.timed_out or code is None or code == 0:
+    if record.error or record.timed_out or code is None or code == 0 or step.failure == "none":
         return ""
     if code < 0:
         return f"killed by signal {-code}"
-    if step.exit_matters:
+    if step.failure == "exit":
         return f"exit {code}"
-    return f"raised, exit {code}" if _RAISED.search(record.stderr_tail) else ""
+    if step.failure == "crash" and _RAISED.search(record.stderr_tail):
+        return f"raised, exit {code}"
+    return ""
 
 
 def _uncalled_tools(mcp: McpLog) -> list[str]:
@@ -576,6 +585,8 @@ def _planned_step(step: Step, disguise: Disguise) -> PlannedStep:
             client_name=disguise.client_name,
             client_version=disguise.client_version,
             canary=disguise.argument,
+            sample_file=MCP_SAMPLE_FILE,
+            project=PROJECT_DIR,
         )
     return PlannedStep(
         name=step.name,

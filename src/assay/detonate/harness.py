@@ -544,7 +544,9 @@ class McpSession:
     (line and total caps) or answer with garbage (non-matching lines are counted).
     """
 
-    def __init__(self, argv: list[str], cwd: str, env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], cwd: str, env: dict[str, str], project: str = "") -> None:
+        self.project = project or cwd
+        self.server_requests: list[str] = []
         self.process = subprocess.Popen(
             argv,
             cwd=cwd,
@@ -587,6 +589,9 @@ class McpSession:
                     continue
                 if message.get("method") == "notifications/tools/list_changed":
                     self.tools_changed += 1
+                if "method" in message and "id" in message:
+                    self._answer(message)
+                    continue
                 if message.get("id") == wanted:
                     return message
             if self.flooded:
@@ -601,6 +606,31 @@ class McpSession:
                 self.credit_s += _POLL_S
                 remaining = _POLL_S
             self._fill(remaining)
+
+    def _answer(self, request: dict[str, Any]) -> None:
+        """Answer what the server asks of its client, as a real client would: its roots,
+        a model's reply to a sampling request, a declined elicitation, a ping."""
+        method = str(request.get("method"))
+        self.server_requests.append(method[:80])
+        answers: dict[str, dict[str, Any]] = {
+            "ping": {},
+            "roots/list": {
+                "roots": [{"uri": f"file://{self.project}", "name": os.path.basename(self.project)}]
+            },
+            "sampling/createMessage": {
+                "role": "assistant",
+                "content": {"type": "text", "text": "Done."},
+                "model": "claude-sonnet-4-5",
+                "stopReason": "endTurn",
+            },
+            "elicitation/create": {"action": "decline"},
+        }
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
+        if method in answers:
+            reply["result"] = answers[method]
+        else:
+            reply["error"] = {"code": -32601, "message": "Method not found"}
+        self._send(reply)
 
     def _send(self, message: dict[str, Any]) -> bool:
         stdin = self.process.stdin
@@ -674,9 +704,13 @@ class McpSession:
         )
 
 
-def canary_arguments(schema: object, canary: str) -> dict[str, Any]:
-    """Plausible arguments for a tool's input schema, strings carrying the canary."""
-    return {name: _value_for(name, spec, canary) for name, spec in _properties(schema)}
+def canary_arguments(
+    schema: object, canary: str, client: wire.McpClient | None = None
+) -> dict[str, Any]:
+    """Plausible arguments for a tool's input schema, strings carrying the canary; a
+    file or folder argument names one that exists (the client's sample file, project)."""
+    places = (client.sample_file, client.project) if client else ("", "")
+    return {name: _value_for(name, spec, canary, places) for name, spec in _properties(schema)}
 
 
 def _properties(schema: object) -> list[tuple[str, dict[str, Any]]]:
@@ -686,7 +720,10 @@ def _properties(schema: object) -> list[tuple[str, dict[str, Any]]]:
     return [(str(k), v if isinstance(v, dict) else {}) for k, v in properties.items()]
 
 
-def _value_for(name: str, spec: dict[str, Any], canary: str) -> Any:
+_FOLDER_WORDS = ("dir", "directory", "folder", "root", "workspace", "cwd")
+
+
+def _value_for(name: str, spec: dict[str, Any], canary: str, places: tuple[str, str]) -> Any:
     enum = spec.get("enum")
     if isinstance(enum, list) and enum:
         return enum[0]
@@ -702,8 +739,11 @@ def _value_for(name: str, spec: dict[str, Any], canary: str) -> Any:
     lowered = name.lower()
     if "url" in lowered or "uri" in lowered:
         return f"https://example.com/{canary}"
+    sample_file, project = places
+    if lowered.endswith(_FOLDER_WORDS) or lowered.startswith(("dir", "folder")):
+        return project or "."
     if "path" in lowered or "file" in lowered:
-        return "notes.md"
+        return sample_file or "notes.md"
     return canary
 
 
@@ -714,10 +754,12 @@ VARIATIONS_PER_TOOL = 8  # besides the base call and its repeats
 REPEATS = 2  # the base call again, after the variations: payloads that wait for call N
 
 
-def argument_variations(schema: object, canary: str) -> list[tuple[str, dict[str, Any]]]:
+def argument_variations(
+    schema: object, canary: str, client: wire.McpClient | None = None
+) -> list[tuple[str, dict[str, Any]]]:
     """The base arguments, then one argument changed at a time, each with a label
     saying which (`mode="b"`); the base call's repeats are the caller's."""
-    base = canary_arguments(schema, canary)
+    base = canary_arguments(schema, canary, client)
     declared: list[tuple[str, Any]] = []  # enum values: what the tool itself declares
     chosen: list[tuple[str, Any]] = []  # boundary numbers, the other truth value
     for name, spec in _properties(schema):
@@ -733,14 +775,14 @@ def argument_variations(schema: object, canary: str) -> list[tuple[str, dict[str
 
 
 def call_rounds(
-    tools: list[wire.McpTool], canary: str
+    tools: list[wire.McpTool], canary: str, client: wire.McpClient | None = None
 ) -> tuple[list[list[tuple[wire.McpTool, str, dict[str, Any]]]], int]:
     """Every tool's calls in rounds (each tool once with base arguments, then the
     variations, then the repeats), and how many variations the per-tool cap left out."""
     first, varied, repeated = [], [], []
     left_out = 0
     for tool in tools:
-        (_, base), *rest = argument_variations(tool.input_schema, canary)
+        (_, base), *rest = argument_variations(tool.input_schema, canary, client)
         left_out += max(0, len(rest) - VARIATIONS_PER_TOOL)
         first.append((tool, "", base))
         varied += [(tool, label, args) for label, args in rest[:VARIATIONS_PER_TOOL]]
@@ -756,7 +798,7 @@ def run_mcp(
     sink: EgressSink,
     deadline: float,
 ) -> wire.McpLog:
-    session = McpSession(list(step.argv), step.cwd, env)
+    session = McpSession(list(step.argv), step.cwd, env, client.project)
     driver = _Driver(session, client, scanner, sink, deadline)
     try:
         driver.run()
@@ -770,6 +812,9 @@ def run_mcp(
         list_failure=driver.list_failure,
         changed_tools=tuple(driver.changed),
         variations_left_out=driver.left_out,
+        reads=tuple(driver.reads),
+        read_failure=driver.read_failure,
+        server_requests=tuple(session.server_requests[:16]),
     )
 
 
@@ -796,13 +841,15 @@ class _Driver:
         self.calls: list[wire.McpCall] = []
         self.left_out = 0
         self.seen: set[str] = set()
+        self.reads: list[wire.McpCall] = []
+        self.read_failure = ""
 
     def run(self) -> None:
         init = self.session.request(
             "initialize",
             {
-                "protocolVersion": "2024-11-05",
-                "capabilities": {},
+                "protocolVersion": MCP_PROTOCOL,
+                "capabilities": CLIENT_CAPABILITIES,
                 "clientInfo": {
                     "name": self.client.client_name,
                     "version": self.client.client_version,
@@ -814,6 +861,9 @@ class _Driver:
         if "failure" in init:
             return
         self.session.notify("notifications/initialized", {})
+        result = init.get("result")
+        declared = result.get("capabilities") if isinstance(result, dict) else None
+        self._read_declared(declared if isinstance(declared, dict) else {})
         listed, self.list_failure = _list_tools(self.session, self.client.request_timeout_s)
         self.tools = listed[: self.client.max_tools]
         self.seen = {_tool_key(t) for t in listed}
@@ -823,12 +873,45 @@ class _Driver:
                 return
             pending = self._exercise(pending)
 
+    def _read_declared(self, declared: dict[str, Any]) -> None:
+        """Each resource the server lists read, each prompt it lists got (its arguments
+        filled as a tool's are), as a client showing them to a user would."""
+        timeout = self.client.request_timeout_s
+        for capability, method, key, fetch in _DECLARED:
+            if capability not in declared:
+                continue
+            items, failure = _list_all(self.session, method, key, timeout)
+            self.read_failure = self.read_failure or (f"{method}: {failure}" if failure else "")
+            for item in items[: self.client.max_tools]:
+                if self._past_deadline() or self.session.closed:
+                    return
+                if capability == "resources":
+                    name, params = str(item.get("uri", "")), {"uri": item.get("uri", "")}
+                else:
+                    name = str(item.get("name", ""))
+                    schema: dict[str, Any] = {
+                        "properties": {str(a.get("name")): {} for a in _args_of(item)}
+                    }
+                    params = {"name": name, "arguments": self._arguments(schema)}
+                reply = self.session.request(fetch, params, timeout)
+                self.reads.append(
+                    wire.McpCall(
+                        f"{capability[:-1]} {name[:200]}",
+                        _outcome(reply),
+                        self.scanner.scan(),
+                        self.sink.drain(),
+                    )
+                )
+
+    def _arguments(self, schema: object) -> dict[str, Any]:
+        return canary_arguments(schema, self.client.canary, self.client)
+
     def _exercise(self, tools: list[wire.McpTool]) -> list[wire.McpTool]:
         """Call `tools` round by round, listing again after each round; returns the
         tools that appeared meanwhile (exercised next, after these)."""
         callable_, over = tools[: self.client.max_tools], tools[self.client.max_tools :]
         self.calls += [wire.McpCall(t.name, "skipped: tool cap") for t in over]
-        rounds, left_out = call_rounds(callable_, self.client.canary)
+        rounds, left_out = call_rounds(callable_, self.client.canary, self.client)
         self.left_out += left_out
         fresh: list[wire.McpTool] = []
         for batch in rounds:
@@ -864,6 +947,46 @@ class _Driver:
         self.seen.update(_tool_key(t) for t in fresh)
         self.changed += fresh
         return fresh
+
+
+# The current protocol revision and what a desktop client declares: roots, sampling and
+# elicitation, each answered when the server asks (`McpSession._answer`). A server that
+# only speaks an older revision answers with its own, which the client accepts.
+MCP_PROTOCOL = "2025-06-18"
+CLIENT_CAPABILITIES: dict[str, Any] = {
+    "roots": {"listChanged": True},
+    "sampling": {},
+    "elicitation": {},
+}
+# What a server may declare besides tools: (capability, list method, list key, fetch).
+_DECLARED = (
+    ("resources", "resources/list", "resources", "resources/read"),
+    ("prompts", "prompts/list", "prompts", "prompts/get"),
+)
+
+
+def _list_all(
+    session: McpSession, method: str, key: str, timeout_s: float
+) -> tuple[list[dict[str, Any]], str]:
+    """The items a list method returns over up to three pages, and why it could not be
+    read ("" when it could)."""
+    items: list[dict[str, Any]] = []
+    cursor: object = None
+    for _ in range(3):
+        reply = session.request(method, {"cursor": cursor} if cursor else {}, timeout_s)
+        result = reply.get("result")
+        if not isinstance(result, dict) or not isinstance(result.get(key), list):
+            return items, _outcome(reply) if "result" not in reply else "malformed"
+        items += [i for i in result[key][:64] if isinstance(i, dict)]
+        cursor = result.get("nextCursor")
+        if not cursor:
+            break
+    return items, ""
+
+
+def _args_of(prompt: dict[str, Any]) -> list[dict[str, Any]]:
+    declared = prompt.get("arguments")
+    return [a for a in declared[:32] if isinstance(a, dict)] if isinstance(declared, list) else []
 
 
 def _tool_key(tool: wire.McpTool) -> str:

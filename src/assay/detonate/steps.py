@@ -89,10 +89,12 @@ class Step:
     stdin: str = ""
     env: tuple[tuple[str, str], ...] = ()
     needed: bool = False  # the steps after it need it: when it fails, they are not run
-    # Whether an exit other than 0 means the step failed (an installer, a loader). A
-    # script's own invocation may exit non-zero by design (a usage message): it failed
-    # only when it crashed (an uncaught exception, a signal).
-    exit_matters: bool = True
+    # What makes the step a failure, and the detonation incomplete: `exit`, any exit other
+    # than 0 (an installer, a loader); `crash`, an uncaught exception or a signal (a
+    # script's documented invocation, which may exit non-zero by design with a usage
+    # message); `none` for the validator's own guesses at a trigger (flags, `--help`, a
+    # bin started bare), which may fail on arguments the artifact never documented.
+    failure: str = "exit"
 
 
 @dataclass(frozen=True)
@@ -456,7 +458,7 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
     for relative, runner in scripts:
         base = (*runner, _sandbox_path(relative))
         label = str(relative)
-        core.append(Step(f"{label} (plain)", base, exit_matters=False))
+        core.append(Step(f"{label} (plain)", base, failure="crash"))
         documented = commands.args_for(relative)
         if len(documented) > MAX_DOCUMENTED:
             problems.append(
@@ -471,7 +473,7 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
                     f"{label} {shlex.join(args)} (documented)",
                     base + args,
                     stdin=stdin,
-                    exit_matters=False,
+                    failure="crash",
                 )
             )
         first_args = tuple(
@@ -488,9 +490,9 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
                 f"the {MAX_TRIGGER_FLAGS}-flag cap: {', '.join(left_out[:8])}"
             )
         flags = flags[:MAX_TRIGGER_FLAGS]
-        variations.append(Step(f"{label} --help", (*base, "--help"), exit_matters=False))
+        variations.append(Step(f"{label} --help", (*base, "--help"), failure="none"))
         variations.append(
-            Step(f"{label} + trigger flags", base + first_args + tuple(flags), exit_matters=False)
+            Step(f"{label} + trigger flags", base + first_args + tuple(flags), failure="none")
         )
     if commands.unread:
         problems.append(commands.unread)
@@ -507,7 +509,7 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
                 f"documented one-liner {n}: {clip_words(argv[1:])}",
                 argv,
                 cwd=SANDBOX_ARTIFACT_DIR,
-                exit_matters=False,
+                failure="crash",
             )
         )
     if not core:
@@ -535,6 +537,8 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
 # /usr so the sandbox sees them read-only at the same path.
 MCP_RUNTIME = "/usr/local/lib/mcp-runtime"
 _TSX_LOADER = f"{MCP_RUNTIME}/node/node_modules/tsx/dist/loader.mjs"
+# The file an MCP client hands to a tool argument that names a file: one that exists.
+MCP_SAMPLE_FILE = f"{PROJECT_DIR}/notes.md"
 _GO_CANDIDATES = ("/usr/bin/go", "/usr/lib/go/bin/go", "/usr/local/go/bin/go")
 _SERVER_GUESSES = (
     "server.py",
@@ -785,6 +789,7 @@ def _mcp_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     return DetonationPlan(
         (*server.build, step),
         copies=(root,),
+        placeholders={MCP_SAMPLE_FILE: _PLACEHOLDER_TEXT[".md"]},
         workdirs=server.workdirs,
         links=links,
         site_paths=site,
@@ -832,10 +837,10 @@ _PIP_ENV = (
 # every name of each module's `__all__` (so PEP 562 lazy submodules load), loads every
 # entry point of every group (pytest11, plugins), and starts each console and GUI entry
 # point, each in a forked child (no exec of the harness's to mistake for the package's)
-# that the alarm ends. A load that raises is printed, and the step exits 1 with the first
-# failure as its last line: the payload behind it never ran, so the detonation is
-# incomplete. The step's own budget bounds how many start (a step stopped by it is
-# interference).
+# that the alarm ends. An import or load that raises is printed, and the step exits 1 with
+# the first failure as its last line: the payload behind it never ran, so the detonation
+# is incomplete (a console script started bare is an attempt: how it ends is only shown).
+# The step's own budget bounds how many start (a step stopped by it is interference).
 IMPORT_DRIVER = (
     "import importlib, importlib.metadata as md, os, signal, sys\n"
     "site = sys.argv[1]\n"
@@ -883,15 +888,10 @@ IMPORT_DRIVER = (
     "        sys.argv = [point.name]\n"
     "        try:\n"
     "            point.load()()\n"
-    "        except Exception as exc:\n"
-    "            print(f'entry point {point.name} failed: {exc!r}'[:300], file=sys.stderr)\n"
-    "            os._exit(3)\n"
-    "        except BaseException:\n"
-    "            pass\n"
+    "        except BaseException as exc:\n"
+    "            print(f'entry point {point.name} ended: {exc!r}'[:300], file=sys.stderr)\n"
     "        os._exit(0)\n"
-    "    _, status = os.waitpid(child, 0)\n"
-    "    if os.waitstatus_to_exitcode(status) == 3:\n"
-    "        failed.append(f'entry point {point.name} failed')\n"
+    "    os.waitpid(child, 0)\n"
     "if failed:\n"
     "    print(f'{len(failed)} load(s) failed, the first: {failed[0]}', file=sys.stderr)\n"
     "    sys.exit(1)\n"
@@ -1065,7 +1065,7 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
                 f"start the bin {command!r}",
                 (*(runner or (NODE,)), f"{package_dir}/{relative}"),
                 cwd=PROJECT_DIR,
-                exit_matters=False,  # a usage message exits non-zero by design
+                failure="none",
             )
         )
     left = [command for command, _ in bins[MAX_BINS:]]

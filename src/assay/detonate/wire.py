@@ -119,6 +119,10 @@ class McpClient(_Wire):
     client_name: str
     client_version: str
     canary: str
+    # A file that exists, given to arguments that name a file; the project folder, given
+    # to the ones that name a folder and as the client's root.
+    sample_file: str = ""
+    project: str = ""
 
 
 @dataclass(frozen=True)
@@ -225,6 +229,11 @@ class McpLog(_Wire):
     list_failure: str = ""  # why tools/list could not be read
     changed_tools: tuple[McpTool, ...] = ()  # tools listed anew mid-session (a rug pull)
     variations_left_out: int = 0  # argument variations past the per-tool cap
+    # resources/read of each listed resource and prompts/get of each listed prompt (the
+    # `tool` field names the resource or prompt), when the server declared them.
+    reads: tuple[McpCall, ...] = ()
+    read_failure: str = ""  # why a declared resources/list or prompts/list could not be read
+    server_requests: tuple[str, ...] = ()  # methods of the requests the server sent the client
 
     def cut(self, keep: int) -> McpLog:
         return replace(
@@ -232,6 +241,8 @@ class McpLog(_Wire):
             tools=self.tools[:keep],
             calls=self.calls[:keep],
             changed_tools=self.changed_tools[:keep],
+            reads=self.reads[:keep],
+            server_requests=self.server_requests[:keep],
         )
 
 
