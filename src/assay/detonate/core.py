@@ -10,10 +10,12 @@ from collections.abc import Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from assay.detonate.canaries import (
     FAKETIME_RC,
+    GIT_EMAIL,
+    GIT_NAME,
     HOME,
     PLAIN_HOME_FILES,
     SHELL_PROFILES,
@@ -48,6 +50,7 @@ from assay.detonate.model import (
 )
 from assay.detonate.steps import (
     MCP_SAMPLE_FILE,
+    MCP_SAMPLE_TEXT,
     PROFILES,
     PROJECT_DIR,
     PYTHON,
@@ -67,6 +70,7 @@ from assay.detonate.wire import (
     McpLog,
     McpTool,
     PlannedStep,
+    ProjectRepo,
     StepLog,
     WireError,
 )
@@ -488,6 +492,27 @@ def _harness_plan(
         steps=tuple(_planned_step(step, disguise) for step in plan.steps_for(profile)),
         deadline_s=deadline_s,
         log_cap=LOG_CAP,
+        repo=project_repo(disguise),
+    )
+
+
+# The project a user works in: a clone of their own repository (scripts that run `git log`
+# or `git diff` in it, as skills and CLIs do, find a repository with history).
+PROJECT_FILES = {
+    "README.md": "# project\n\nInternal tools and notes.\n",
+    ".gitignore": "node_modules/\n__pycache__/\n.env\n",
+    MCP_SAMPLE_FILE.removeprefix(PROJECT_DIR + "/"): MCP_SAMPLE_TEXT,
+}
+
+
+def project_repo(disguise: Disguise) -> ProjectRepo:
+    return ProjectRepo(
+        path=PROJECT_DIR,
+        files=PROJECT_FILES,
+        author=GIT_NAME,
+        email=GIT_EMAIL,
+        age_s=disguise.home_age_s // 3,
+        remote=f"git@github.com:{USER}/{PurePosixPath(PROJECT_DIR).name}.git",
     )
 
 

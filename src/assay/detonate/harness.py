@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import json
 import math
 import os
@@ -26,11 +27,13 @@ import shutil
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import threading
 import time
 import types
+import zlib
 from dataclasses import replace
 
 TYPE_CHECKING = False
@@ -83,6 +86,105 @@ def lay_out_home(plan: wire.HarnessPlan) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
+
+
+# --- the project, a git clone ---------------------------------------------------------------
+
+# Written by the harness itself (whose file calls are not traced), object by object as
+# git stores them, rather than by running git: no program of the harness's shows in the
+# trace, and every later write under .git (a hook planted) is the artifact's alone.
+_GIT_CONFIG = """[core]
+\trepositoryformatversion = 0
+\tfilemode = true
+\tbare = false
+\tlogallrefupdates = true
+[remote "origin"]
+\turl = {remote}
+\tfetch = +refs/heads/*:refs/remotes/origin/*
+[branch "main"]
+\tremote = origin
+\tmerge = refs/heads/main
+"""
+
+
+def make_repo(repo: wire.ProjectRepo) -> None:
+    """The project folder as a clone of `repo.remote`: its files, one commit, an index
+    that matches them, `main` tracking `origin/main`, everything dated back."""
+    when = int(time.time()) - repo.age_s
+    git = os.path.join(repo.path, ".git")
+    for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info", "hooks"):
+        os.makedirs(os.path.join(git, sub), exist_ok=True)
+    os.makedirs(os.path.join(git, "refs/remotes/origin"), exist_ok=True)
+    os.makedirs(os.path.join(git, "logs/refs/heads"), exist_ok=True)
+    blobs = []
+    for name, text in sorted(repo.files.items()):
+        path = os.path.join(repo.path, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.utime(path, (when, when))
+        blobs.append((name, _git_object(git, b"blob", text.encode())))
+    tree = b"".join(b"100644 " + n.encode() + b"\0" + bytes.fromhex(h) for n, h in blobs)
+    who = f"{repo.author} <{repo.email}> {when} +0000"
+    commit = _git_object(
+        git,
+        b"commit",
+        f"tree {_git_object(git, b'tree', tree)}\nauthor {who}\ncommitter {who}\n\n"
+        "Initial commit\n".encode(),
+    )
+    texts = {
+        "HEAD": "ref: refs/heads/main\n",
+        "config": _GIT_CONFIG.format(remote=repo.remote),
+        "description": "Unnamed repository; edit this file 'description' to name the repository.\n",
+        "info/exclude": "# git ls-files --others --exclude-from=.git/info/exclude\n",
+        "refs/heads/main": commit + "\n",
+        "refs/remotes/origin/main": commit + "\n",
+        "logs/HEAD": f"{'0' * 40} {commit} {who}\tclone: from {repo.remote}\n",
+        "logs/refs/heads/main": f"{'0' * 40} {commit} {who}\tclone: from {repo.remote}\n",
+    }
+    for name, text in texts.items():
+        with open(os.path.join(git, name), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    for root, dirs, files in os.walk(git):
+        for name in dirs + files:
+            os.utime(os.path.join(root, name), (when, when))
+    # Written last and left newer than the files: an index no newer than a file it lists
+    # makes git check that file again, and rewrite the index (a write by the artifact).
+    with open(os.path.join(git, "index"), "wb") as handle:
+        handle.write(_git_index(repo.path, blobs))
+
+
+def _git_object(git: str, kind: bytes, data: bytes) -> str:
+    raw = kind + b" " + str(len(data)).encode() + b"\0" + data
+    digest = hashlib.sha1(raw).hexdigest()  # git's object name, not a security use
+    directory = os.path.join(git, "objects", digest[:2])
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, digest[2:]), "wb") as handle:
+        handle.write(zlib.compress(raw))
+    return digest
+
+
+def _git_index(root: str, blobs: list[tuple[str, str]]) -> bytes:
+    """A version 2 index of the files as they are on disk (so `git status` is clean)."""
+    body = b""
+    for name, digest in blobs:
+        st = os.stat(os.path.join(root, name))
+        entry = struct.pack(
+            ">10I",
+            int(st.st_ctime),
+            st.st_ctime_ns % 1_000_000_000,
+            int(st.st_mtime),
+            st.st_mtime_ns % 1_000_000_000,
+            st.st_dev & 0xFFFFFFFF,
+            st.st_ino & 0xFFFFFFFF,
+            0o100644,
+            st.st_uid,
+            st.st_gid,
+            st.st_size & 0xFFFFFFFF,
+        )
+        entry += bytes.fromhex(digest) + struct.pack(">H", min(len(name), 0xFFF)) + name.encode()
+        body += entry + b"\0" * (8 - len(entry) % 8)
+    content = b"DIRC" + struct.pack(">II", 2, len(blobs)) + body
+    return content + hashlib.sha1(content).digest()
 
 
 def copy_artifact(plan: wire.HarnessPlan) -> None:
@@ -1178,6 +1280,8 @@ def main() -> None:
         # backstop has passed (steps slowed by load take longer, not more CPU).
         deadline = started + plan.deadline_s * BACKSTOP_FACTOR
         lay_out_home(plan)
+        if plan.repo is not None:
+            make_repo(plan.repo)
         scanner = Scanner(plan)
         sink = EgressSink(scanner.needles)
         sink_port = sink.port

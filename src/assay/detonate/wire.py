@@ -140,6 +140,19 @@ class PlannedStep(_Wire):
 
 
 @dataclass(frozen=True)
+class ProjectRepo(_Wire):
+    """The project folder as a user's clone: a git repository with one commit of these
+    files, made `age_s` seconds ago by `author`, its `origin` at `remote`."""
+
+    path: str
+    files: Mapping[str, str]
+    author: str
+    email: str
+    age_s: int
+    remote: str
+
+
+@dataclass(frozen=True)
 class HarnessPlan(_Wire):
     """Everything one profile's harness run does, in order."""
 
@@ -162,6 +175,7 @@ class HarnessPlan(_Wire):
     # BACKSTOP_FACTOR times as many wall seconds (the host may be busy).
     deadline_s: float
     log_cap: int  # bytes the log may take
+    repo: ProjectRepo | None = None  # made before the steps
 
 
 # --- the log: harness -> validator ---------------------------------------------------------
