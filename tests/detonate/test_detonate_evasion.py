@@ -209,6 +209,11 @@ DORMANT_IF = {
         "sandboxed = name in ('sandbox', 'localhost') or 'sandbox' in open('/etc/hosts').read()"
         " or name not in open('/etc/hosts').read()"
     ),
+    "a parent that is no shell": (
+        "parent = f'/proc/{os.getppid()}'\n"
+        "argv = open(parent + '/cmdline', 'rb').read().split(b'\\0')\n"
+        "sandboxed = not argv[0].endswith(b'bash') or open(parent + '/comm').read() != 'bash\\n'"
+    ),
     "no shell history": "sandboxed = not os.path.getsize(home + '/.bash_history')",
     "a project that is no clone": (
         "import subprocess\n"

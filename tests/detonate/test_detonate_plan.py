@@ -140,3 +140,47 @@ def test_a_step_run_twice_for_load_is_marked_in_the_observation() -> None:
     )
     (note,) = load_notes(log)
     assert note.startswith("step 'retried' ran twice")
+
+
+def _big_skill(root: Path, scripts: int) -> Path:
+    """`scripts` helper scripts and two ~250 KB documents naming every seventh of them."""
+    (root / "scripts").mkdir(parents=True)
+    for n in range(scripts):
+        (root / "scripts" / f"s{n}.py").write_text(f"print({n})\n")
+    line = " ".join(f"`python3 scripts/s{n}.py --x{n} a{n}.md`" for n in range(0, scripts, 7))
+    doc = ("## usage\n" + line + "\n") * (250_000 // (len(line) + 10) + 1)
+    (root / "SKILL.md").write_text(doc[:250_000])
+    (root / "README.md").write_text(doc[:250_000])
+    return root
+
+
+def test_planning_past_its_budget_is_named_and_the_documented_scripts_still_run(
+    tmp_path: Path,
+) -> None:
+    plan = build_plan(_big_skill(tmp_path, 4_900), Track.SKILLS, "t0k3n")
+    budget = [i for i in plan.interference if i.startswith("planning's budget")]
+    assert len(budget) == 1
+    assert budget[0].endswith("command line(s) past the 4000-line cap"), budget
+    assert any("over the 6-script cap" in i for i in plan.interference)
+    documented = [s for s in plan.core if s.name.endswith("(documented)")]
+    assert documented and all("/scripts/s" in s.argv[1] for s in documented)
+
+
+def test_a_documented_one_liner_is_planned_as_written(tmp_path: Path) -> None:
+    (tmp_path / "SKILL.md").write_text(
+        "```\n$ python3 -c \"print('x')\" | tee out.txt\nnode -e 'console.log(1)'\n```\n"
+        "Run `python -m tool --fast` here; `python3 notes.md` is no one-liner.\n"
+    )
+    plan = build_plan(tmp_path, Track.SKILLS, "t0k3n")
+    assert [(s.argv, s.cwd) for s in plan.core] == [
+        ((PYTHON, "-c", "print('x')"), "/task/artifact"),
+        (("/usr/bin/node", "-e", "console.log(1)"), "/task/artifact"),
+        ((PYTHON, "-m", "tool", "--fast"), "/task/artifact"),
+    ]
+    assert plan.interference == ()
+
+
+def test_a_lone_wheel_is_installed_with_pip(tmp_path: Path) -> None:
+    (tmp_path / "tzkit-1.0-py3-none-any.whl").write_bytes(b"PK")
+    _, install, _ = build_plan(tmp_path, Track.PACKAGES, "t0k3n").core
+    assert install.argv[-1] == "/task/workspace/.cache-t0k3n/src/tzkit-1.0-py3-none-any.whl"

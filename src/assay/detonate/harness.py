@@ -71,6 +71,28 @@ def _undumpable() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
+_PR_SET_NAME = 15
+
+
+def look_like_a_login_shell() -> None:
+    """Show the harness, the parent of every step, as a user's login shell: its command
+    line `-bash` and its name `bash`, as a terminal's shell reads to its children (the
+    command line is the process's own memory, rewritten in place as setproctitle does;
+    the rest of /proc/<pid> is closed by `_undumpable`)."""
+    title = b"-bash"
+    with contextlib.suppress(OSError, IndexError, ValueError, AttributeError):
+        with open("/proc/self/stat", "rb") as handle:
+            data = handle.read()
+        fields = data[data.rfind(b")") + 2 :].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end
+        if end - start > len(title) + 1:
+            # A NUL after the title and none at the end: the kernel reads up to that NUL.
+            ctypes.memmove(
+                start, title + b"\0" + b" " * (end - start - len(title) - 1), end - start
+            )
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, b"bash", 0, 0, 0)
+
+
 # --- fake home ---------------------------------------------------------------------------
 
 
@@ -1262,6 +1284,7 @@ def main() -> None:
     result_fd = int(os.environ.pop("ASSAY_RESULT_FD"))
     os.set_inheritable(result_fd, False)  # no child inherits the result channel
     _undumpable()
+    look_like_a_login_shell()
     # Servers may answer with JSON nested thousands deep; it is parsed (and then cut
     # down by _shallow) rather than dropped as unreadable.
     sys.setrecursionlimit(_PARSE_DEPTH)
