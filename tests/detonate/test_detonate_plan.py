@@ -143,14 +143,17 @@ def test_a_step_run_twice_for_load_is_marked_in_the_observation() -> None:
 
 
 def _big_skill(root: Path, scripts: int) -> Path:
-    """`scripts` helper scripts and two ~250 KB documents naming every seventh of them."""
+    """`scripts` helper scripts, and two ~250 KB documents whose code blocks invoke every
+    seventh of them, line after line."""
     (root / "scripts").mkdir(parents=True)
-    for n in range(scripts):
-        (root / "scripts" / f"s{n}.py").write_text(f"print({n})\n")
-    line = " ".join(f"`python3 scripts/s{n}.py --x{n} a{n}.md`" for n in range(0, scripts, 7))
-    doc = ("## usage\n" + line + "\n") * (250_000 // (len(line) + 10) + 1)
-    (root / "SKILL.md").write_text(doc[:250_000])
-    (root / "README.md").write_text(doc[:250_000])
+    names = [f"s{n}.py" for n in range(scripts)]
+    for name in names:
+        (root / "scripts" / name).write_text("print(1)\n")
+    usage = "".join(f"python3 scripts/{name} --x {name}.md\n" for name in names[::7])
+    block = f"```\n{usage}```\n"
+    text = (block * (250_000 // len(block) + 1))[:250_000]
+    for doc in ("SKILL.md", "README.md"):
+        (root / doc).write_text(text)
     return root
 
 
