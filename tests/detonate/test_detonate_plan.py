@@ -187,3 +187,18 @@ def test_a_lone_wheel_is_installed_with_pip(tmp_path: Path) -> None:
     (tmp_path / "tzkit-1.0-py3-none-any.whl").write_bytes(b"PK")
     _, install, _ = build_plan(tmp_path, Track.PACKAGES, "t0k3n").core
     assert install.argv[-1] == "/task/workspace/.cache-t0k3n/src/tzkit-1.0-py3-none-any.whl"
+
+
+def test_what_a_tool_declares_as_an_example_is_tried_first() -> None:
+    schema = {
+        "properties": {
+            "expression": {"type": "string"},
+            "unit": {"type": "string", "examples": ["km"], "enum": ["m", "km"]},
+        }
+    }
+    tried = argument_variations(schema, "c", description="Evaluate such as 2 * (3 + 4).")
+    assert [label for label, _ in tried[1:]] == ['unit="km"']  # no example for two strings
+    sole = {"properties": {"expression": {"type": "string"}}}
+    base, example = argument_variations(sole, "c", description="Evaluate such as 2 * (3 + 4).")
+    assert example == ('expression="2 * (3 + 4)"', {"expression": "2 * (3 + 4)"})
+    assert base == ("", {"expression": "c"})

@@ -50,7 +50,6 @@ from assay.detonate.model import (
 )
 from assay.detonate.steps import (
     MCP_SAMPLE_FILE,
-    MCP_SAMPLE_TEXT,
     PROFILES,
     PROJECT_DIR,
     PYTHON,
@@ -501,7 +500,7 @@ def _harness_plan(
 PROJECT_FILES = {
     "README.md": "# project\n\nInternal tools and notes.\n",
     ".gitignore": "node_modules/\n__pycache__/\n.env\n",
-    MCP_SAMPLE_FILE.removeprefix(PROJECT_DIR + "/"): MCP_SAMPLE_TEXT,
+    "notes.md": "# Notes\n\n- ship the release\n",
 }
 
 

@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import select
 import selectors
 import shutil
@@ -863,9 +864,9 @@ def _value_for(name: str, spec: dict[str, Any], canary: str, places: tuple[str, 
     lowered = name.lower()
     if "url" in lowered or "uri" in lowered:
         return f"https://example.com/{canary}"
-    sample_file, project = places
+    sample_file, _ = places
     if lowered.endswith(_FOLDER_WORDS) or lowered.startswith(("dir", "folder")):
-        return project or "."
+        return "."  # the server's own folder, where a client starts it
     if "path" in lowered or "file" in lowered:
         return sample_file or "notes.md"
     return canary
@@ -879,14 +880,21 @@ REPEATS = 2  # the base call again, after the variations: payloads that wait for
 
 
 def argument_variations(
-    schema: object, canary: str, client: wire.McpClient | None = None
+    schema: object, canary: str, client: wire.McpClient | None = None, description: str = ""
 ) -> list[tuple[str, dict[str, Any]]]:
     """The base arguments, then one argument changed at a time, each with a label
-    saying which (`mode="b"`); the base call's repeats are the caller's."""
+    saying which (`mode="b"`); the base call's repeats are the caller's. What the tool
+    declares comes first: its example values (a property's `examples` or `default`, or
+    what its description gives "such as"; the tool's own description for its only
+    string argument), as a model filling the call would, then its enum values."""
     base = canary_arguments(schema, canary, client)
-    declared: list[tuple[str, Any]] = []  # enum values: what the tool itself declares
+    declared: list[tuple[str, Any]] = []  # what the tool itself declares
     chosen: list[tuple[str, Any]] = []  # boundary numbers, the other truth value
+    strings = [n for n, spec in _properties(schema) if spec.get("type", "string") == "string"]
     for name, spec in _properties(schema):
+        said = _example(spec, description if strings == [name] else "")
+        if said is not None and said != base[name]:
+            declared.append((name, said))
         enum = spec.get("enum")
         if isinstance(enum, list) and enum:
             declared += [(name, v) for v in enum[1:]]
@@ -894,8 +902,31 @@ def argument_variations(
             chosen += [(name, v) for v in _BOUNDARY_NUMBERS]
         elif spec.get("type") == "boolean":
             chosen.append((name, False))
-    changed = [(f"{n[:40]}={json.dumps(v)[:40]}", {**base, n: v}) for n, v in declared + chosen]
-    return [("", base), *changed]
+    changed = {
+        f"{n[:40]}={json.dumps(v)[:40]}": {**base, n: v} for n, v in declared + chosen
+    }  # an example that is also an enum value is tried once
+    return [("", base), *changed.items()]
+
+
+# "an arithmetic expression such as 2 * (3 + 4)." -> 2 * (3 + 4)
+_EXAMPLE = re.compile(
+    r"(?:such as|e\.g\.,?|for example,?|for instance,?)\s+[`'\"]?(.+?)[`'\"]?(?:[.;]\s|[.;]?$)"
+)
+
+
+def _example(spec: dict[str, Any], description: str) -> object:
+    """The example value a property declares, or that its description (or the tool's)
+    gives; None without one."""
+    examples = spec.get("examples")
+    if isinstance(examples, list) and examples:
+        return examples[0]
+    if "default" in spec:
+        return spec["default"]
+    for text in (spec.get("description"), description):
+        found = _EXAMPLE.search(text) if isinstance(text, str) else None
+        if found:
+            return found[1][:200]
+    return None
 
 
 def call_rounds(
@@ -906,7 +937,7 @@ def call_rounds(
     first, varied, repeated = [], [], []
     left_out = 0
     for tool in tools:
-        (_, base), *rest = argument_variations(tool.input_schema, canary, client)
+        (_, base), *rest = argument_variations(tool.input_schema, canary, client, tool.description)
         left_out += max(0, len(rest) - VARIATIONS_PER_TOOL)
         first.append((tool, "", base))
         varied += [(tool, label, args) for label, args in rest[:VARIATIONS_PER_TOOL]]

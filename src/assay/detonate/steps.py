@@ -537,8 +537,10 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
 # /usr so the sandbox sees them read-only at the same path.
 MCP_RUNTIME = "/usr/local/lib/mcp-runtime"
 _TSX_LOADER = f"{MCP_RUNTIME}/node/node_modules/tsx/dist/loader.mjs"
-# The file an MCP client hands to a tool argument that names a file: one that exists.
-MCP_SAMPLE_FILE = f"{PROJECT_DIR}/notes.md"
+# The file an MCP client hands to a tool argument that names a file: one that exists, in
+# the server's own folder (where a client starts it, and where servers that serve files
+# are rooted by default).
+MCP_SAMPLE_FILE = "notes.md"
 MCP_SAMPLE_TEXT = "# Notes\n\n## Section\n- item\n"
 _GO_CANDIDATES = ("/usr/bin/go", "/usr/lib/go/bin/go", "/usr/local/go/bin/go")
 _SERVER_GUESSES = (
@@ -790,7 +792,7 @@ def _mcp_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     return DetonationPlan(
         (*server.build, step),
         copies=(root,),
-        placeholders={MCP_SAMPLE_FILE: MCP_SAMPLE_TEXT},
+        placeholders={f"{root}/{MCP_SAMPLE_FILE}": MCP_SAMPLE_TEXT},
         workdirs=server.workdirs,
         links=links,
         site_paths=site,

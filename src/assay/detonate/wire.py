@@ -119,8 +119,8 @@ class McpClient(_Wire):
     client_name: str
     client_version: str
     canary: str
-    # A file that exists, given to arguments that name a file; the project folder, given
-    # to the ones that name a folder and as the client's root.
+    # A file that exists in the server's folder, given to arguments that name a file;
+    # the project folder, the client's root (`roots/list`).
     sample_file: str = ""
     project: str = ""
 
