@@ -902,6 +902,8 @@ def argument_variations(
             chosen += [(name, v) for v in _BOUNDARY_NUMBERS]
         elif spec.get("type") == "boolean":
             chosen.append((name, False))
+        elif base[name] == (client.sample_file if client else "notes.md"):
+            chosen.append((name, "."))  # a path may name a folder as well as a file
     changed = {
         f"{n[:40]}={json.dumps(v)[:40]}": {**base, n: v} for n, v in declared + chosen
     }  # an example that is also an enum value is tried once
