@@ -846,6 +846,9 @@ def _properties(schema: object) -> list[tuple[str, dict[str, Any]]]:
 
 
 _FOLDER_WORDS = ("dir", "directory", "folder", "root", "workspace", "cwd")
+# An argument named for a file (path, file, filename, source_file), not one that only
+# holds the letters (profile).
+_FILE_NAME = re.compile(r"(^|[_-])(file|path|filename|filepath)s?$|path|filename")
 
 
 def _value_for(name: str, spec: dict[str, Any], canary: str, places: tuple[str, str]) -> Any:
@@ -867,7 +870,7 @@ def _value_for(name: str, spec: dict[str, Any], canary: str, places: tuple[str, 
     sample_file, _ = places
     if lowered.endswith(_FOLDER_WORDS) or lowered.startswith(("dir", "folder")):
         return "."  # the server's own folder, where a client starts it
-    if "path" in lowered or "file" in lowered:
+    if _FILE_NAME.search(lowered):
         return sample_file or "notes.md"
     return canary
 
