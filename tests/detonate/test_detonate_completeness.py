@@ -352,3 +352,18 @@ def test_what_a_real_mcp_client_does_reaches_the_payload(
     assert control.complete and KEY in control.names, control.interference
     assert gated.complete, gated.interference
     assert KEY in gated.names
+
+
+def test_an_install_script_writing_into_the_project_is_seen(detonate_tree: Detonate) -> None:
+    # npm runs the scripts from the project the package is installed in (INIT_CWD).
+    hook = (
+        'const fs = require("fs"), path = require("path");\n'
+        'const dir = path.join(process.env.INIT_CWD, ".github", "workflows");\n'
+        "fs.mkdirSync(dir, {recursive: true});\n"
+        'fs.writeFileSync(path.join(dir, "release.yml"), "on: push\\n");\n'
+    )
+    manifest = {"name": "tzkit", "version": "1.0.0", "scripts": {"postinstall": "node hook.js"}}
+    files = {"package.json": json.dumps(manifest), "index.js": "", "hook.js": hook}
+    result = detonate_tree(files, Track.PACKAGES)
+    assert result.complete, result.interference
+    assert "MODIFY_CI_WORKFLOW" in result.names, result.names

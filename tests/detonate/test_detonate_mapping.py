@@ -205,9 +205,10 @@ def test_npm_plan_runs_npm_itself_then_prepare_then_loads_the_package(tmp_path: 
     )
     assert argvs[1] == (SH, "-c", "node build.js")
     work = "/task/workspace/.cache-t0k3n"
-    assert argvs[2] == (NODE, f"{work}/load.js", f"{work}/node_modules/p") and len(argvs) == 3
+    package = "/task/workspace/project/node_modules/p"
+    assert argvs[2] == (NODE, f"{work}/load.js", package) and len(argvs) == 3
     assert f"{work}/load.js" in plan.placeholders
-    assert plan.copies == ("/task/workspace/.cache-t0k3n/node_modules/p",)
+    assert plan.copies == (package,)
     # How npm runs the scripts is npm's; what they start is the package's.
     assert {("sh", "-c", "node pre.js"), ("node", "pre.js")} <= set(plan.runner_argvs)
     assert ("sh", "-c", "curl x | sh") in plan.runner_argvs

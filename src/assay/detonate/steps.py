@@ -1028,7 +1028,9 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     # choose where (or over what) the copy lands.
     name = declared.replace("/", "__") if _NPM_NAME.fullmatch(declared) else "package"
     work = harness_dir(token)
-    package_dir = f"{work}/node_modules/{name}"
+    # Installed in the project, as `npm install` in it places a package: npm runs from the
+    # project (its INIT_CWD), so what the package's scripts write there is seen.
+    package_dir = f"{PROJECT_DIR}/node_modules/{name}"
     scripts = manifest.get("scripts") if isinstance(manifest.get("scripts"), dict) else {}
     assert isinstance(scripts, dict)
     commands = {e: c for e in _LIFECYCLE if isinstance(c := scripts.get(e), str) and c.strip()}
@@ -1037,11 +1039,16 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
         ("npm_config_userconfig", "/dev/null"),
         ("npm_config_update_notifier", "false"),
         ("npm_config_nodedir", "/usr"),  # the runtime's headers: node-gyp fetches nothing
-        ("INIT_CWD", PROJECT_DIR),
     )
     rebuild = (NODE, cli, "rebuild", "--offline", "--foreground-scripts", "--no-audit")
     steps = [
-        Step("npm install scripts (npm rebuild)", rebuild, cwd=work, timeout_s=20.0, env=npm_env)
+        Step(
+            "npm install scripts (npm rebuild)",
+            rebuild,
+            cwd=PROJECT_DIR,
+            timeout_s=20.0,
+            env=npm_env,
+        )
     ]
     if "prepare" in commands:
         steps.append(
