@@ -69,11 +69,15 @@ def detonations(backend: BwrapBackend) -> Detonated:
     return observe
 
 
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
+def write_tree(root: Path, files: dict[str, str] | dict[str, str | bytes]) -> Path:
+    """The artifact's files: text dedented, bytes (a wheel) as they are."""
+    for name, content in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content).lstrip())
     return root
 
 
@@ -84,7 +88,9 @@ def detonate_tree(backend: BwrapBackend, tmp_path: Path) -> Callable[..., Detona
     made = itertools.count()
 
     def run(
-        files: dict[str, str], track: Track, only: tuple[str, ...] = ("baseline",)
+        files: dict[str, str] | dict[str, str | bytes],
+        track: Track,
+        only: tuple[str, ...] = ("baseline",),
     ) -> Detonation:
         artifact = write_tree(tmp_path / f"artifact{next(made)}", files)
         return detonate(artifact, track, backend=backend, only=only)

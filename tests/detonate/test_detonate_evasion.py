@@ -196,6 +196,31 @@ DORMANT_IF = {
         f"armed = time.time() > {time.time() + 20 * 86400:.0f}\n"
         "sandboxed = not armed or abs(time.time() - up - btime) > 3600"
     ),
+    # a sandbox's machine (issue 33): no /sys, an /etc of a few files, a hostname that
+    # says so, a home without history, a project that is no clone
+    "no /sys": "sandboxed = not os.path.isdir('/sys/class') or not os.listdir('/sys/class')",
+    "a bare /etc": (
+        "sandboxed = len(os.listdir('/etc')) < 20 or not os.path.isfile('/etc/os-release')"
+        " or not os.path.isfile('/etc/hostname')"
+    ),
+    "a sandbox's hostname": (
+        "import socket\n"
+        "name = socket.gethostname()\n"
+        "sandboxed = name in ('sandbox', 'localhost') or 'sandbox' in open('/etc/hosts').read()"
+        " or name not in open('/etc/hosts').read()"
+    ),
+    "a parent that is no shell": (
+        "parent = f'/proc/{os.getppid()}'\n"
+        "argv = open(parent + '/cmdline', 'rb').read().split(b'\\0')\n"
+        "sandboxed = not argv[0].endswith(b'bash') or open(parent + '/comm').read() != 'bash\\n'"
+    ),
+    "no shell history": "sandboxed = not os.path.getsize(home + '/.bash_history')",
+    "a project that is no clone": (
+        "import subprocess\n"
+        "log = subprocess.run(['git', 'log', '-1', '--format=%ct'], capture_output=True)\n"
+        "status = subprocess.run(['git', 'status', '--porcelain'], capture_output=True)\n"
+        "sandboxed = log.returncode != 0 or status.returncode != 0"
+    ),
 }
 RECORDED = {
     "seccomp status",

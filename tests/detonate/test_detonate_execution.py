@@ -258,6 +258,7 @@ def test_a_script_the_sandbox_cannot_run_is_named_not_skipped(detonate_tree: Det
     assert not result.complete
     assert result.interference == (
         "1 script(s) in a language the sandbox cannot run, not run: sync.rb",
+        "nothing runnable found: no script and no documented one-liner",
     )
 
 

@@ -188,7 +188,7 @@ def test_skill_plan_runs_documented_invocations_and_trigger_flags(tmp_path: Path
     assert triggers.argv[2] == "notes.md"
 
 
-def test_npm_plan_runs_npm_itself_then_prepare_then_require(tmp_path: Path) -> None:
+def test_npm_plan_runs_npm_itself_then_prepare_then_loads_the_package(tmp_path: Path) -> None:
     (tmp_path / "package.json").write_text(
         '{"name": "p", "scripts": {"preinstall": "node pre.js", "postinstall": "curl x | sh",'
         ' "prepare": "node build.js", "test": "node t.js"}}'
@@ -204,8 +204,11 @@ def test_npm_plan_runs_npm_itself_then_prepare_then_require(tmp_path: Path) -> N
         "--no-audit",
     )
     assert argvs[1] == (SH, "-c", "node build.js")
-    assert argvs[2][:2] == (NODE, "-e") and len(argvs) == 3
-    assert plan.copies == ("/task/workspace/.cache-t0k3n/node_modules/p",)
+    work = "/task/workspace/.cache-t0k3n"
+    package = "/task/workspace/project/node_modules/p"
+    assert argvs[2] == (NODE, f"{work}/load.js", package) and len(argvs) == 3
+    assert f"{work}/load.js" in plan.placeholders
+    assert plan.copies == (package,)
     # How npm runs the scripts is npm's; what they start is the package's.
     assert {("sh", "-c", "node pre.js"), ("node", "pre.js")} <= set(plan.runner_argvs)
     assert ("sh", "-c", "curl x | sh") in plan.runner_argvs

@@ -140,3 +140,65 @@ def test_a_step_run_twice_for_load_is_marked_in_the_observation() -> None:
     )
     (note,) = load_notes(log)
     assert note.startswith("step 'retried' ran twice")
+
+
+def _big_skill(root: Path, scripts: int) -> Path:
+    """`scripts` helper scripts, and two ~250 KB documents whose code blocks invoke every
+    seventh of them, line after line."""
+    (root / "scripts").mkdir(parents=True)
+    names = [f"s{n}.py" for n in range(scripts)]
+    for name in names:
+        (root / "scripts" / name).write_text("print(1)\n")
+    usage = "".join(f"python3 scripts/{name} --x {name}.md\n" for name in names[::7])
+    block = f"```\n{usage}```\n"
+    text = (block * (250_000 // len(block) + 1))[:250_000]
+    for doc in ("SKILL.md", "README.md"):
+        (root / doc).write_text(text)
+    return root
+
+
+def test_planning_past_its_budget_is_named_and_the_documented_scripts_still_run(
+    tmp_path: Path,
+) -> None:
+    plan = build_plan(_big_skill(tmp_path, 4_900), Track.SKILLS, "t0k3n")
+    budget = [i for i in plan.interference if i.startswith("planning's budget")]
+    assert len(budget) == 1
+    assert budget[0].endswith("command line(s) past the 4000-line cap"), budget
+    assert any("over the 6-script cap" in i for i in plan.interference)
+    documented = [s for s in plan.core if s.name.endswith("(documented)")]
+    assert documented and all("/scripts/s" in s.argv[1] for s in documented)
+
+
+def test_a_documented_one_liner_is_planned_as_written(tmp_path: Path) -> None:
+    (tmp_path / "SKILL.md").write_text(
+        "```\n$ python3 -c \"print('x')\" | tee out.txt\nnode -e 'console.log(1)'\n```\n"
+        "Run `python -m tool --fast` here; `python3 notes.md` is no one-liner.\n"
+    )
+    plan = build_plan(tmp_path, Track.SKILLS, "t0k3n")
+    assert [(s.argv, s.cwd) for s in plan.core] == [
+        ((PYTHON, "-c", "print('x')"), "/task/artifact"),
+        (("/usr/bin/node", "-e", "console.log(1)"), "/task/artifact"),
+        ((PYTHON, "-m", "tool", "--fast"), "/task/artifact"),
+    ]
+    assert plan.interference == ()
+
+
+def test_a_lone_wheel_is_installed_with_pip(tmp_path: Path) -> None:
+    (tmp_path / "tzkit-1.0-py3-none-any.whl").write_bytes(b"PK")
+    _, install, _ = build_plan(tmp_path, Track.PACKAGES, "t0k3n").core
+    assert install.argv[-1] == "/task/workspace/.cache-t0k3n/src/tzkit-1.0-py3-none-any.whl"
+
+
+def test_what_a_tool_declares_as_an_example_is_tried_first() -> None:
+    schema = {
+        "properties": {
+            "expression": {"type": "string"},
+            "unit": {"type": "string", "examples": ["km"], "enum": ["m", "km"]},
+        }
+    }
+    tried = argument_variations(schema, "c", description="Evaluate such as 2 * (3 + 4).")
+    assert [label for label, _ in tried[1:]] == ['unit="km"']  # no example for two strings
+    sole = {"properties": {"expression": {"type": "string"}}}
+    base, example = argument_variations(sole, "c", description="Evaluate such as 2 * (3 + 4).")
+    assert example == ('expression="2 * (3 + 4)"', {"expression": "2 * (3 + 4)"})
+    assert base == ("", {"expression": "c"})

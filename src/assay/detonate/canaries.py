@@ -154,13 +154,21 @@ SHELL_PROFILES = frozenset(
 )
 
 # Ordinary files a developer's home has; reading or writing them means nothing by itself.
+GIT_NAME, GIT_EMAIL = "Dev", "dev@example.com"  # the user's git identity
 PLAIN_HOME_FILES: dict[str, str] = {
     ".bashrc": "# ~/.bashrc\nexport EDITOR=vim\nalias ll='ls -l'\n",
     ".profile": '# ~/.profile\n[ -f "$HOME/.bashrc" ] && . "$HOME/.bashrc"\n',
-    ".gitconfig": "[user]\n\tname = Dev\n\temail = dev@example.com\n",
+    ".gitconfig": f"[user]\n\tname = {GIT_NAME}\n\temail = {GIT_EMAIL}\n",
     ".ssh/id_rsa.pub": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC dev@laptop\n",
     ".ssh/known_hosts": "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqq\n",
     "notes/todo.md": "# todo\n- ship the release\n",
+    # A terminal's history: a home without one is a fresh account, or a sandbox's.
+    ".bash_history": (
+        "cd ~/project\ngit status\ngit pull --rebase\nls -la\nvim README.md\n"
+        "python3 -m venv .venv\nsource .venv/bin/activate\npip install -r requirements.txt\n"
+        "git log --oneline | head\nnpm test\ngit push\n"
+    ),
+    ".config/git/ignore": ".DS_Store\n*.swp\n",
 }
 
 CANARY_ENVS: tuple[CanaryEnv, ...] = (

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from assay.detonate.canaries import (
     FAKETIME_RC,
+    GIT_EMAIL,
+    GIT_NAME,
     HOME,
     PLAIN_HOME_FILES,
     SHELL_PROFILES,
@@ -46,6 +49,7 @@ from assay.detonate.model import (
     quoted,
 )
 from assay.detonate.steps import (
+    MCP_SAMPLE_FILE,
     PROFILES,
     PROJECT_DIR,
     PYTHON,
@@ -62,8 +66,11 @@ from assay.detonate.wire import (
     HarnessPlan,
     McpCall,
     McpClient,
+    McpLog,
     McpTool,
     PlannedStep,
+    ProjectRepo,
+    StepLog,
     WireError,
 )
 from assay.mechanism.spec import Track
@@ -289,7 +296,7 @@ class _Setup:
             wall_s=observation.wall_s,
         )
         disturbed = _interference(observation, log, unreadable, run)
-        disturbed += _failed_needs(self.plan.steps_for(profile), log)
+        disturbed += _failed_steps(self.plan.steps_for(profile), log)
         return _ProfileResult(profile, run, observation, tuple(evidence), log, disturbed)
 
     def request(self, profile: Profile) -> SealedRequest:
@@ -363,6 +370,10 @@ def _interference(
         found.append("the watch on the home lost events: its queue overflowed")
     if run.skipped_steps:
         found.append(f"{len(run.skipped_steps)} step(s) not run: profile deadline reached")
+    found += [
+        f"process still alive at the end, what it did next not seen: {quoted(c, 160)}"
+        for c in log.survivors[:4]
+    ]
     walled = {s.name for s in log.steps if s.stopped == "wall"}
     found += [
         f"step {s.name!r} still working at its wall backstop, twice: the host was too busy "
@@ -395,28 +406,69 @@ def _interference(
             )
         if mcp.session.flooded:
             found.append("MCP server flooded its output past the cap")
+        found += _uncalled_tools(mcp)
+        if mcp.read_failure:
+            found.append(f"MCP {clip(mcp.read_failure, 60)} failed, though declared")
+        unread = [r.tool for r in mcp.reads if r.outcome != "ok"]
+        if unread:
+            shown = ", ".join(quoted(n, 60) for n in unread[:4])
+            found.append(f"{len(unread)} declared MCP resource(s) or prompt(s) unread: {shown}")
     return tuple(found)
 
 
-def _failed_needs(steps: Iterable[Step], log: HarnessLog) -> tuple[str, ...]:
-    """A step the later ones need (a server's build) that failed: they were not run, and
-    its last line of output (the compiler's own word) says why."""
-    needed = {s.name for s in steps if s.needed}
+# What a crash leaves at the end of a step's stderr: Python's traceback (or its last line
+# when the tail cut the header off) and Node's uncaught-exception footer.
+_RAISED = re.compile(
+    r"Traceback \(most recent call last\)|^[A-Za-z_][\w.]*(Error|Exception): |^Node\.js v\d",
+    re.M,
+)
+
+
+def _failure(step: Step, record: StepLog) -> str:
+    """How a step that ran did not run to its end ("" when it did). A step that could
+    not start or timed out is said by `_interference`."""
+    code = record.exit
+    if record.error or record.timed_out or code is None or code == 0 or step.failure == "none":
+        return ""
+    if code < 0:
+        return f"killed by signal {-code}"
+    if step.failure == "exit":
+        return f"exit {code}"
+    if step.failure == "crash" and _RAISED.search(record.stderr_tail):
+        return f"raised, exit {code}"
+    return ""
+
+
+def _uncalled_tools(mcp: McpLog) -> list[str]:
+    """Declared tools no call reached the end of: what each does when it works is not
+    seen (calls skipped for the deadline or the cap are said on their own)."""
+    tried = {c.tool for c in mcp.calls if not c.outcome.startswith("skipped")}
+    worked = {c.tool for c in mcp.calls if c.outcome == "ok"}
+    failed = sorted(tried - worked)
+    if not failed:
+        return []
+    outcomes = {c.tool: c.outcome for c in mcp.calls if c.tool in failed}
+    shown = ", ".join(f"{clip(t, 60)!r} ({clip(outcomes[t], 20)})" for t in failed[:6])
+    more = " …" if len(failed) > 6 else ""
+    return [f"{len(failed)} MCP tool(s) never called successfully: {shown}{more}"]
+
+
+def _failed_steps(steps: Iterable[Step], log: HarnessLog) -> tuple[str, ...]:
+    """Steps that failed (an install, a loader, a script that raised): what was behind
+    the failure never ran. The last line of its output (pip's, the compiler's, the
+    traceback's own word) says why; when later steps needed it, they were not run."""
+    planned = {s.name: s for s in steps}
     found = []
     for record in log.steps:
-        if record.name in needed and record.exit != 0:
-            how = (
-                "could not run"
-                if record.error
-                else "timed out"
-                if record.timed_out
-                else f"exit {record.exit}"
-            )
-            last = next((line for line in reversed(record.stderr_tail.splitlines()) if line), "")
-            said = f" {quoted(last, 160)}" if last else ""
-            found.append(
-                f"step {record.name!r} failed ({how}){said}: the steps after it were not run"
-            )
+        step = planned.get(record.name)
+        how = _failure(step, record) if step is not None else ""
+        if not how:
+            continue
+        assert step is not None
+        last = next((line for line in reversed(record.stderr_tail.splitlines()) if line), "")
+        said = f" {quoted(last, 160)}" if last else ""
+        after = ": the steps after it were not run" if step.needed else ""
+        found.append(f"step {record.name!r} failed ({how}){said}{after}")
     return tuple(found)
 
 
@@ -457,6 +509,27 @@ def _harness_plan(
         steps=tuple(_planned_step(step, disguise) for step in plan.steps_for(profile)),
         deadline_s=deadline_s,
         log_cap=LOG_CAP,
+        repo=project_repo(disguise),
+    )
+
+
+# The project a user works in: a clone of their own repository (scripts that run `git log`
+# or `git diff` in it, as skills and CLIs do, find a repository with history).
+PROJECT_FILES = {
+    "README.md": "# project\n\nInternal tools and notes.\n",
+    ".gitignore": "node_modules/\n__pycache__/\n.env\n",
+    "notes.md": "# Notes\n\n- ship the release\n",
+}
+
+
+def project_repo(disguise: Disguise) -> ProjectRepo:
+    return ProjectRepo(
+        path=PROJECT_DIR,
+        files=PROJECT_FILES,
+        author=GIT_NAME,
+        email=GIT_EMAIL,
+        age_s=disguise.home_age_s // 3,
+        remote=f"git@github.com:{USER}/{PurePosixPath(PROJECT_DIR).name}.git",
     )
 
 
@@ -554,6 +627,8 @@ def _planned_step(step: Step, disguise: Disguise) -> PlannedStep:
             client_name=disguise.client_name,
             client_version=disguise.client_version,
             canary=disguise.argument,
+            sample_file=MCP_SAMPLE_FILE,
+            project=PROJECT_DIR,
         )
     return PlannedStep(
         name=step.name,

@@ -17,20 +17,24 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import json
 import math
 import os
+import re
 import select
 import selectors
 import shutil
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import threading
 import time
 import types
+import zlib
 from dataclasses import replace
 
 TYPE_CHECKING = False
@@ -68,6 +72,28 @@ def _undumpable() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
+_PR_SET_NAME = 15
+
+
+def look_like_a_login_shell() -> None:
+    """Show the harness, the parent of every step, as a user's login shell: its command
+    line `-bash` and its name `bash`, as a terminal's shell reads to its children (the
+    command line is the process's own memory, rewritten in place as setproctitle does;
+    the rest of /proc/<pid> is closed by `_undumpable`)."""
+    title = b"-bash"
+    with contextlib.suppress(OSError, IndexError, ValueError, AttributeError):
+        with open("/proc/self/stat", "rb") as handle:
+            data = handle.read()
+        fields = data[data.rfind(b")") + 2 :].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end
+        if end - start > len(title) + 1:
+            # A NUL after the title and none at the end: the kernel reads up to that NUL.
+            ctypes.memmove(
+                start, title + b"\0" + b" " * (end - start - len(title) - 1), end - start
+            )
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, b"bash", 0, 0, 0)
+
+
 # --- fake home ---------------------------------------------------------------------------
 
 
@@ -83,6 +109,105 @@ def lay_out_home(plan: wire.HarnessPlan) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
+
+
+# --- the project, a git clone ---------------------------------------------------------------
+
+# Written by the harness itself (whose file calls are not traced), object by object as
+# git stores them, rather than by running git: no program of the harness's shows in the
+# trace, and every later write under .git (a hook planted) is the artifact's alone.
+_GIT_CONFIG = """[core]
+\trepositoryformatversion = 0
+\tfilemode = true
+\tbare = false
+\tlogallrefupdates = true
+[remote "origin"]
+\turl = {remote}
+\tfetch = +refs/heads/*:refs/remotes/origin/*
+[branch "main"]
+\tremote = origin
+\tmerge = refs/heads/main
+"""
+
+
+def make_repo(repo: wire.ProjectRepo) -> None:
+    """The project folder as a clone of `repo.remote`: its files, one commit, an index
+    that matches them, `main` tracking `origin/main`, everything dated back."""
+    when = int(time.time()) - repo.age_s
+    git = os.path.join(repo.path, ".git")
+    for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info", "hooks"):
+        os.makedirs(os.path.join(git, sub), exist_ok=True)
+    os.makedirs(os.path.join(git, "refs/remotes/origin"), exist_ok=True)
+    os.makedirs(os.path.join(git, "logs/refs/heads"), exist_ok=True)
+    blobs = []
+    for name, text in sorted(repo.files.items()):
+        path = os.path.join(repo.path, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.utime(path, (when, when))
+        blobs.append((name, _git_object(git, b"blob", text.encode())))
+    tree = b"".join(b"100644 " + n.encode() + b"\0" + bytes.fromhex(h) for n, h in blobs)
+    who = f"{repo.author} <{repo.email}> {when} +0000"
+    commit = _git_object(
+        git,
+        b"commit",
+        f"tree {_git_object(git, b'tree', tree)}\nauthor {who}\ncommitter {who}\n\n"
+        "Initial commit\n".encode(),
+    )
+    texts = {
+        "HEAD": "ref: refs/heads/main\n",
+        "config": _GIT_CONFIG.format(remote=repo.remote),
+        "description": "Unnamed repository; edit this file 'description' to name the repository.\n",
+        "info/exclude": "# git ls-files --others --exclude-from=.git/info/exclude\n",
+        "refs/heads/main": commit + "\n",
+        "refs/remotes/origin/main": commit + "\n",
+        "logs/HEAD": f"{'0' * 40} {commit} {who}\tclone: from {repo.remote}\n",
+        "logs/refs/heads/main": f"{'0' * 40} {commit} {who}\tclone: from {repo.remote}\n",
+    }
+    for name, text in texts.items():
+        with open(os.path.join(git, name), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    for root, dirs, files in os.walk(git):
+        for name in dirs + files:
+            os.utime(os.path.join(root, name), (when, when))
+    # Written last and left newer than the files: an index no newer than a file it lists
+    # makes git check that file again, and rewrite the index (a write by the artifact).
+    with open(os.path.join(git, "index"), "wb") as handle:
+        handle.write(_git_index(repo.path, blobs))
+
+
+def _git_object(git: str, kind: bytes, data: bytes) -> str:
+    raw = kind + b" " + str(len(data)).encode() + b"\0" + data
+    digest = hashlib.sha1(raw).hexdigest()  # git's object name, not a security use
+    directory = os.path.join(git, "objects", digest[:2])
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, digest[2:]), "wb") as handle:
+        handle.write(zlib.compress(raw))
+    return digest
+
+
+def _git_index(root: str, blobs: list[tuple[str, str]]) -> bytes:
+    """A version 2 index of the files as they are on disk (so `git status` is clean)."""
+    body = b""
+    for name, digest in blobs:
+        st = os.stat(os.path.join(root, name))
+        entry = struct.pack(
+            ">10I",
+            int(st.st_ctime),
+            st.st_ctime_ns % 1_000_000_000,
+            int(st.st_mtime),
+            st.st_mtime_ns % 1_000_000_000,
+            st.st_dev & 0xFFFFFFFF,
+            st.st_ino & 0xFFFFFFFF,
+            0o100644,
+            st.st_uid,
+            st.st_gid,
+            st.st_size & 0xFFFFFFFF,
+        )
+        entry += bytes.fromhex(digest) + struct.pack(">H", min(len(name), 0xFFF)) + name.encode()
+        body += entry + b"\0" * (8 - len(entry) % 8)
+    content = b"DIRC" + struct.pack(">II", 2, len(blobs)) + body
+    return content + hashlib.sha1(content).digest()
 
 
 def copy_artifact(plan: wire.HarnessPlan) -> None:
@@ -480,6 +605,60 @@ def kill_group(process: subprocess.Popen[bytes]) -> None:
         process.wait(1.0)
 
 
+_SURVIVOR_GRACE_S = 1.0
+_SURVIVORS_SHOWN = 8
+
+
+def survivors() -> tuple[str, ...]:
+    """Command lines of the processes still alive besides the harness and its ancestors
+    (the sandbox's init) once every step has ended, after a moment's grace for the ones
+    already exiting. The sandbox ends them with the harness; what they would have done
+    later is not seen, so the validator names them."""
+    deadline = time.monotonic() + _SURVIVOR_GRACE_S
+    while True:
+        found = _other_processes()
+        if not found or time.monotonic() >= deadline:
+            return tuple(sorted(found.values()))[:_SURVIVORS_SHOWN]
+        time.sleep(0.05)
+
+
+def _other_processes() -> dict[int, str]:
+    ours = {os.getpid()}
+    pid = os.getppid()
+    while pid > 0 and pid not in ours:  # the harness's ancestors (bwrap's init)
+        ours.add(pid)
+        pid = _parent(pid)
+    found = {}
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) in ours or _state(int(name)) in (b"Z", b"X", b""):
+                continue
+            with contextlib.suppress(OSError):
+                with open(f"/proc/{name}/cmdline", "rb") as handle:
+                    words = handle.read(400).split(b"\0")
+                found[int(name)] = " ".join(w.decode("utf-8", "replace") for w in words if w)
+    return found
+
+
+def _stat_fields(pid: int) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return []
+    return data[data.rfind(b")") + 2 :].split()
+
+
+def _parent(pid: int) -> int:
+    fields = _stat_fields(pid)
+    return int(fields[1]) if len(fields) > 1 else 0
+
+
+def _state(pid: int) -> bytes:
+    fields = _stat_fields(pid)
+    return fields[0] if fields else b""
+
+
 # --- MCP over stdio ----------------------------------------------------------------------
 
 
@@ -490,7 +669,9 @@ class McpSession:
     (line and total caps) or answer with garbage (non-matching lines are counted).
     """
 
-    def __init__(self, argv: list[str], cwd: str, env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], cwd: str, env: dict[str, str], project: str = "") -> None:
+        self.project = project or cwd
+        self.server_requests: list[str] = []
         self.process = subprocess.Popen(
             argv,
             cwd=cwd,
@@ -533,6 +714,9 @@ class McpSession:
                     continue
                 if message.get("method") == "notifications/tools/list_changed":
                     self.tools_changed += 1
+                if "method" in message and "id" in message:
+                    self._answer(message)
+                    continue
                 if message.get("id") == wanted:
                     return message
             if self.flooded:
@@ -547,6 +731,31 @@ class McpSession:
                 self.credit_s += _POLL_S
                 remaining = _POLL_S
             self._fill(remaining)
+
+    def _answer(self, request: dict[str, Any]) -> None:
+        """Answer what the server asks of its client, as a real client would: its roots,
+        a model's reply to a sampling request, a declined elicitation, a ping."""
+        method = str(request.get("method"))
+        self.server_requests.append(method[:80])
+        answers: dict[str, dict[str, Any]] = {
+            "ping": {},
+            "roots/list": {
+                "roots": [{"uri": f"file://{self.project}", "name": os.path.basename(self.project)}]
+            },
+            "sampling/createMessage": {
+                "role": "assistant",
+                "content": {"type": "text", "text": "Done."},
+                "model": "claude-sonnet-4-5",
+                "stopReason": "endTurn",
+            },
+            "elicitation/create": {"action": "decline"},
+        }
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
+        if method in answers:
+            reply["result"] = answers[method]
+        else:
+            reply["error"] = {"code": -32601, "message": "Method not found"}
+        self._send(reply)
 
     def _send(self, message: dict[str, Any]) -> bool:
         stdin = self.process.stdin
@@ -620,9 +829,13 @@ class McpSession:
         )
 
 
-def canary_arguments(schema: object, canary: str) -> dict[str, Any]:
-    """Plausible arguments for a tool's input schema, strings carrying the canary."""
-    return {name: _value_for(name, spec, canary) for name, spec in _properties(schema)}
+def canary_arguments(
+    schema: object, canary: str, client: wire.McpClient | None = None
+) -> dict[str, Any]:
+    """Plausible arguments for a tool's input schema, strings carrying the canary; a
+    file or folder argument names one that exists (the client's sample file, project)."""
+    places = (client.sample_file, client.project) if client else ("", "")
+    return {name: _value_for(name, spec, canary, places) for name, spec in _properties(schema)}
 
 
 def _properties(schema: object) -> list[tuple[str, dict[str, Any]]]:
@@ -632,7 +845,13 @@ def _properties(schema: object) -> list[tuple[str, dict[str, Any]]]:
     return [(str(k), v if isinstance(v, dict) else {}) for k, v in properties.items()]
 
 
-def _value_for(name: str, spec: dict[str, Any], canary: str) -> Any:
+_FOLDER_WORDS = ("dir", "directory", "folder", "root", "workspace", "cwd")
+# An argument named for a file (path, file, filename, source_file), not one that only
+# holds the letters (profile).
+_FILE_NAME = re.compile(r"(^|[_-])(file|path|filename|filepath)s?$|path|filename")
+
+
+def _value_for(name: str, spec: dict[str, Any], canary: str, places: tuple[str, str]) -> Any:
     enum = spec.get("enum")
     if isinstance(enum, list) and enum:
         return enum[0]
@@ -648,8 +867,11 @@ def _value_for(name: str, spec: dict[str, Any], canary: str) -> Any:
     lowered = name.lower()
     if "url" in lowered or "uri" in lowered:
         return f"https://example.com/{canary}"
-    if "path" in lowered or "file" in lowered:
-        return "notes.md"
+    sample_file, _ = places
+    if lowered.endswith(_FOLDER_WORDS) or lowered.startswith(("dir", "folder")):
+        return "."  # the server's own folder, where a client starts it
+    if _FILE_NAME.search(lowered):
+        return sample_file or "notes.md"
     return canary
 
 
@@ -660,13 +882,22 @@ VARIATIONS_PER_TOOL = 8  # besides the base call and its repeats
 REPEATS = 2  # the base call again, after the variations: payloads that wait for call N
 
 
-def argument_variations(schema: object, canary: str) -> list[tuple[str, dict[str, Any]]]:
+def argument_variations(
+    schema: object, canary: str, client: wire.McpClient | None = None, description: str = ""
+) -> list[tuple[str, dict[str, Any]]]:
     """The base arguments, then one argument changed at a time, each with a label
-    saying which (`mode="b"`); the base call's repeats are the caller's."""
-    base = canary_arguments(schema, canary)
-    declared: list[tuple[str, Any]] = []  # enum values: what the tool itself declares
+    saying which (`mode="b"`); the base call's repeats are the caller's. What the tool
+    declares comes first: its example values (a property's `examples` or `default`, or
+    what its description gives "such as"; the tool's own description for its only
+    string argument), as a model filling the call would, then its enum values."""
+    base = canary_arguments(schema, canary, client)
+    declared: list[tuple[str, Any]] = []  # what the tool itself declares
     chosen: list[tuple[str, Any]] = []  # boundary numbers, the other truth value
+    strings = [n for n, spec in _properties(schema) if spec.get("type", "string") == "string"]
     for name, spec in _properties(schema):
+        said = _example(spec, description if strings == [name] else "")
+        if said is not None and said != base[name]:
+            declared.append((name, said))
         enum = spec.get("enum")
         if isinstance(enum, list) and enum:
             declared += [(name, v) for v in enum[1:]]
@@ -674,19 +905,44 @@ def argument_variations(schema: object, canary: str) -> list[tuple[str, dict[str
             chosen += [(name, v) for v in _BOUNDARY_NUMBERS]
         elif spec.get("type") == "boolean":
             chosen.append((name, False))
-    changed = [(f"{n[:40]}={json.dumps(v)[:40]}", {**base, n: v}) for n, v in declared + chosen]
-    return [("", base), *changed]
+        elif base[name] == (client.sample_file if client else "notes.md"):
+            chosen.append((name, "."))  # a path may name a folder as well as a file
+    changed = {
+        f"{n[:40]}={json.dumps(v)[:40]}": {**base, n: v} for n, v in declared + chosen
+    }  # an example that is also an enum value is tried once
+    return [("", base), *changed.items()]
+
+
+# "an arithmetic expression such as 2 * (3 + 4)." -> 2 * (3 + 4)
+_EXAMPLE = re.compile(
+    r"(?:such as|e\.g\.,?|for example,?|for instance,?)\s+[`'\"]?(.+?)[`'\"]?(?:[.;]\s|[.;]?$)"
+)
+
+
+def _example(spec: dict[str, Any], description: str) -> object:
+    """The example value a property declares, or that its description (or the tool's)
+    gives; None without one."""
+    examples = spec.get("examples")
+    if isinstance(examples, list) and examples:
+        return examples[0]
+    if "default" in spec:
+        return spec["default"]
+    for text in (spec.get("description"), description):
+        found = _EXAMPLE.search(text) if isinstance(text, str) else None
+        if found:
+            return found[1][:200]
+    return None
 
 
 def call_rounds(
-    tools: list[wire.McpTool], canary: str
+    tools: list[wire.McpTool], canary: str, client: wire.McpClient | None = None
 ) -> tuple[list[list[tuple[wire.McpTool, str, dict[str, Any]]]], int]:
     """Every tool's calls in rounds (each tool once with base arguments, then the
     variations, then the repeats), and how many variations the per-tool cap left out."""
     first, varied, repeated = [], [], []
     left_out = 0
     for tool in tools:
-        (_, base), *rest = argument_variations(tool.input_schema, canary)
+        (_, base), *rest = argument_variations(tool.input_schema, canary, client, tool.description)
         left_out += max(0, len(rest) - VARIATIONS_PER_TOOL)
         first.append((tool, "", base))
         varied += [(tool, label, args) for label, args in rest[:VARIATIONS_PER_TOOL]]
@@ -702,7 +958,7 @@ def run_mcp(
     sink: EgressSink,
     deadline: float,
 ) -> wire.McpLog:
-    session = McpSession(list(step.argv), step.cwd, env)
+    session = McpSession(list(step.argv), step.cwd, env, client.project)
     driver = _Driver(session, client, scanner, sink, deadline)
     try:
         driver.run()
@@ -716,6 +972,9 @@ def run_mcp(
         list_failure=driver.list_failure,
         changed_tools=tuple(driver.changed),
         variations_left_out=driver.left_out,
+        reads=tuple(driver.reads),
+        read_failure=driver.read_failure,
+        server_requests=tuple(session.server_requests[:16]),
     )
 
 
@@ -742,13 +1001,15 @@ class _Driver:
         self.calls: list[wire.McpCall] = []
         self.left_out = 0
         self.seen: set[str] = set()
+        self.reads: list[wire.McpCall] = []
+        self.read_failure = ""
 
     def run(self) -> None:
         init = self.session.request(
             "initialize",
             {
-                "protocolVersion": "2024-11-05",
-                "capabilities": {},
+                "protocolVersion": MCP_PROTOCOL,
+                "capabilities": CLIENT_CAPABILITIES,
                 "clientInfo": {
                     "name": self.client.client_name,
                     "version": self.client.client_version,
@@ -760,6 +1021,9 @@ class _Driver:
         if "failure" in init:
             return
         self.session.notify("notifications/initialized", {})
+        result = init.get("result")
+        declared = result.get("capabilities") if isinstance(result, dict) else None
+        self._read_declared(declared if isinstance(declared, dict) else {})
         listed, self.list_failure = _list_tools(self.session, self.client.request_timeout_s)
         self.tools = listed[: self.client.max_tools]
         self.seen = {_tool_key(t) for t in listed}
@@ -769,12 +1033,45 @@ class _Driver:
                 return
             pending = self._exercise(pending)
 
+    def _read_declared(self, declared: dict[str, Any]) -> None:
+        """Each resource the server lists read, each prompt it lists got (its arguments
+        filled as a tool's are), as a client showing them to a user would."""
+        timeout = self.client.request_timeout_s
+        for capability, method, key, fetch in _DECLARED:
+            if capability not in declared:
+                continue
+            items, failure = _list_all(self.session, method, key, timeout)
+            self.read_failure = self.read_failure or (f"{method}: {failure}" if failure else "")
+            for item in items[: self.client.max_tools]:
+                if self._past_deadline() or self.session.closed:
+                    return
+                if capability == "resources":
+                    name, params = str(item.get("uri", "")), {"uri": item.get("uri", "")}
+                else:
+                    name = str(item.get("name", ""))
+                    schema: dict[str, Any] = {
+                        "properties": {str(a.get("name")): {} for a in _args_of(item)}
+                    }
+                    params = {"name": name, "arguments": self._arguments(schema)}
+                reply = self.session.request(fetch, params, timeout)
+                self.reads.append(
+                    wire.McpCall(
+                        f"{capability[:-1]} {name[:200]}",
+                        _outcome(reply),
+                        self.scanner.scan(),
+                        self.sink.drain(),
+                    )
+                )
+
+    def _arguments(self, schema: object) -> dict[str, Any]:
+        return canary_arguments(schema, self.client.canary, self.client)
+
     def _exercise(self, tools: list[wire.McpTool]) -> list[wire.McpTool]:
         """Call `tools` round by round, listing again after each round; returns the
         tools that appeared meanwhile (exercised next, after these)."""
         callable_, over = tools[: self.client.max_tools], tools[self.client.max_tools :]
         self.calls += [wire.McpCall(t.name, "skipped: tool cap") for t in over]
-        rounds, left_out = call_rounds(callable_, self.client.canary)
+        rounds, left_out = call_rounds(callable_, self.client.canary, self.client)
         self.left_out += left_out
         fresh: list[wire.McpTool] = []
         for batch in rounds:
@@ -810,6 +1107,46 @@ class _Driver:
         self.seen.update(_tool_key(t) for t in fresh)
         self.changed += fresh
         return fresh
+
+
+# The current protocol revision and what a desktop client declares: roots, sampling and
+# elicitation, each answered when the server asks (`McpSession._answer`). A server that
+# only speaks an older revision answers with its own, which the client accepts.
+MCP_PROTOCOL = "2025-06-18"
+CLIENT_CAPABILITIES: dict[str, Any] = {
+    "roots": {"listChanged": True},
+    "sampling": {},
+    "elicitation": {},
+}
+# What a server may declare besides tools: (capability, list method, list key, fetch).
+_DECLARED = (
+    ("resources", "resources/list", "resources", "resources/read"),
+    ("prompts", "prompts/list", "prompts", "prompts/get"),
+)
+
+
+def _list_all(
+    session: McpSession, method: str, key: str, timeout_s: float
+) -> tuple[list[dict[str, Any]], str]:
+    """The items a list method returns over up to three pages, and why it could not be
+    read ("" when it could)."""
+    items: list[dict[str, Any]] = []
+    cursor: object = None
+    for _ in range(3):
+        reply = session.request(method, {"cursor": cursor} if cursor else {}, timeout_s)
+        result = reply.get("result")
+        if not isinstance(result, dict) or not isinstance(result.get(key), list):
+            return items, _outcome(reply) if "result" not in reply else "malformed"
+        items += [i for i in result[key][:64] if isinstance(i, dict)]
+        cursor = result.get("nextCursor")
+        if not cursor:
+            break
+    return items, ""
+
+
+def _args_of(prompt: dict[str, Any]) -> list[dict[str, Any]]:
+    declared = prompt.get("arguments")
+    return [a for a in declared[:32] if isinstance(a, dict)] if isinstance(declared, list) else []
 
 
 def _tool_key(tool: wire.McpTool) -> str:
@@ -967,7 +1304,11 @@ def fit_log(log: wire.HarnessLog, cap: int) -> bytes:
         log = log.cut(keep)
         data = _encoded(log)
     if len(data) > cap:
-        data = _encoded(wire.HarnessLog(skipped=log.skipped, errors=log.errors, truncated=True))
+        data = _encoded(
+            wire.HarnessLog(
+                skipped=log.skipped, errors=log.errors, survivors=log.survivors, truncated=True
+            )
+        )
     return data
 
 
@@ -979,6 +1320,7 @@ def main() -> None:
     result_fd = int(os.environ.pop("ASSAY_RESULT_FD"))
     os.set_inheritable(result_fd, False)  # no child inherits the result channel
     _undumpable()
+    look_like_a_login_shell()
     # Servers may answer with JSON nested thousands deep; it is parsed (and then cut
     # down by _shallow) rather than dropped as unreadable.
     sys.setrecursionlimit(_PARSE_DEPTH)
@@ -987,6 +1329,7 @@ def main() -> None:
     skipped: list[str] = []
     errors: list[str] = []
     sink_port: int | None = None
+    lingering: tuple[str, ...] = ()
     cap = 1 << 20
     try:
         with open(PLAN_PATH, "rb") as handle:
@@ -996,6 +1339,8 @@ def main() -> None:
         # backstop has passed (steps slowed by load take longer, not more CPU).
         deadline = started + plan.deadline_s * BACKSTOP_FACTOR
         lay_out_home(plan)
+        if plan.repo is not None:
+            make_repo(plan.repo)
         scanner = Scanner(plan)
         sink = EgressSink(scanner.needles)
         sink_port = sink.port
@@ -1019,6 +1364,7 @@ def main() -> None:
             steps.append(done)
             if step.needed and done.exit != 0:
                 break  # what it builds is missing: the validator names the failed step
+        lingering = survivors()
     except Exception as exc:
         errors.append(f"harness error: {type(exc).__name__}: {str(exc)[:200]}")
     log = wire.HarnessLog(
@@ -1026,6 +1372,7 @@ def main() -> None:
         skipped=tuple(skipped),
         errors=tuple(errors),
         sink_port=sink_port,
+        survivors=lingering,
         elapsed_s=round(time.monotonic() - started, 3),
     )
     view = memoryview(fit_log(log, cap))

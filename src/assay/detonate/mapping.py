@@ -404,6 +404,8 @@ def _records(log: HarnessLog) -> Iterator[tuple[str, StepLog | McpCall]]:
         yield where, step
         for call in step.mcp.calls if step.mcp is not None else ():
             yield f"{where}, tool {call.tool}", call
+        for read in step.mcp.reads if step.mcp is not None else ():
+            yield f"{where}, {read.tool}", read
 
 
 def map_harness(log: HarnessLog, profile: str) -> list[Evidence]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 import glob
-import json
 import re
 import shlex
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -39,6 +39,7 @@ PROJECT_DIR = f"{SANDBOX_WORKSPACE_DIR}/project"  # the working directory script
 LIBFAKETIME_GLOB = "/usr/lib/*/faketime/libfaketime.so.1"  # /usr is the host's, bound read-only
 MAX_SCRIPTS = 6
 MAX_DOCUMENTED = 4
+MAX_ONE_LINERS = 6
 MAX_TRIGGER_FLAGS = 12
 COMMON_FLAGS = ("--fast", "--all", "--force", "--yes", "--verbose", "--debug", "--install")
 PERL = "/usr/bin/perl"
@@ -88,6 +89,12 @@ class Step:
     stdin: str = ""
     env: tuple[tuple[str, str], ...] = ()
     needed: bool = False  # the steps after it need it: when it fails, they are not run
+    # What makes the step a failure, and the detonation incomplete: `exit`, any exit other
+    # than 0 (an installer, a loader); `crash`, an uncaught exception or a signal (a
+    # script's documented invocation, which may exit non-zero by design with a usage
+    # message); `none` for the validator's own guesses at a trigger (flags, `--help`, a
+    # bin started bare), which may fail on arguments the artifact never documented.
+    failure: str = "exit"
 
 
 @dataclass(frozen=True)
@@ -253,7 +260,7 @@ def _typescript_runner() -> tuple[str, ...]:
 
 
 def _scripts(
-    artifact_dir: Path, commands: list[list[str]]
+    artifact_dir: Path, commands: DocCommands
 ) -> tuple[list[tuple[PurePosixPath, tuple[str, ...]]], list[str]]:
     """The scripts to run, documented ones first, and what was left unrun and why."""
     files, stopped = _files(artifact_dir)
@@ -273,14 +280,20 @@ def _scripts(
             f"{len(unrunnable)} script(s) in a language the sandbox cannot run, not run: "
             + _named(unrunnable)
         )
-    documented = [r for r in runnable if _documented_args(commands, r[0])]
-    ordered = documented + [r for r in runnable if r not in documented]
+    documented = [r for r in runnable if commands.args_for(r[0])]
+    chosen = {relative for relative, _ in documented}
+    ordered = documented + [r for r in runnable if r[0] not in chosen]
     if len(ordered) > MAX_SCRIPTS:
         left = [str(relative) for relative, _ in ordered[MAX_SCRIPTS:]]
         problems.append(
             f"{len(left)} script(s) not run, over the {MAX_SCRIPTS}-script cap: " + _named(left)
         )
     return ordered[:MAX_SCRIPTS], problems
+
+
+def clip_words(words: tuple[str, ...], limit: int = 80) -> str:
+    joined = shlex.join(words)
+    return joined if len(joined) <= limit else joined[: limit - 1] + "…"
 
 
 def _named(names: list[str]) -> str:
@@ -292,32 +305,80 @@ def _doc_text(artifact_dir: Path) -> str:
     return "\n".join(_read(artifact_dir, artifact_dir / name) for name in ("SKILL.md", "README.md"))
 
 
-def _doc_commands(doc: str) -> list[list[str]]:
-    """The words of every command line the documentation shows."""
-    out = []
-    for line in _command_lines(doc):
-        try:
-            out.append(shlex.split(line, comments=True))
-        except ValueError:
-            continue
-    return out
+# Planning's budget on documentation: it runs on the validator's host before any sandbox,
+# so what it reads is bounded by count, not by time (a clock would make the plan depend on
+# the host's load): command lines past the cap, or too long to be one, are not read, and
+# the detonation says so.
+MAX_DOC_COMMANDS = 4000
+MAX_COMMAND_CHARS = 4096
 
 
-def _documented_args(
-    commands: list[list[str]], script: PurePosixPath
-) -> list[tuple[tuple[str, ...], bool]]:
-    """Argument lists the documentation shows for `script`, and whether input is piped
-    into it."""
-    found: list[tuple[tuple[str, ...], bool]] = []
-    for words in commands:
-        for n, word in enumerate(words):
-            if word == str(script) or word.endswith("/" + str(script)) or word == script.name:
-                args = tuple(_until_operator(words[n + 1 :]))
-                piped = "|" in words[:n]
-                if (args, piped) not in found:
-                    found.append((args, piped))
-                break
-    return found
+@dataclass(frozen=True)
+class DocCommands:
+    """The words of every command line the documentation shows, indexed by word (and by
+    each tail of a word after a `/`), so finding a script's invocations costs a lookup,
+    not a pass over the documentation per script."""
+
+    commands: tuple[tuple[str, ...], ...]
+    exact: dict[str, tuple[tuple[int, int], ...]]  # word -> (command, position)
+    tails: dict[str, tuple[tuple[int, int], ...]]  # "b/c.py" of "a/b/c.py" -> ...
+    unread: str = ""  # what the budget left out
+
+    @classmethod
+    def of(cls, doc: str) -> DocCommands:
+        commands: list[tuple[str, ...]] = []
+        lines = too_long = 0
+        for line in _command_lines(doc):
+            lines += 1
+            if len(line) > MAX_COMMAND_CHARS:
+                too_long += 1
+                continue
+            if len(commands) >= MAX_DOC_COMMANDS:
+                continue
+            try:
+                commands.append(tuple(shlex.split(line, comments=True)))
+            except ValueError:
+                continue
+        exact: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        tails: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for c, words in enumerate(commands):
+            for n, word in enumerate(words):
+                exact[word].append((c, n))
+                for at in (i for i, char in enumerate(word) if char == "/"):
+                    tails[word[at + 1 :]].append((c, n))
+        over = lines - too_long - MAX_DOC_COMMANDS
+        unread = ", ".join(
+            part
+            for part in (
+                f"{over} command line(s) past the {MAX_DOC_COMMANDS}-line cap" if over > 0 else "",
+                f"{too_long} line(s) over {MAX_COMMAND_CHARS} characters" if too_long else "",
+            )
+            if part
+        )
+        return cls(
+            tuple(commands),
+            {k: tuple(v) for k, v in exact.items()},
+            {k: tuple(v) for k, v in tails.items()},
+            f"planning's budget: documentation not read: {unread}" if unread else "",
+        )
+
+    def args_for(self, script: PurePosixPath) -> list[tuple[tuple[str, ...], bool]]:
+        """Argument lists the documentation shows for `script` (named by its path, a path
+        ending in it, or its file name), and whether input is piped into it."""
+        first: dict[int, int] = {}
+        for key, index in ((str(script), self.exact), (script.name, self.exact)):
+            for c, n in index.get(key, ()):
+                first[c] = min(n, first.get(c, n))
+        for c, n in self.tails.get(str(script), ()):
+            first[c] = min(n, first.get(c, n))
+        found: list[tuple[tuple[str, ...], bool]] = []
+        for c in sorted(first):
+            words, n = self.commands[c], first[c]
+            args = tuple(_until_operator(words[n + 1 :]))
+            piped = "|" in words[:n]
+            if (args, piped) not in found:
+                found.append((args, piped))
+        return found
 
 
 def _command_lines(doc: str) -> Iterator[str]:
@@ -333,7 +394,7 @@ def _command_lines(doc: str) -> Iterator[str]:
         yield from re.findall(r"`([^`\n]+)`", raw)
 
 
-def _until_operator(words: list[str]) -> Iterator[str]:
+def _until_operator(words: Iterable[str]) -> Iterator[str]:
     for word in words:
         if word in _SHELL_OPERATORS or word.startswith((">", "2>")):
             return
@@ -344,6 +405,36 @@ def _source_flags(artifact_dir: Path, path: Path) -> list[str]:
     """Long flags the script's own source names: the likeliest triggers."""
     text = _read(artifact_dir, path)
     return sorted(set(re.findall(r"""["'](--[a-z][a-z0-9-]{1,30})["']""", text)))
+
+
+# The interpreters a documented one-liner may name, and the flags that make it one: code
+# inline (`python3 -c`, `node -e`) or a module of the skill's own (`python3 -m pkg`).
+_ONE_LINER_FLAGS = {
+    "python": ("-c", "-m"),
+    "node": ("-e", "--eval", "-p", "--print"),
+    "bash": ("-c",),
+    "sh": ("-c",),
+    "perl": ("-e", "-E"),
+}
+
+
+def _one_liners(commands: Iterable[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Documented command lines that run code the documentation itself carries, or a
+    module of the skill (`python3 -m pkg`), as argv with the interpreter resolved."""
+    found: list[tuple[str, ...]] = []
+    for words in commands:
+        words = words[1:] if words[:1] == ("$",) else words
+        if len(words) < 3:
+            continue
+        program = PurePosixPath(words[0]).name
+        kind = "python" if re.fullmatch(r"python(3(\.\d+)?)?", program) else program
+        flags = _ONE_LINER_FLAGS.get(kind)
+        if flags is None or words[1] not in flags:
+            continue
+        argv = (_INTERPRETERS[kind], *_until_operator(words[1:]))
+        if len(argv) > 2 and argv not in found:
+            found.append(argv)
+    return found
 
 
 def _placeholders(args: tuple[str, ...]) -> dict[str, str]:
@@ -359,7 +450,7 @@ def _placeholders(args: tuple[str, ...]) -> dict[str, str]:
 
 
 def _skill_plan(artifact_dir: Path) -> DetonationPlan:
-    commands = _doc_commands(_doc_text(artifact_dir))
+    commands = DocCommands.of(_doc_text(artifact_dir))
     core: list[Step] = []
     variations: list[Step] = []
     placeholders: dict[str, str] = {}
@@ -367,8 +458,8 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
     for relative, runner in scripts:
         base = (*runner, _sandbox_path(relative))
         label = str(relative)
-        core.append(Step(f"{label} (plain)", base))
-        documented = _documented_args(commands, relative)
+        core.append(Step(f"{label} (plain)", base, failure="crash"))
+        documented = commands.args_for(relative)
         if len(documented) > MAX_DOCUMENTED:
             problems.append(
                 f"{label}: {len(documented) - MAX_DOCUMENTED} documented invocation(s) not run, "
@@ -377,7 +468,14 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
         for args, piped in documented[:MAX_DOCUMENTED]:
             placeholders.update(_placeholders(args))
             stdin = _PLACEHOLDER_TEXT[".md"] if piped else ""
-            core.append(Step(f"{label} {shlex.join(args)} (documented)", base + args, stdin=stdin))
+            core.append(
+                Step(
+                    f"{label} {shlex.join(args)} (documented)",
+                    base + args,
+                    stdin=stdin,
+                    failure="crash",
+                )
+            )
         first_args = tuple(
             a for a in (documented[0][0] if documented else ()) if not a.startswith("-")
         )
@@ -392,15 +490,36 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
                 f"the {MAX_TRIGGER_FLAGS}-flag cap: {', '.join(left_out[:8])}"
             )
         flags = flags[:MAX_TRIGGER_FLAGS]
-        variations.append(Step(f"{label} --help", (*base, "--help")))
-        variations.append(Step(f"{label} + trigger flags", base + first_args + tuple(flags)))
+        variations.append(Step(f"{label} --help", (*base, "--help"), failure="none"))
+        variations.append(
+            Step(f"{label} + trigger flags", base + first_args + tuple(flags), failure="none")
+        )
+    if commands.unread:
+        problems.append(commands.unread)
+    one_liners = _one_liners(commands.commands)
+    if len(one_liners) > MAX_ONE_LINERS:
+        problems.append(
+            f"{len(one_liners) - MAX_ONE_LINERS} documented one-liner(s) not run, over the "
+            f"{MAX_ONE_LINERS}-line cap"
+        )
+    for n, argv in enumerate(one_liners[:MAX_ONE_LINERS], 1):
+        # Run where a user runs them: in the skill's own directory (`-m` finds its modules).
+        core.append(
+            Step(
+                f"documented one-liner {n}: {clip_words(argv[1:])}",
+                argv,
+                cwd=SANDBOX_ARTIFACT_DIR,
+                failure="crash",
+            )
+        )
+    if not core:
+        problems.append("nothing runnable found: no script and no documented one-liner")
     unique_core = tuple(dict((s.argv, s) for s in core).values())
     unique_variations = tuple(
         s
         for s in dict((s.argv, s) for s in variations).values()
         if s.argv not in {c.argv for c in unique_core}
     )
-    notes = () if core else ("no runnable script found",)
     typescript = any(runner[1:2] == ("--import",) for _, runner in scripts)
     return DetonationPlan(
         unique_core,
@@ -408,7 +527,6 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
         placeholders=placeholders,
         runner_programs=(f"{MCP_RUNTIME}/",) if typescript else (),
         runner_writes=("/tmp/tsx-",) if typescript else (),
-        notes=notes,
         interference=tuple(problems),
     )
 
@@ -419,6 +537,11 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
 # /usr so the sandbox sees them read-only at the same path.
 MCP_RUNTIME = "/usr/local/lib/mcp-runtime"
 _TSX_LOADER = f"{MCP_RUNTIME}/node/node_modules/tsx/dist/loader.mjs"
+# The file an MCP client hands to a tool argument that names a file: one that exists, in
+# the server's own folder (where a client starts it, and where servers that serve files
+# are rooted by default).
+MCP_SAMPLE_FILE = "notes.md"
+MCP_SAMPLE_TEXT = "# Notes\n\n## Section\n- item\n"
 _GO_CANDIDATES = ("/usr/bin/go", "/usr/lib/go/bin/go", "/usr/local/go/bin/go")
 _SERVER_GUESSES = (
     "server.py",
@@ -669,6 +792,7 @@ def _mcp_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     return DetonationPlan(
         (*server.build, step),
         copies=(root,),
+        placeholders={f"{root}/{MCP_SAMPLE_FILE}": MCP_SAMPLE_TEXT},
         workdirs=server.workdirs,
         links=links,
         site_paths=site,
@@ -686,7 +810,13 @@ def _package_plan(artifact_dir: Path, token: str) -> DetonationPlan:
         return _npm_plan(artifact_dir, token)
     if any(_regular(artifact_dir, artifact_dir / n) for n in ("setup.py", "pyproject.toml")):
         return _pip_plan(artifact_dir, token)
-    return DetonationPlan((), notes=("neither package.json nor setup.py/pyproject.toml found",))
+    wheels = _wheels(artifact_dir)
+    if wheels:  # a wheel on its own, as downloaded: pip installs the file
+        return _pip_plan(artifact_dir, token, wheels)
+    return DetonationPlan(
+        (),
+        interference=("nothing runnable found: neither package.json nor setup.py/pyproject.toml",),
+    )
 
 
 def harness_dir(token: str) -> str:
@@ -705,26 +835,56 @@ _PIP_ENV = (
     ("PYTHONWARNINGS", "ignore"),  # setuptools' deprecation notices bury real errors
 )
 # Run by the environment's Python, freshly started after the install (so every `.pth`
-# file the package installed runs): imports each top-level module the package installed,
-# then starts each of its console and GUI entry points, each in a forked child (no exec
-# of the harness's to mistake for the package's) that the alarm ends. All of them: the
-# step's own budget bounds how many start, and a step stopped by it is interference
-# (a count cap here was said only on the step's stderr).
+# file the package installed runs), as a user's code would use the package: it imports
+# each top-level module the package installed and every module its RECORD lists, touches
+# every name of each module's `__all__` (so PEP 562 lazy submodules load), loads every
+# entry point of every group (pytest11, plugins), and starts each console and GUI entry
+# point, each in a forked child (no exec of the harness's to mistake for the package's)
+# that the alarm ends. An import or load that raises is printed, and the step exits 1 with
+# the first failure as its last line: the payload behind it never ran, so the detonation
+# is incomplete (a console script started bare is an attempt: how it ends is only shown).
+# The step's own budget bounds how many start (a step stopped by it is interference).
 IMPORT_DRIVER = (
     "import importlib, importlib.metadata as md, os, signal, sys\n"
     "site = sys.argv[1]\n"
-    "for name in sorted(os.listdir(site)):\n"
+    "failed = []\n"
+    "def load(what, call):\n"
+    "    try:\n"
+    "        return call()\n"
+    "    except Exception as exc:\n"
+    "        failed.append(f'{what} failed: {exc!r}'[:300])\n"
+    "        print(failed[-1], file=sys.stderr)\n"
+    "modules = set()\n"
+    "for name in os.listdir(site):\n"
     "    stem = name[:-3] if name.endswith('.py') else name\n"
     "    if name.endswith(('.egg-info', '.dist-info')) or not stem.isidentifier():\n"
     "        continue\n"
     "    if name.endswith('.py') or os.path.isfile(os.path.join(site, name, '__init__.py')):\n"
-    "        try:\n"
-    "            importlib.import_module(stem)\n"
-    "        except Exception as exc:\n"
-    "            print(f'import {stem} failed: {exc!r}', file=sys.stderr)\n"
-    "points = [e for d in md.distributions(path=[site]) for e in d.entry_points\n"
-    "          if e.group in ('console_scripts', 'gui_scripts')]\n"
+    "        modules.add(stem)\n"
+    "dists = list(md.distributions(path=[site]))\n"
+    "for dist in dists:\n"
+    "    for file in dist.files or ():\n"
+    "        parts = list(file.parts)\n"
+    "        if not parts or not parts[-1].endswith('.py'):\n"
+    "            continue\n"
+    "        parts[-1] = parts[-1][:-3]\n"
+    "        if parts[-1] == '__init__':\n"
+    "            parts.pop()\n"
+    "        if parts and parts[-1] != '__main__' and all(p.isidentifier() for p in parts):\n"
+    "            modules.add('.'.join(parts))\n"
+    "for name in sorted(modules):\n"
+    "    module = load(f'import {name}', lambda: importlib.import_module(name))\n"
+    "    for attr in getattr(module, '__all__', ()) if module is not None else ():\n"
+    "        if isinstance(attr, str):\n"
+    "            load(f'{name}.{attr}', lambda: getattr(module, attr))\n"
+    "points = [e for d in dists for e in d.entry_points]\n"
+    "scripts = ('console_scripts', 'gui_scripts')\n"
     "for point in points:\n"
+    "    if point.group not in scripts:\n"
+    "        load(f'entry point {point.group}:{point.name}', point.load)\n"
+    "for point in points:\n"
+    "    if point.group not in scripts:\n"
+    "        continue\n"
     "    child = os.fork()\n"
     "    if child == 0:\n"
     "        signal.alarm(2)\n"
@@ -732,9 +892,12 @@ IMPORT_DRIVER = (
     "        try:\n"
     "            point.load()()\n"
     "        except BaseException as exc:\n"
-    "            print(f'entry point {point.name} failed: {exc!r}', file=sys.stderr)\n"
+    "            print(f'entry point {point.name} ended: {exc!r}'[:300], file=sys.stderr)\n"
     "        os._exit(0)\n"
     "    os.waitpid(child, 0)\n"
+    "if failed:\n"
+    "    print(f'{len(failed)} load(s) failed, the first: {failed[0]}', file=sys.stderr)\n"
+    "    sys.exit(1)\n"
 )
 
 
@@ -767,7 +930,13 @@ def python_version() -> str:
     return Path(PYTHON).resolve().name  # python3.11
 
 
-def _pip_plan(artifact_dir: Path, token: str) -> DetonationPlan:
+def _wheels(artifact_dir: Path) -> tuple[str, ...]:
+    """The wheels at the top of the artifact, by name."""
+    files, _ = _files(artifact_dir)
+    return tuple(str(f) for f in files if len(f.parts) == 1 and f.suffix == ".whl")
+
+
+def _pip_plan(artifact_dir: Path, token: str, wheels: tuple[str, ...] = ()) -> DetonationPlan:
     pip = pip_dir()
     if pip is None:
         return DetonationPlan((), interference=("package not installed: pip is not available",))
@@ -778,7 +947,8 @@ def _pip_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     install = (
         *(python, "-c", _PIP_MAIN, "install", "--no-index", "--no-build-isolation", "--no-deps"),
         *("--no-compile", "--no-cache-dir", "--use-pep517", "--disable-pip-version-check"),
-        *("--quiet", source),
+        "--quiet",
+        *((f"{source}/{w}" for w in wheels) if wheels else (source,)),
     )
     steps = (
         Step(
@@ -858,7 +1028,9 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     # choose where (or over what) the copy lands.
     name = declared.replace("/", "__") if _NPM_NAME.fullmatch(declared) else "package"
     work = harness_dir(token)
-    package_dir = f"{work}/node_modules/{name}"
+    # Installed in the project, as `npm install` in it places a package: npm runs from the
+    # project (its INIT_CWD), so what the package's scripts write there is seen.
+    package_dir = f"{PROJECT_DIR}/node_modules/{name}"
     scripts = manifest.get("scripts") if isinstance(manifest.get("scripts"), dict) else {}
     assert isinstance(scripts, dict)
     commands = {e: c for e in _LIFECYCLE if isinstance(c := scripts.get(e), str) and c.strip()}
@@ -867,11 +1039,16 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
         ("npm_config_userconfig", "/dev/null"),
         ("npm_config_update_notifier", "false"),
         ("npm_config_nodedir", "/usr"),  # the runtime's headers: node-gyp fetches nothing
-        ("INIT_CWD", PROJECT_DIR),
     )
     rebuild = (NODE, cli, "rebuild", "--offline", "--foreground-scripts", "--no-audit")
     steps = [
-        Step("npm install scripts (npm rebuild)", rebuild, cwd=work, timeout_s=20.0, env=npm_env)
+        Step(
+            "npm install scripts (npm rebuild)",
+            rebuild,
+            cwd=PROJECT_DIR,
+            timeout_s=20.0,
+            env=npm_env,
+        )
     ]
     if "prepare" in commands:
         steps.append(
@@ -882,8 +1059,27 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
                 env=(("npm_lifecycle_event", "prepare"), ("npm_package_name", name)),
             )
         )
-    require = f"require({json.dumps(package_dir)})"
-    steps.append(Step("require the main module", (NODE, "-e", require), cwd=PROJECT_DIR))
+    steps.append(
+        Step(
+            "load the package: require and import() its main and every exports subpath",
+            (NODE, f"{work}/load.js", package_dir),
+            cwd=PROJECT_DIR,
+            timeout_s=6.0,
+        )
+    )
+    bins = _npm_bins(artifact_dir, manifest)
+    for command, relative in bins[:MAX_BINS]:
+        runner, _ = _runner_for(artifact_dir, artifact_dir / relative)
+        steps.append(
+            Step(
+                f"start the bin {command!r}",
+                (*(runner or (NODE,)), f"{package_dir}/{relative}"),
+                cwd=PROJECT_DIR,
+                failure="none",
+            )
+        )
+    left = [command for command, _ in bins[MAX_BINS:]]
+    over = (f"{len(left)} bin(s) not started, over the {MAX_BINS}-bin cap: {_named(left)}",)
     shells = [*commands.values(), _GYP_SCRIPT]
     gyp = (
         _regular(artifact_dir, artifact_dir / "binding.gyp")
@@ -897,9 +1093,84 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
         runner_argvs=(*((SH_NAME, "-c", c) for c in shells), *_run_directly(shells), *_GYP_ARGVS),
         runner_scripts=(str(Path(cli).parent.parent) + "/",),
         runner_writes=(f"{package_dir}/build/",),  # node-gyp's build tree
+        placeholders={f"{work}/load.js": NODE_LOADER},
         installs=True,
-        interference=(f"binding.gyp not built: this host lacks {missing}",) if missing else (),
+        interference=(
+            *((f"binding.gyp not built: this host lacks {missing}",) if missing else ()),
+            *(over if left else ()),
+        ),
     )
+
+
+MAX_BINS = 6
+
+
+def _npm_bins(artifact_dir: Path, manifest: dict[str, object]) -> list[tuple[str, str]]:
+    """The commands `bin` installs (a string is one named after the package), each with
+    the file it runs, when that file is the package's own."""
+    field = manifest.get("bin")
+    name = str(manifest.get("name") or "package").rsplit("/", 1)[-1]
+    pairs = {name: field} if isinstance(field, str) else field if isinstance(field, dict) else {}
+    out = []
+    for command, target in sorted(pairs.items()):
+        relative = PurePosixPath(str(target))
+        if relative.is_absolute() or ".." in relative.parts:
+            continue
+        if _regular(artifact_dir, artifact_dir / relative):
+            out.append((str(command)[:80], str(relative)))
+    return out
+
+
+# Run by Node in the project, as code using the package would load it: its main through
+# `require` and `import()`, then every `exports` subpath (each condition's file: `require`
+# for CommonJS ones, `import()` for the rest and for an ES module `require` refuses). A
+# load that throws is printed and the step exits 1: what was behind it never ran.
+NODE_LOADER = r"""
+const fs = require("fs"), path = require("path"), url = require("url");
+const dir = process.argv[2];
+const failed = [];
+function targets(value, out) {
+  if (typeof value === "string") out.push(value);
+  else if (Array.isArray(value)) value.forEach((v) => targets(v, out));
+  else if (value && typeof value === "object") Object.values(value).forEach((v) => targets(v, out));
+  return out;
+}
+async function load(file) {
+  try {
+    if (!/\.mjs$/.test(file)) {
+      try { return require(file); } catch (e) { if (e.code !== "ERR_REQUIRE_ESM") throw e; }
+    }
+    return await import(url.pathToFileURL(file).href);
+  } catch (e) {
+    const said = String(e).split("\n")[0].slice(0, 200);
+    failed.push(`load ${path.relative(dir, file) || "."} failed: ${said}`);
+    console.error(failed[failed.length - 1]);
+  }
+}
+(async () => {
+  const manifest = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+  const files = [];
+  let main = null;
+  try { main = require.resolve(dir); } catch (e) {}
+  if (main) files.push(main);
+  const exported = targets(manifest.exports ?? [], []);
+  for (const target of exported.filter((t) => t.startsWith("./") && !t.includes("*"))) {
+    const file = path.resolve(dir, target);
+    const inside = file.startsWith(dir + path.sep) && fs.existsSync(file);
+    if (inside && !files.includes(file)) files.push(file);
+  }
+  for (const file of files) {
+    await load(file);
+    if (file === main) {
+      try { await import(url.pathToFileURL(file).href); } catch (e) {}
+    }
+  }
+  if (failed.length) {
+    console.error(`${failed.length} load(s) failed, the first: ${failed[0]}`);
+    process.exitCode = 1;
+  }
+})();
+"""
 
 
 SH_NAME = "sh"  # how npm names the shell it runs scripts with

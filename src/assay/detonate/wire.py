@@ -119,6 +119,10 @@ class McpClient(_Wire):
     client_name: str
     client_version: str
     canary: str
+    # A file that exists in the server's folder, given to arguments that name a file;
+    # the project folder, the client's root (`roots/list`).
+    sample_file: str = ""
+    project: str = ""
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,19 @@ class PlannedStep(_Wire):
     env: Mapping[str, str] = field(default_factory=dict)  # on top of the plan's
     mcp: McpClient | None = None  # set for an MCP session
     needed: bool = False  # when it fails (an exit other than 0), no later step runs
+
+
+@dataclass(frozen=True)
+class ProjectRepo(_Wire):
+    """The project folder as a user's clone: a git repository with one commit of these
+    files, made `age_s` seconds ago by `author`, its `origin` at `remote`."""
+
+    path: str
+    files: Mapping[str, str]
+    author: str
+    email: str
+    age_s: int
+    remote: str
 
 
 @dataclass(frozen=True)
@@ -158,6 +175,7 @@ class HarnessPlan(_Wire):
     # BACKSTOP_FACTOR times as many wall seconds (the host may be busy).
     deadline_s: float
     log_cap: int  # bytes the log may take
+    repo: ProjectRepo | None = None  # made before the steps
 
 
 # --- the log: harness -> validator ---------------------------------------------------------
@@ -225,6 +243,11 @@ class McpLog(_Wire):
     list_failure: str = ""  # why tools/list could not be read
     changed_tools: tuple[McpTool, ...] = ()  # tools listed anew mid-session (a rug pull)
     variations_left_out: int = 0  # argument variations past the per-tool cap
+    # resources/read of each listed resource and prompts/get of each listed prompt (the
+    # `tool` field names the resource or prompt), when the server declared them.
+    reads: tuple[McpCall, ...] = ()
+    read_failure: str = ""  # why a declared resources/list or prompts/list could not be read
+    server_requests: tuple[str, ...] = ()  # methods of the requests the server sent the client
 
     def cut(self, keep: int) -> McpLog:
         return replace(
@@ -232,6 +255,8 @@ class McpLog(_Wire):
             tools=self.tools[:keep],
             calls=self.calls[:keep],
             changed_tools=self.changed_tools[:keep],
+            reads=self.reads[:keep],
+            server_requests=self.server_requests[:keep],
         )
 
 
@@ -272,6 +297,9 @@ class HarnessLog(_Wire):
     skipped: tuple[str, ...] = ()  # steps not started: the deadline had passed
     errors: tuple[str, ...] = ()  # what went wrong in the harness itself
     sink_port: int | None = None  # the egress sink's loopback port
+    # Command lines of processes still alive once every step had ended (a detached
+    # grandchild that waits out the watch): what they do next is not seen.
+    survivors: tuple[str, ...] = ()
     truncated: bool = False  # cut down to fit its cap
     elapsed_s: float = 0.0
 

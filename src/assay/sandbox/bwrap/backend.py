@@ -53,6 +53,7 @@ import functools
 import hashlib
 import os
 import pwd
+import secrets
 import selectors
 import shutil
 import signal
@@ -337,7 +338,7 @@ class BwrapBackend(SandboxBackend):
         self._python = python
         self._tree = hostfs.RuntimeTree(runtime_base or hostfs.default_runtime_base())
         self._cgroups = cgroups
-        self._etc: Path | None = None
+        self._etc: dict[bool, Path] = {}  # by whether it is a lived-in machine's
         self._prestart = prestart
         self._warm: list[_Run] = []  # started, oldest first
         self._most_at_once = 1  # runs seen going on at once
@@ -378,17 +379,19 @@ class BwrapBackend(SandboxBackend):
             self._cgroups = detect_driver()
         return self._cgroups
 
-    def _etc_dir(self) -> Path:
+    def _etc_dir(self, lived_in: bool = False) -> Path:
         with self._lock:
-            return self._etc or self._make_etc()
+            return self._etc.get(lived_in) or self._make_etc(lived_in)
 
-    def _make_etc(self) -> Path:
-        etc = self._tree.ensure() / "etc"
+    def _make_etc(self, lived_in: bool) -> Path:
+        etc = self._tree.ensure() / ("etc-home" if lived_in else "etc")
         etc.mkdir(mode=0o755, exist_ok=True)
         if not os.path.ismount(etc):  # another backend of this process may have made it
             hostfs.mount_tmpfs(etc, None, 0, 0, mode=0o755)  # bound whole: no host path inside
         for name, text in _ETC_FILES.items():
             (etc / name).write_text(text)
+        if lived_in:
+            _lived_in_etc(etc)
         # The dynamic loader's cache is public, and without it Debian's
         # multiarch libraries are found only by the slow fallback search.
         with contextlib.suppress(OSError):
@@ -397,7 +400,7 @@ class BwrapBackend(SandboxBackend):
         # retry the open again and again, which reads as a timing probe.
         with contextlib.suppress(OSError):
             shutil.copyfile("/etc/localtime", etc / "localtime")
-        self._etc = etc
+        self._etc[lived_in] = etc
         return etc
 
     def check(self) -> tuple[CheckResult, ...]:
@@ -470,7 +473,7 @@ class BwrapBackend(SandboxBackend):
                 self._cgroups.release()
             remove_identity_groups(stale=False)
             self._tree.release()
-            self._etc = None
+            self._etc = {}
             self._watchdog.stand_down()  # only once nothing of ours is left
 
     def _settle(self) -> None:
@@ -549,7 +552,7 @@ class BwrapBackend(SandboxBackend):
             os.chmod(place, mode)
             os.chown(place, SANDBOX_UID, SANDBOX_GID)
         if shape.home_user is not None:
-            _prepare_home(run, shape.home_user)
+            _prepare_home(run, shape.home_user, shape.hostname)
         if shape.boot_time_shifted:
             (run.box / "stat").touch()
         run.cgroup = self._driver().create(run.shape.memory_bytes, run.shape.pids)
@@ -642,13 +645,20 @@ class BwrapBackend(SandboxBackend):
             target = Path("/") / link
             if target.is_symlink():
                 argv += ["--symlink", os.readlink(target), f"/{link}"]
-        argv += ["--ro-bind", str(self._etc_dir()), "/etc", "--proc", "/proc", "--dev", "/dev"]
+        lived_in = run.shape.home_user is not None
+        argv += ["--ro-bind", str(self._etc_dir(lived_in)), "/etc"]
+        argv += ["--proc", "/proc", "--dev", "/dev"]
+        if lived_in:
+            # A machine has a /sys; the host's cgroup tree in it (the validator's own
+            # groups) is covered.
+            argv += ["--ro-bind", "/sys", "/sys", "--tmpfs", "/sys/fs/cgroup"]
+            argv += ["--remount-ro", "/sys/fs/cgroup"]
         if run.shape.boot_time_shifted:
             argv += ["--ro-bind", str(run.box / "stat"), "/proc/stat"]
         if run.shape.home_user is not None:
             argv += ["--bind", str(run.homes), "/home"]
-            argv += ["--ro-bind", str(run.box / "passwd"), "/etc/passwd"]
-            argv += ["--ro-bind", str(run.box / "group"), "/etc/group"]
+            for name in ("passwd", "group", "hostname", "hosts"):
+                argv += ["--ro-bind", str(run.box / name), f"/etc/{name}"]
         argv += ["--bind", str(run.shm), "/dev/shm", "--bind", str(run.tmp), "/tmp"]
         argv += ["--dir", SANDBOX_TASK_DIR, "--ro-bind", str(run.inputs), SANDBOX_INPUT_DIR]
         argv += ["--ro-bind", str(run.artifact), SANDBOX_ARTIFACT_DIR]
@@ -949,9 +959,10 @@ def _shifted_proc_stat(shift_s: int) -> bytes:
     return b"".join(out)
 
 
-def _prepare_home(run: _Run, user: str) -> None:
+def _prepare_home(run: _Run, user: str, hostname: str) -> None:
     """/home for a planted home, and the passwd and group entries of its user (the
-    sandbox's uid, /home/<user>, a login shell), which the request's files fill."""
+    sandbox's uid, /home/<user>, a login shell), which the request's files fill; the
+    machine's name in /etc/hostname and /etc/hosts, as a laptop's."""
     run.homes.mkdir(mode=0o755)
     hostfs.shared_mount(run.homes)  # the home's own mount, made at the claim, reaches it
     run.home_stage.mkdir(mode=0o700)  # its secrets are the validator's to read alone
@@ -959,6 +970,48 @@ def _prepare_home(run: _Run, user: str) -> None:
     entry = f"{user}:x:{uid}:{uid}:{user}:/home/{user}:/bin/bash\n"
     (run.box / "passwd").write_text(f"root:x:0:0:root:/root:/bin/bash\n{entry}")
     (run.box / "group").write_text(f"root:x:0:\n{user}:x:{uid}:\n")
+    (run.box / "hostname").write_text(f"{hostname}\n")
+    (run.box / "hosts").write_text(
+        f"127.0.0.1\tlocalhost\n127.0.1.1\t{hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+    )
+
+
+# What a Debian machine's /etc holds besides the essentials, copied from the host's own
+# (a Debian install's public defaults), for runs with a planted home (detonation): an
+# artifact that counts /etc or reads os-release sees a machine, not a sandbox. Agents'
+# runs keep the minimal /etc.
+_LIVED_IN_ETC = (
+    "adduser.conf",
+    "bash.bashrc",
+    "debian_version",
+    "environment",
+    "host.conf",
+    "inputrc",
+    "issue",
+    "issue.net",
+    "login.defs",
+    "networks",
+    "os-release",
+    "profile",
+    "protocols",
+    "services",
+    "shells",
+    "timezone",
+    "ssl/certs/ca-certificates.crt",
+)
+
+
+def _lived_in_etc(etc: Path) -> None:
+    for name in _LIVED_IN_ETC:
+        target = etc / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            shutil.copyfile(Path("/etc") / name, target)  # os-release: its link's target
+    (etc / "hostname").write_text("localhost\n")  # each run binds its own name over it
+    # Its own machine id (never the host's), and mtab as systemd makes it.
+    (etc / "machine-id").write_text(secrets.token_hex(16) + "\n")
+    with contextlib.suppress(FileExistsError):
+        (etc / "mtab").symlink_to("../proc/self/mounts")
 
 
 def _memfd(run: _Run, name: str, data: bytes) -> int:
