@@ -238,7 +238,7 @@ def pin_agent(
         sandbox_digest = default_backend().digest
     except (InfrastructureError, OSError) as exc:
         raise ManifestError(f"cannot identify the sandbox to pin: {exc}") from exc
-    path = out or agent.with_name(agent.stem + MANIFEST_SUFFIX)
+    path = out or agent.with_name(f"{agent.stem}.{track.value}{MANIFEST_SUFFIX}")
     manifest = pin(
         agent,
         track=track,

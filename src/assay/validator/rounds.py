@@ -27,6 +27,7 @@ from assay.records.round import RoundResult
 from assay.sandbox import default_backend
 from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import RoundSummary, Store, StoreError
+from assay.validator.arrivals import StoreArrivals
 from assay.validator.config import (
     RoundConfig,
     check_jobs,
@@ -105,10 +106,12 @@ class Round:
             resolve_upstream(config.inference)  # an unset key variable stops here, before the round
         secret = _secret(config.secret_file, notify)
         owners = registered_on(read_snapshot(subnet)) if subnet else None
-        admission = admit_files(config.agents, manifests, config.tracks, pinned(), owners)
+        store = Store(config.db)
+        admission = admit_files(
+            config.agents, manifests, config.tracks, pinned(), owners, StoreArrivals(store)
+        )
         for note in admission.notes:
             notify(note)
-        store = Store(config.db)
         round_id = store.next_round_id()
         if tasks_cap is not None:
             notify(
@@ -177,7 +180,13 @@ def _plan(
         draw_all=draw_all,
         tasks_cap=tasks_cap,
     )
-    plan = msgspec.structs.replace(plan, refused=admission.refused, manifests=admission.manifests)
+    plan = msgspec.structs.replace(
+        plan,
+        refused=admission.refused,
+        manifests=admission.manifests,
+        entries=admission.entries,
+        arrival_order=tuple(a.agent_hash for a in admission.agents),
+    )
     if config.inference is None:
         return plan
     models = {

@@ -113,7 +113,9 @@ def set_round_weights(
                 "--force sets them again"
             )
         previous = store.previous_hotkey_weights(snapshot.netuid, stored.seq)
-        slots, agents, unsigned = by_hotkey(stored.plan, store.round_weights(round_id))
+        slots, agents, unsigned = by_hotkey(
+            stored.plan, store.round_weights(round_id), store.round_scores(round_id)
+        )
         blended = blend(slots, previous, snapshot, spec)
         vector = conform(
             _per_hotkey(blended),
@@ -137,10 +139,14 @@ def set_round_weights(
 
 
 def by_hotkey(
-    plan: RoundPlan, round_weights: Mapping[str, float]
+    plan: RoundPlan,
+    round_weights: Mapping[str, float],
+    scores: Mapping[str, Mapping[str, float]] | None = None,
 ) -> tuple[dict[tuple[str, str], float], dict[str, list[str]], list[Dropped]]:
     """The round's weights per (hotkey, track), the agents behind each hotkey, and the
-    weight of agents no hotkey owns."""
+    weight of agents no hotkey owns. An agent entered on several tracks by its owner
+    splits its weight among them in proportion to its score on each (`scores`, track ->
+    agent -> score)."""
     slots: dict[tuple[str, str], float] = {}
     agents: dict[str, list[str]] = {}
     unsigned: list[Dropped] = []
@@ -153,10 +159,21 @@ def by_hotkey(
                 Dropped(hotkey=None, agents=(agent_hash,), weight=weight, reason="unsigned")
             )
             continue
-        slot = (hotkey, manifest.track.value)
-        slots[slot] = slots.get(slot, 0.0) + weight
+        tracks = sorted(plan.entries.get(agent_hash, {})) or [manifest.track.value]
+        for track, share in _track_shares(agent_hash, tracks, scores or {}).items():
+            slots[(hotkey, track)] = slots.get((hotkey, track), 0.0) + weight * share
         agents.setdefault(hotkey, []).append(agent_hash)
     return slots, agents, unsigned
+
+
+def _track_shares(
+    agent_hash: str, tracks: list[str], scores: Mapping[str, Mapping[str, float]]
+) -> dict[str, float]:
+    points = {t: max(scores.get(t, {}).get(agent_hash, 0.0), 0.0) for t in tracks}
+    total = math.fsum(points.values())
+    if total <= 0:
+        return {t: 1.0 / len(tracks) for t in tracks}
+    return {t: p / total for t, p in points.items()}
 
 
 def blend(
