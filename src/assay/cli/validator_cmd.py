@@ -78,8 +78,13 @@ def serve_command(
             interval_s=interval,
             metrics_port=metrics_port,
             intake_port=intake_port,
+            say=_say,
         )
     _print_status(final)
+
+
+def _say(line: str) -> None:
+    console.print(line, highlight=False, markup=False)
 
 
 @validator_app.command("status")

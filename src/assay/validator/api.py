@@ -7,6 +7,7 @@ so a front end only parses, calls and prints (`assay.cli.output` formats).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ from assay.validator.config import (
     RoundOverrides,
     chain_config,
     default_db,
+    load_config,
     parse_tracks,
     round_config,
 )
@@ -73,12 +75,13 @@ from assay.validator.subnet import (
     AlreadySet,
     ChainWeights,
     Preview,
+    hotkey_address,
     open_chain,
     preview_file,
+    registered_as,
     round_preview,
     save_snapshot,
     set_round_weights,
-    validator_address,
 )
 
 # What a user's input can get wrong: a front end shows the message and exits 1.
@@ -106,11 +109,20 @@ def chain_weights(
     config: ChainConfig,
     *,
     db: Path | None = None,
+    config_file: Path | None = None,
     dry_run: bool = False,
     force: bool = False,
 ) -> ChainWeights:
-    """`assay chain weights`: a completed round's UID vector, set unless `dry_run`."""
-    return set_round_weights(round_id, open_chain(config), db=db, dry_run=dry_run, force=force)
+    """`assay chain weights`: a completed round's UID vector, set unless `dry_run`. The
+    store is `db`, else the config file's `[round] db`; a hotkey that cannot be read or is
+    not registered is a configuration error before anything is sent."""
+    db = db or load_config(config_file).db
+    if dry_run:
+        return set_round_weights(round_id, open_chain(config), db=db, dry_run=True)
+    hotkey = hotkey_address(config)
+    chain = open_chain(config, hotkey)
+    registered_as(chain, hotkey)
+    return set_round_weights(round_id, chain, db=db, force=force)
 
 
 def serve_validator(
@@ -123,19 +135,24 @@ def serve_validator(
     interval_s: float = 60.0,
     metrics_port: int | None = None,
     intake_port: int | None = None,
+    say: Callable[[str], None] = lambda _: None,
 ) -> ServeStatus:
-    """`assay validator serve`: rounds from the drop folder, weights set after each."""
+    """`assay validator serve`: rounds from the drop folder, weights set after each, as
+    the `[chain]` wallet's hotkey (a configuration error at start when it cannot be read
+    or the subnet does not register it)."""
     config = round_config(config_file, bundled_agents_by_default=False)
+    hotkey = hotkey_address(chain)
     return serve(
         config,
-        open_chain(chain),
+        open_chain(chain, hotkey),
         drop=drop,
         status_path=status or default_status_path(),
+        validator_hotkey=hotkey,
         cycles=cycles,
         pause_s=interval_s,
         metrics_port=metrics_port,
         intake_port=intake_port,
-        validator_hotkey=validator_address(chain) if intake_port is not None else None,
+        say=say,
     )
 
 

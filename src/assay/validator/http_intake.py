@@ -57,10 +57,12 @@ def intake_app(
     max_bytes: int = DEFAULT_MAX_BYTES,
     interval_s: float = 3600.0,
     clock: Callable[[], float] = time.time,
+    on_accept: Callable[[str, bytes], None] = lambda _hotkey, _code: None,
 ) -> Starlette:
     """The intake as an ASGI app. With `validator_hotkey`, requests must be addressed to
     it (btauth's receiver binding), so a submission to one validator cannot be replayed
-    to another."""
+    to another. `on_accept(hotkey, code)` runs as a submission is accepted, before it is
+    in the drop (the serve loop records its arrival)."""
     nonces = http_auth.InMemoryNonceStore(retention=REPLAY_WINDOW_S * 2)
     accepted: dict[tuple[str, str], float] = {}
 
@@ -82,6 +84,7 @@ def intake_app(
                     429,
                     f"one new version per hotkey and track every {interval_s:g}s; retry in {wait}s",
                 )
+            on_accept(caller, code)
             _into_drop(drop, caller, manifest, code)
             accepted[slot] = clock()
         except _Refused as refused:

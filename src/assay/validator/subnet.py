@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -231,11 +232,13 @@ def send(
     )
 
 
-def open_chain(config: ChainConfig) -> Chain:
-    """The snapshot file when the config names one, else the live chain through the SDK."""
+def open_chain(config: ChainConfig, hotkey: str | None = None) -> Chain:
+    """The snapshot file when the config names one, else the live chain through the SDK.
+    A snapshot sets weights into the row of `hotkey` (default: `[chain] hotkey` when it
+    is an address)."""
     if config.snapshot is not None:
-        hotkey = config.hotkey if is_address(config.hotkey) else None
-        return SnapshotChain(config.snapshot, hotkey)
+        address = config.hotkey if is_address(config.hotkey) else None
+        return SnapshotChain(config.snapshot, hotkey or address)
     if config.netuid is None:
         raise ConfigError("no subnet: give --netuid (or netuid in [chain]) or --snapshot")
     from assay.chain.bittensor import BittensorChain
@@ -243,28 +246,60 @@ def open_chain(config: ChainConfig) -> Chain:
     return BittensorChain(network=config.network, netuid=config.netuid, wallet=_wallet(config))
 
 
+def wallet_path(config: ChainConfig) -> Path | None:
+    """The wallets' folder: `[chain] wallet_path`, else BT_WALLET_PATH as btcli reads it,
+    else (None) the SDK's default."""
+    if config.wallet_path is not None:
+        return config.wallet_path
+    from_env = os.environ.get("BT_WALLET_PATH")
+    return Path(from_env).expanduser() if from_env else None
+
+
 def _wallet(config: ChainConfig) -> Wallet:
     from bittensor import Wallet
 
-    path = {"path": str(config.wallet_path)} if config.wallet_path else {}
+    folder = wallet_path(config)
+    path = {"path": str(folder)} if folder else {}
     return Wallet(name=config.wallet, hotkey=config.hotkey, **path)
 
 
-def validator_address(config: ChainConfig) -> str | None:
-    """This validator's hotkey address: the one a miner's request must be addressed to.
-    None for a snapshot given no address (the intake then takes any receiver)."""
+def hotkey_address(config: ChainConfig) -> str:
+    """This validator's hotkey address: `[chain] hotkey` when it is one, else the public
+    hotkey of `[chain] wallet`/`hotkey` in the wallets' folder (never unlocked)."""
     if is_address(config.hotkey):
         return config.hotkey
-    if config.snapshot is not None:
-        return None
     from bittensor import public_view
 
     try:
         return str(public_view(_wallet(config), "hotkey").ss58_address)
     except Exception as exc:  # the SDK's keyfile errors share no base class but Exception
+        folder = wallet_path(config) or "the default wallets folder"
         raise ConfigError(
-            f"cannot read hotkey {config.hotkey!r} of {config.wallet!r}: {exc}"
+            f"cannot read hotkey {config.hotkey!r} of wallet {config.wallet!r} in {folder}: {exc}"
         ) from exc
+
+
+def validator_address(config: ChainConfig) -> str | None:
+    """This validator's hotkey address: the one a miner's request must be addressed to.
+    None for a snapshot given no address and no readable wallet hotkey."""
+    if config.snapshot is None or is_address(config.hotkey):
+        return hotkey_address(config)
+    try:
+        return hotkey_address(config)
+    except ConfigError:
+        return None
+
+
+def registered_as(chain: Chain, hotkey: str) -> int:
+    """The UID the subnet gives `hotkey`; a ConfigError (never retried) when it has none."""
+    snapshot = chain.snapshot()
+    uid = snapshot.uid_of(hotkey)
+    if uid is None:
+        raise ConfigError(
+            f"hotkey {hotkey} is not registered on subnet {snapshot.netuid} at block "
+            f"{snapshot.block}: register it, or name another in [chain] wallet/hotkey"
+        )
+    return uid
 
 
 @dataclass(frozen=True)
