@@ -41,6 +41,16 @@ class RoundResult:
     speaking: dict[MatchingKey, RepRecord] = field(default_factory=dict)
     matching: dict[MatchingKey, TaskMatching] = field(default_factory=dict)
 
+    @property
+    def refusals(self) -> dict[str, dict[str, str]]:
+        """Agent hash -> track -> why it scores 0: refused at intake (the plan), or found
+        a copy by its reports after the round (the scorecard)."""
+        out = {agent: dict(tracks) for agent, tracks in self.plan.refused.items()}
+        for track, agents in (self.card.copies if self.card else {}).items():
+            for agent, why in agents.items():
+                out.setdefault(agent, {})[track] = why
+        return out
+
     def matching_json(self) -> dict[str, dict[str, dict[str, Any]]]:
         """`matching` as JSON: track -> agent -> task -> `TaskMatching.to_json()`."""
         out: dict[str, dict[str, dict[str, Any]]] = {}
@@ -76,7 +86,7 @@ class RoundResult:
             "mechanism_digest": self.plan.mechanism_digest,
             "draw": self.plan.draw(),
             "agents": dict(sorted(self.agents.items())),
-            "refused": self.plan.refused,
+            "refused": self.refusals,
             "scores": card.get("scores", {}),
             "stability": card.get("stability", {}),
             "round_weights": self.round_weights,
