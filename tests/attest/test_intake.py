@@ -169,15 +169,23 @@ def test_a_second_owner_of_byte_identical_code_is_refused_on_its_track(
     assert set(admission.entries[original.agent.agent_hash]) == {"skills"}
 
 
-def test_first_arrival_wins_across_restarts_whatever_the_order_given(
+def _author_first(
     tmp_path: Path, alice: Ed25519PrivateKey, renamed_keyword: bytes
-) -> None:
+) -> tuple[Submission, Submission, Path]:
+    """The author's keyword admitted alone into a store; a renamed copy not yet seen."""
     author = _submission(tmp_path, "keyword", (AGENTS / "keyword.py").read_bytes(), alice)
     copier = _submission(tmp_path, "copycat", renamed_keyword, Ed25519PrivateKey.generate())
     db = tmp_path / "rounds.db"
-    with Store(db) as store:  # the author's submission is seen first, alone
+    with Store(db) as store:
         first = admit([author], TRACKS[:1], pinned(), arrivals=StoreArrivals(store))
     assert first.refused == {}
+    return author, copier, db
+
+
+def test_first_arrival_wins_across_restarts_whatever_the_order_given(
+    tmp_path: Path, alice: Ed25519PrivateKey, renamed_keyword: bytes
+) -> None:
+    author, copier, db = _author_first(tmp_path, alice, renamed_keyword)
     with Store(db) as store:  # a restart; the copier listed (and named) first
         later = admit([copier, author], TRACKS[:1], pinned(), arrivals=StoreArrivals(store))
     assert _reasons(later, author) == {}
@@ -187,11 +195,7 @@ def test_first_arrival_wins_across_restarts_whatever_the_order_given(
 def test_the_original_counts_after_it_left_the_drop(
     tmp_path: Path, alice: Ed25519PrivateKey, renamed_keyword: bytes
 ) -> None:
-    author = _submission(tmp_path, "keyword", (AGENTS / "keyword.py").read_bytes(), alice)
-    copier = _submission(tmp_path, "copycat", renamed_keyword, Ed25519PrivateKey.generate())
-    db = tmp_path / "rounds.db"
-    with Store(db) as store:
-        admit([author], TRACKS[:1], pinned(), arrivals=StoreArrivals(store))
+    author, copier, db = _author_first(tmp_path, alice, renamed_keyword)
     with Store(db) as store:
         alone = admit([copier], TRACKS[:1], pinned(), arrivals=StoreArrivals(store))
     assert "an agent of " + author.owner in _reasons(alone, copier)["skills"]

@@ -133,13 +133,13 @@ def _defined_names(nodes: Nodes) -> set[str]:
 
 
 def _dotted(node: ast.expr) -> str:
-    parts = []
+    """`a.b.c` for a called name (what is left of it when the base is not a name)."""
+    attributes: list[str] = []
     while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
+        attributes.insert(0, node.attr)
         node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
+    base = [node.id] if isinstance(node, ast.Name) else []
+    return ".".join(base + attributes)
 
 
 def _imported_modules(nodes: Nodes) -> set[str]:
