@@ -16,12 +16,13 @@ TASKS = {"evil": "malicious", "fine": "safe"}
 SPEC = pinned()
 
 
-def reps(agent: str, verdicts: dict[str, str], finding: str = "exfiltration") -> list[RepRecord]:
+def reps(
+    agent: str, verdicts: dict[str, str], finding: str | None = "exfiltration"
+) -> list[RepRecord]:
     out = []
     for task, label in TASKS.items():
-        found = (
-            (FindingItem(category=finding, title="sends keys out"),) if label == "malicious" else ()
-        )
+        named = finding is not None and label == "malicious"
+        found = (FindingItem(category=finding or "", title="sends keys out"),) if named else ()
         for rep in range(SPEC.track(Track.SKILLS).reps):
             out.append(
                 RepRecord(
@@ -56,6 +57,11 @@ def test_only_the_earlier_of_identical_reports_is_paid_whatever_the_names(
     card = scorecard(records, salt="5eed", spec=SPEC, copies=copies)
     assert card.scores["skills"][later].score == 0.0 and later not in card.weights
     assert card.weights[order[0]] > 0 and card.copies == copies
+
+
+def test_bare_verdicts_that_coincide_are_no_copy() -> None:
+    records = reps("author", RIGHT, None) + reps("other", RIGHT, None)
+    assert behavioural_copies(records, plan(("author", "other"))) == {}
 
 
 def test_a_plan_without_arrivals_screens_nothing() -> None:

@@ -5,8 +5,10 @@ answer identically gets past it. After the round, each agent's report on each ta
 a track (the rep that speaks for it: verdict, findings and vulnerabilities, in a fixed
 order) is compared: two agents of different owners whose reports are identical on
 every task are copies, and only the earlier arrival (`RoundPlan.arrival_order`) keeps
-its score; the later ones score 0 on that track. Agents that completed no task are not
-compared (they score nothing anyway), and a plan without an arrival order (rounds
+its score; the later ones score 0 on that track. Only reports that name something (a
+finding or a vulnerability on some task) are compared: honest agents that differ often
+give the same bare verdicts on a small draw (a constant agent and a coin that came up
+the same way), and such reports prove no copy. A plan without an arrival order (rounds
 planned before it was kept) screens nothing, so such rounds score as they always did.
 """
 
@@ -47,8 +49,8 @@ def behavioural_copies(records: Iterable[RepRecord], plan: RoundPlan) -> dict[st
                 _normalised(r) if (r := speaking.get((agent, track, t))) else None
                 for t in sorted(names)
             )
-            if all(r is None for r in reports):
-                continue
+            if not any(r and (r[1] or r[2]) for r in reports):
+                continue  # verdicts alone coincide too often on a small draw to prove a copy
             original = first.setdefault(reports, agent)
             if original != agent and plan.owner(original) != plan.owner(agent):
                 out.setdefault(track, {})[agent] = (
