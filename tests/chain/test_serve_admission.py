@@ -9,6 +9,9 @@ packed copy, and a rewrite whose code escapes containment but whose reports are 
 same on every task; from a hotkey the subnet does not register, a renamed copy put in
 the drop before everything else; a submission that defeats the screener; a drop file
 that is not a manifest at all. The author alone is paid, on both tracks' shares.
+
+A second, cheap test runs the loop with no round: a weight limit the subnet sets and a
+drop file whose agent is gone each cost a cycle, never the loop.
 """
 
 from __future__ import annotations
@@ -23,17 +26,20 @@ import time
 import zlib
 from pathlib import Path
 
+import msgspec
 import pytest
 from bittensor.wallets import regen_hotkey
 from bittensor_core import Keypair
+from chain_rounds import completed_round, hotkey
 
 from assay.attest.manifest import pin, write_manifest
-from assay.chain.snapshot import read_snapshot, write_snapshot
+from assay.chain.snapshot import SnapshotChain, read_snapshot, write_snapshot
 from assay.mechanism.spec import Track
-from assay.records.chain import MetagraphSnapshot, Neuron
+from assay.records.chain import Hyperparameters, MetagraphSnapshot, Neuron
 from assay.store.sqlite import Store
+from assay.validator.config import RoundConfig
 from assay.validator.http_intake import submit
-from assay.validator.serve import read_status
+from assay.validator.serve import Server, read_status
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYWORD = (ROOT / "agents" / "keyword.py").read_text()
@@ -209,3 +215,45 @@ def test_the_author_is_paid_on_both_tracks_and_every_copy_gets_nothing(
     row = read_snapshot(tmp_path / "subnet.json").neurons[0].weights
     assert set(row) == {registered.index(author) + 1}
     assert final.errors and all(e.startswith("quarantined junk") for e in final.errors)
+
+
+def test_a_weight_limit_and_a_broken_drop_file_cost_a_cycle_not_the_loop(tmp_path: Path) -> None:
+    """No round runs here: a completed round waits in the store for weights the subnet's
+    min_allowed_weights refuses, and the drop holds a manifest whose agent is gone."""
+    db = tmp_path / "rounds.db"
+    completed_round(db, "round-0001", {("ana", 1): 1.0})
+    neurons = (
+        Neuron(uid=0, hotkey=VALIDATOR, stake=1000.0, validator_permit=True),
+        Neuron(uid=1, hotkey=hotkey("ana"), stake=1.0),
+    )
+    strict = MetagraphSnapshot(
+        netuid=7, block=60, neurons=neurons, hyperparameters=Hyperparameters(min_allowed_weights=4)
+    )
+    subnet = tmp_path / "subnet.json"
+    write_snapshot(strict, subnet)
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    orphan = drop / "orphan.py"
+    orphan.write_text("def agent_main(context):\n    return {}\n")
+    pinned = pin(orphan, track=Track.SKILLS, key=Keypair.create_from_uri("//Orphan"),
+                 entrypoint="agent_main", sandbox_digest="sha256:test",
+                 manifest_path=drop / "orphan.manifest.json")  # fmt: skip
+    write_manifest(pinned, drop / "orphan.manifest.json")
+    orphan.unlink()
+
+    def relax(done: int) -> None:  # the subnet lowers its limit after the first cycle
+        if done == 1:
+            write_snapshot(
+                msgspec.structs.replace(strict, hyperparameters=Hyperparameters()), subnet
+            )
+
+    config = RoundConfig(corpus=tmp_path, agents=(), tracks=(Track.SKILLS,), db=db,
+                         secret_file=tmp_path / "secret")  # fmt: skip
+    server = Server(config, SnapshotChain(subnet, VALIDATOR), drop=drop,
+                    status_path=tmp_path / "status.json", between_cycles=relax)  # fmt: skip
+    final = server.serve(cycles=2, pause_s=0.0)
+    assert final.phase == "stopped" and final.last_weights_round == "round-0001"
+    assert any("takes at least 4 weights" in e for e in final.errors)
+    assert [q.split(":")[0] for q in final.quarantined] == ["orphan.manifest.json"]
+    assert (drop / "quarantine" / "orphan.manifest.json.reason.txt").is_file()
+    assert read_snapshot(subnet).neurons[0].weights == {1: 1.0}
