@@ -8,6 +8,13 @@ Usage: python benchmarks/reference_eval.py [AGENT.py | AGENT_PACKAGE/ ...] [--ve
            [--corpus synthetic|real] [--part tuning|set-aside] [--track TRACK ...]
            [--detonate] [--only SUBSTRING ...]
 
+Without agents named, the reference agent is scored beside the keyword agent. Each
+behavioural track prints clamped MCC with TP/FN/FP/TN; repositories print mean F2, the
+vulnerable tasks' F2 on its own, and TP/FN/FP/TN where a vulnerable task counts as found
+when any planted vulnerability is reported (F2 > 0) and a clean one as passed when
+nothing is reported (F2 = 1). Each part ends with the benign false-positive rate: safe
+behavioural tasks flagged (WARN or BLOCK), over all safe behavioural tasks.
+
 `--part tuning` never loads the set-aside part, so the tuning loop cannot spend it;
 `--verbose` lists per-task results on the tuning part only, for the same reason.
 
@@ -42,6 +49,7 @@ from assay.corpus.native import NativeCorpus
 from assay.corpus.packed import materialised
 from assay.detonate import detonate
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
+from assay.mechanism.metrics import Confusion
 from assay.mechanism.scoring import RepResult, TaskTruth, TrackScore, score_track
 from assay.mechanism.spec import TRACKS, Track
 from assay.records import codec
@@ -137,7 +145,12 @@ PARTS = ("tuning", "set-aside")
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("agents", nargs="*", type=Path, default=[ROOT / "agents/reference"])
+    parser.add_argument(
+        "agents",
+        nargs="*",
+        type=Path,
+        default=[ROOT / "agents/reference", ROOT / "agents/keyword.py"],
+    )
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--corpus", choices=sorted(CORPORA), action="append")
     parser.add_argument("--part", choices=PARTS, action="append")
@@ -153,8 +166,9 @@ def main(argv: list[str]) -> int:
         observe = Observer(backend if name == "real" or args.detonate else None)
         for path, agent in agents:
             print(f"== {path.name} on the {name} corpus")
-            for track in tracks:
-                for part in args.part or PARTS:
+            for part in args.part or PARTS:
+                flagged = passed = 0  # safe behavioural tasks flagged, and allowed
+                for track in tracks:
                     root = ROOT / CORPORA[name][part]
                     tasks = tuple(
                         t
@@ -165,15 +179,32 @@ def main(argv: list[str]) -> int:
                         continue
                     result, slowest = run_track(agent, track, tasks, observe)
                     _print_track(part, result, slowest, args.verbose and part == "tuning")
+                    if result.confusion is not None:
+                        flagged += result.confusion.fp
+                        passed += result.confusion.tn
+                if flagged + passed:
+                    rate = flagged / (flagged + passed)
+                    safe = flagged + passed
+                    print(f"  benign false-positive rate, {part}: {flagged}/{safe} = {rate:.1%}")
     return 0
 
 
 def _print_track(part: str, result: TrackScore, slowest: float, verbose: bool) -> None:
     print(f"  {result.track.value:13} {part:9} {len(result.tasks):3} tasks", end="  ")
     if result.track is Track.REPOSITORIES:
+        vulnerable = [t.f2 or 0.0 for t in result.tasks if t.label == "malicious"]
+        clean = [t.f2 or 0.0 for t in result.tasks if t.label != "malicious"]
+        c = Confusion(
+            tp=sum(f > 0 for f in vulnerable),
+            fn=sum(f == 0 for f in vulnerable),
+            fp=sum(f < 1 for f in clean),
+            tn=sum(f == 1 for f in clean),
+        )
+        vulnerable_f2 = sum(vulnerable) / len(vulnerable) if vulnerable else 0.0
         print(
-            f"mean F2 {result.f2:.3f}  "
-            f"chance-corrected score {result.score:.3f}   (slowest task {slowest:.3f}s)"
+            f"mean F2 {result.f2:.3f}  vulnerable-task F2 {vulnerable_f2:.3f}  "
+            f"chance-corrected score {result.score:.3f}  "
+            f"tp {c.tp} tn {c.tn} fp {c.fp} fn {c.fn}  (slowest task {slowest:.3f}s)"
         )
         for task in result.tasks if verbose else ():
             print(f"      {task.task_id:34} {task.label:9} F2 {task.f2:.3f}")

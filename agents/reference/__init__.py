@@ -16,11 +16,11 @@ Behavioural tracks (skills, mcp_servers, packages) combine:
 - `context["observed"]`, the validator's own detonation, when present.
 Evidence is weighed, not counted: a credential read next to egress, persistence,
 or an injected instruction blocks; an SDK reading its own API key does not.
-
-Repositories get a real static audit: Python through `ast` with intraprocedural
-taint tracking from request/argv/environment sources to SQL, shell, eval, path,
-deserialisation, SSRF, redirect and HTML sinks; JavaScript through line-level
-taint over the same sink families; hard-coded secrets; CI workflow injection.
+Behaviour is judged against the stated purpose (an SSH library's key reads, a scanner's
+list of attacks are expected). Repositories: Python through `ast` with intraprocedural
+taint from request/argv/environment and library parameters to SQL, shell, eval, path,
+deserialisation, SSRF, redirect and HTML sinks; JavaScript through line-level taint,
+prototype pollution; hard-coded secrets; CI workflow injection (docs/agents.md).
 """
 
 from .behavioural import behavioural_report

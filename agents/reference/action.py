@@ -1,5 +1,6 @@
 """Action plane: decoded payloads, per-file facts and the signals weighed from them."""
 
+import ast
 import base64
 import binascii
 import contextlib
@@ -21,7 +22,7 @@ from .facts import (
     _joined,
     _line_events,
 )
-from .repo_python import _shell_injection_lines
+from .repo_python import _shell_injection_lines, argument_injections
 from .stages import (
     beacon_events,
     clipper_events,
@@ -171,11 +172,33 @@ SERVICE_HOSTS = re.compile(
 )
 
 
+# A cloud's credential files, and the hosts that are that cloud.
+CLOUD_HOMES = (
+    (
+        re.compile(r"gcloud|application_default_credentials"),
+        r"(?:[\w-]+\.)*(?:googleapis|google)\.com",
+    ),
+    (re.compile(r"\.aws\b"), r"(?:[\w-]+\.)*(?:amazonaws\.com|aws\.amazon\.com)"),
+    (re.compile(r"\.azure/"), r"(?:[\w-]+\.)*(?:azure\.com|windows\.net|microsoftonline\.com)"),
+)
+URL_HOST = re.compile(r"https?://([\w.-]+)")
+
+
 def _own_service_credentials(facts: FileFacts, secrets: list[Event]) -> bool:
-    """Stored registry/git credentials used with their own service, and nothing odd."""
-    if any(e.detail != "stored" for e in secrets) or facts.of("odd_host"):
+    """Credentials used with their own service, and nothing odd: stored registry or git
+    credentials with that registry, or one cloud's credentials sent only to that cloud
+    (a storage uploader exchanging its gcloud refresh token at Google)."""
+    if facts.of("odd_host"):
         return False
-    return bool(SERVICE_HOSTS.search(facts.source.text))
+    if all(e.detail == "stored" for e in secrets):
+        return bool(SERVICE_HOSTS.search(facts.source.text))
+    if any(e.detail != "cloud" for e in secrets):
+        return False
+    hosts = set(URL_HOST.findall(facts.source.text))
+    for files, home in CLOUD_HOMES:
+        if all(files.search(e.text) for e in secrets):
+            return bool(hosts) and all(re.fullmatch(home, h) for h in hosts)
+    return False
 
 
 FILE_READS = re.compile(
@@ -369,6 +392,107 @@ def _command_signals(facts: FileFacts, track: str, injected_lines: set[int]) -> 
         )
         break
     return signals
+
+
+ARGUMENT_HARM = {
+    "CWE-94": ("code_injection", "is executed as code (exec)"),
+    "CWE-95": ("code_injection", "is evaluated as code (eval)"),
+    "CWE-89": ("sql_injection", "is formatted into an SQL statement"),
+}
+
+
+def _argument_signals(facts: FileFacts, track: str) -> list[Signal]:
+    """A skill's script or a server's tool takes what a model passes it: an argument that
+    reaches eval or an SQL string is an attack surface (a test of the artifact's own is
+    not). Shell injection is told by `_command_signals`."""
+    if re.search(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$)", facts.source.rel):
+        return []
+    signals = []
+    seen = set()
+    for cwe, line in argument_injections(facts.tree):
+        if cwe not in ARGUMENT_HARM or ARGUMENT_HARM[cwe][0] in seen:
+            continue
+        category, what = ARGUMENT_HARM[cwe]
+        seen.add(category)
+        who = "Tool argument" if track == "mcp_servers" else "Argument"
+        signals.append(
+            Signal(
+                category,
+                "HIGH",
+                "action",
+                f"{who} {what}",
+                facts.source.rel,
+                line,
+                3.0,
+                "EVAL_CODE",
+            )
+        )
+    return signals
+
+
+# A loop that waits on something (a read, a sleep, a queue) is a service's loop; one that
+# only computes never ends.
+WAITS = re.compile(
+    r"sleep|wait|accept|recv|read|get|select|poll|join|input|serve|run_forever|listen", re.I
+)
+HUGE_COUNT = 1_000_000
+
+
+def _exhaustion_signal(facts: FileFacts) -> list[Signal]:
+    """An endless loop waiting on nothing, or millions of copies allocated at once."""
+    if facts.tree is None:
+        return []
+    # A loop inside a try block may be meant to end on an exception (reading frames
+    # until EOFError): only a loop nothing can end counts.
+    guarded = {
+        id(loop)
+        for block in ast.walk(facts.tree)
+        if isinstance(block, ast.Try) and block.handlers
+        for stmt in block.body
+        for loop in ast.walk(stmt)
+        if isinstance(loop, ast.While)
+    }
+    for node in ast.walk(facts.tree):
+        line, what = None, ""
+        endless = isinstance(node, ast.While) and _always_true(node.test)
+        if endless and id(node) not in guarded and not _leaves(node):  # type: ignore[arg-type]
+            line, what = node.lineno, "loops forever without waiting on anything"
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            sides = (node.left, node.right)
+            copies = any(isinstance(x, ast.List | ast.Constant) and not _is_int(x) for x in sides)
+            if copies and any(_is_int(x) and x.value >= HUGE_COUNT for x in sides):  # type: ignore[attr-defined]
+                line, what = node.lineno, "allocates millions of copies at once"
+        if line is not None:
+            return [
+                Signal(
+                    "resource_exhaustion",
+                    "MED",
+                    "action",
+                    f"{facts.source.base} {what}",
+                    facts.source.rel,
+                    line,
+                    3.0,
+                    "CREATE_PROCESS",
+                )
+            ]
+    return []
+
+
+def _always_true(test: ast.expr) -> bool:
+    return isinstance(test, ast.Constant) and bool(test.value)
+
+
+def _is_int(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _leaves(loop: ast.While) -> bool:
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Break | ast.Return | ast.Raise | ast.Yield | ast.Await):
+            return True
+        if isinstance(node, ast.Call) and WAITS.search(ast.unparse(node.func)):
+            return True
+    return False
 
 
 def _evasion_signal(facts: FileFacts, dangerous_lines: list[int]) -> list[Signal]:
@@ -703,6 +827,8 @@ def action_signals(facts: FileFacts, track: str) -> list[Signal]:
         signals.append(persistence)
     injected = _shell_injection_lines(facts.tree) if facts.of("shell") else set()
     signals += _command_signals(facts, track, injected)
+    if track in ("skills", "mcp_servers"):
+        signals += _argument_signals(facts, track) + _exhaustion_signal(facts)
     if facts.of("odd_host") and facts.of("egress") and not signals:
         line = facts.of("odd_host")[0].line
         signals.append(

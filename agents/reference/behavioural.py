@@ -1,5 +1,8 @@
 """The behavioural report: signals from both planes weighed into a verdict."""
 
+import re
+from dataclasses import replace
+
 from .action import MAX_AST_BYTES, action_signals, analyse_code
 from .common import (
     BLOCK_AT,
@@ -20,7 +23,7 @@ from .context import (
 )
 from .directives import code_signals, prose_signals
 from .facts import SECRET_KINDS, TOOL_HINT, Event, FileFacts
-from .mcp import Tool, mcp_tools, tool_signals
+from .mcp import Tool, mcp_tools, tool_code_signals, tool_signals
 from .observed import _evidence_text, _observed_capabilities, observed_signals
 from .packages import (
     content_signals,
@@ -31,8 +34,7 @@ from .packages import (
     supply_chain_signals,
     typosquat_of,
 )
-
-# --------------------------------------------------------------------------- behavioural report
+from .prerequisites import declares_scanning, prerequisite_signals
 
 
 def _capability_items(signals: list[Signal], facts: dict[str, FileFacts], observed: object) -> list:
@@ -181,10 +183,18 @@ def _within_budget(files: list[Source], budget: int) -> list[Source]:
     return sorted(chosen, key=lambda s: s.rel)
 
 
+def _wants_tree(track: str, source: Source) -> bool:
+    """A skill's scripts and a server's tools are parsed whole: what a model passes them
+    is followed to the sinks it reaches."""
+    if track == "mcp_servers":
+        return bool(TOOL_HINT.search(source.text)) or source.is_python
+    return track == "skills" and source.is_python
+
+
 def behavioural_report(track: str, files: list[Source], observed: object) -> dict:
     by_rel = {s.rel: s for s in files}
     facts = {
-        s.rel: analyse_code(s, want_tree=track == "mcp_servers" and bool(TOOL_HINT.search(s.text)))
+        s.rel: analyse_code(s, want_tree=_wants_tree(track, s))
         for s in _within_budget(files, BEHAVIOURAL_CODE_BYTES)
     }
     signals: list[Signal] = []
@@ -195,6 +205,7 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
         manifests = [s for s in files if s.suffix == ".json" and len(s.text) < MAX_AST_BYTES]
         trees = {rel: fact.tree for rel, fact in facts.items()}
         tools = mcp_tools([fact.source for fact in facts.values()] + manifests, trees)
+        signals += tool_code_signals(trees)
     tool_file_lines = {(t.file, t.line) for t in tools}
     signals += _context_signals(files, tool_file_lines, track)
     hidden = {(s.file, s.line) for s in signals if s.technique in ("unicode_tags", "zero_width")}
@@ -202,11 +213,81 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
     evidence_extra: dict = {}
     if track == "packages":
         signals += _package_signals(files, by_rel, facts, evidence_extra)
-    signals += observed_signals(observed)
+        signals = _expected_of_purpose(signals, files, facts)
+    if track == "skills":
+        signals += prerequisite_signals(files)
+        if declares_scanning(files):
+            signals = [_as_documented(s, by_rel) for s in signals]
+    signals = [_as_documented(s, by_rel) if _is_record(s) else s for s in signals]
+    signals += observed_signals(observed, track)
     deceptive = deceptive_doc_signal(files, signals)
     if deceptive is not None:
         signals.append(deceptive)
     return _assemble(track, signals, facts, tools, observed, evidence_extra)
+
+
+def _as_documented(signal: Signal, by_rel: dict[str, Source]) -> Signal:
+    """A scanner's prose lists what it looks for: it weighs little (code is unchanged)."""
+    source = by_rel.get(signal.file or "")
+    if source is None or not source.is_prose or signal.weight <= DOCUMENTED_WEIGHT:
+        return signal
+    return replace(signal, weight=DOCUMENTED_WEIGHT)
+
+
+DOCUMENTED_WEIGHT = 1.0
+# A changelog records what changed ("the flag now ignores previous settings"); it is no
+# instruction to an agent. Text hidden in it (tag characters, comments) still counts.
+RECORD_FILE = re.compile(
+    r"(?:^|/)(?:change[-_]?log|changes|history|news|release[-_]?notes?)(?:\.\w+)?$", re.I
+)
+HIDING = ("unicode", "zero_width", "bidi", "comment")
+
+
+def _is_record(signal: Signal) -> bool:
+    hidden = any(h in (signal.technique or "") for h in HIDING)
+    return bool(signal.file and RECORD_FILE.search(signal.file)) and not hidden
+
+
+# What a package says it is (its manifest's name, summary and description).
+PURPOSE_FIELDS = re.compile(
+    r"^(?:Name|Summary)\s*:\s*(.+)$|\b(?:name|description|summary)\s*[=:]\s*[\"']([^\"'\n]+)",
+    re.M,
+)
+SSH_PURPOSE = re.compile(r"\b(?:ssh2?|sftp|scp)\b", re.I)
+MANIFESTS = ("setup.py", "PKG-INFO", "pyproject.toml", "setup.cfg", "package.json")
+
+
+def _expected_of_purpose(
+    signals: list[Signal], files: list[Source], facts: dict[str, FileFacts]
+) -> list[Signal]:
+    """An SSH library's key reads for the host its caller names are its job; a file
+    naming a host of its own is still theft."""
+    purpose = " ".join(
+        " ".join(m.groups(""))
+        for source in files
+        if source.base in MANIFESTS and source.rel.count("/") == 0
+        for m in PURPOSE_FIELDS.finditer(source.text[:20000])
+    )
+    if not SSH_PURPOSE.search(purpose):
+        return signals
+
+    def own_host(rel: str | None) -> bool:
+        fact = facts.get(rel or "")
+        text = fact.source.text if fact else ""
+        return fact is None or bool(fact.of("odd_host")) or bool(URL_OR_IP.search(text))
+
+    return [
+        s
+        for s in signals
+        if not (
+            s.category in ("credential_theft", "exfiltration")
+            and s.capability in ("READ_SSH_KEY", "OPEN_SOCKET")
+            and not own_host(s.file)
+        )
+    ]
+
+
+URL_OR_IP = re.compile(r"https?://[\w.-]+|[\"'](?:\d{1,3}\.){3}\d{1,3}[\"']")
 
 
 def _package_signals(

@@ -11,8 +11,6 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-# --------------------------------------------------------------------------- limits
-
 MAX_FILES = 2000
 MAX_FILE_BYTES = 1 << 20
 MAX_TOTAL_BYTES = 48 << 20
@@ -32,9 +30,6 @@ JS_SUFFIXES = frozenset({".js", ".mjs", ".cjs", ".ts", ".jsx", ".tsx"})
 PROSE_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".mdx", ""})
 
 SEVERITY_RANK = {"CRIT": 4, "HIGH": 3, "MED": 2, "LOW": 1}
-
-
-# --------------------------------------------------------------------------- files
 
 
 @dataclass
@@ -123,9 +118,6 @@ def collect_files(root: str) -> list[Source]:
     return out
 
 
-# --------------------------------------------------------------------------- signals
-
-
 @dataclass
 class Signal:
     """One piece of weighed evidence; those with a category become findings."""
@@ -157,9 +149,6 @@ class Signal:
         return item
 
 
-# --------------------------------------------------------------------------- probe
-
-
 def _thread_probe(context: dict) -> None:
     """Prove liveness exactly like the baselines: file, DNS lookup, echo process."""
     probe = context.get("probe")
@@ -170,9 +159,6 @@ def _thread_probe(context: dict) -> None:
     with contextlib.suppress(OSError):
         socket.getaddrinfo(probe["dns_host"], 80)
     subprocess.run(["echo", probe["process_echo"]], capture_output=True)
-
-
-# --------------------------------------------------------------------------- helpers
 
 
 def line_at(text: str, offset: int) -> int:

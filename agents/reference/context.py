@@ -4,8 +4,6 @@ import re
 
 from .common import Signal, Source, line_at
 
-# --------------------------------------------------------------------------- context plane
-
 TAG_CHARS = re.compile("[\U000e0000-\U000e007f]")
 ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\u180e\ufeff]")
 BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")

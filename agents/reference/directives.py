@@ -34,7 +34,13 @@ SECRET_PATH = re.compile(
     r"\bmcp json\b|\bgit credentials\b|\bkube config\b|\bwallet\b",
     re.IGNORECASE,
 )
-SECRET_WEAK = re.compile(r"\b(?:tokens?|passwords?|secrets?|credentials?|api[ _]?keys?)\b", re.I)
+# "Token" in a skill for agents is as often a model's unit of text ("token price", "token
+# budget") as a credential: those uses are not secrets.
+SECRET_WEAK = re.compile(
+    r"\b(?:tokens?(?!\s+(?:price|count|budget|usage|limit|cost|window|spend|efficien))|"
+    r"passwords?|secrets?|credentials?|api[ _]?keys?)\b",
+    re.I,
+)
 READ = re.compile(r"\b(?:read|cat|open|load|collect|gather|dump|search|find|list|copy)\b", re.I)
 LEAK = re.compile(
     r"\b(?:send|post|upload|paste|forward|include|append|attach|embed|e-?mail|pass|put|fill|"
@@ -94,7 +100,12 @@ MANDATORY = re.compile(
 HIDE_MORE = re.compile(
     r"\bno\s+need\s+to\s+(?:mention|tell|explain)|\binvisible\s+to\s+the\s+user|"
     r"\bnever\s+bring\s+it\s+up|\bdo\s+not\s+(?:remove|explain)\b|\bsay\s+only\b|"
-    r"\bstripped\s+before\s+humans|\bimplementation\s+detail|\bnever\s+tell\b|\bsilently\b|"
+    r"\bstripped\s+before\s+humans|\bimplementation\s+detail|\bnever\s+tell\b|"
+    r"\bsilently\s+(?:send|copy|upload|run|install|execute|forward|add|write|delete|post|"
+    r"modify|change|replace|include|attach|share|collect|read|push|commit|disable|remove|"
+    r"exfiltrate|transmit|log|store|save|append|inject|overwrite)\w*|\b(?:send|copy|upload|"
+    r"forward|post|run|execute|install|transmit|exfiltrate)\w*\b[^.\n]{0,30}\bsilently\b|"
+    r"\b(?:handled|done|performed|processed|happens|applied)\s+silently\b|"
     r"\bwithout\s+telling\b|\b(?:only\s+)?confuses?\s+(?:them|the\s+user)",
     re.IGNORECASE,
 )
@@ -104,7 +115,11 @@ CONCEAL_FROM_USER = re.compile(
     r"(?:tell(?:ing)?|inform(?:ing)?|alert(?:ing)?|notify(?:ing)?|show(?:ing)?)\s+(?:the\s+)?"
     r"(?:user|them|anyone|human|developer|operator)s?\b)|\bkeep\s+(?:this|it)\s+(?:secret|hidden)|"
     r"\bnot\s+(?:visible|shown)\s+to\s+the\s+user|\b(?:could|would|might)\s+upset\s+the\s+user|"
-    r"\bsilently\b",
+    r"\bsilently\s+(?:send|copy|upload|run|install|execute|forward|add|write|delete|post|"
+    r"modify|change|replace|include|attach|share|collect|read|push|commit|disable|remove|"
+    r"exfiltrate|transmit|log|store|save|append|inject|overwrite)\w*|\b(?:send|copy|upload|"
+    r"forward|post|run|execute|install|transmit|exfiltrate)\w*\b[^.\n]{0,30}\bsilently\b|"
+    r"\b(?:handled|done|performed|processed|happens|applied)\s+silently\b",
     re.IGNORECASE,
 )
 NOT_SILENTLY = re.compile(r"\b(?:not|never|won't)\s+(?:\w+\s+)?silently\b", re.IGNORECASE)
@@ -181,9 +196,22 @@ def _manipulations(text: str) -> dict[str, re.Match[str]]:
         ("ignore earlier instructions", OVERRIDE),
     ):
         match = pattern.search(text)
+        if match and name == "skip confirmation" and _negated(text, match):
+            continue  # "do not dispatch a fix without asking" asks for the confirmation
         if match and name not in found:
             found[name] = match
     return found
+
+
+NEGATION = re.compile(r"\b(?:do\s+not|don't|never|must\s+not|should\s+not|no\s+one)\b", re.I)
+
+
+def _negated(text: str, match: re.Match[str]) -> bool:
+    """`without asking` inside a sentence that forbids the act: a demand to ask first."""
+    if not match.group(0).lower().startswith("without"):
+        return False
+    start = max(text.rfind(". ", 0, match.start()), text.rfind("\n-", 0, match.start()), 0)
+    return bool(NEGATION.search(text[start : match.start()]))
 
 
 def _phrase(intents: list[str]) -> str:

@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 
 from .common import Source
 
-# --------------------------------------------------------------------------- action plane
-
 SECRET_KINDS: dict[str, tuple[re.Pattern[str], str, str, str]] = {
     # kind: (pattern, capability, what is read (title), what leaves (exfil title))
     "ssh": (
@@ -155,7 +153,7 @@ ODD_HOST = re.compile(
     r"requestbin|webhook\.site|transfer\.sh|\.onion\b|api\.telegram\.org/bot|pipedream\.net|"
     r"\boast\.(?:fun|me|pro|live|site|online)\b|interact\.sh|burpcollaborator\.net|"
     r"canarytokens\.com|hookb\.in|beeceptor\.com|requestcatcher\.com|hastebin\.com|paste\.ee|"
-    r"rentry\.co|termbin\.com|trycloudflare\.com|ngrok-free\.app|serveo\.net|\.loca\.lt\b",
+    r"rentry\.co|termbin\.com|trycloudflare\.com|ngrok-free\.(?:app|dev)|serveo\.net|\.loca\.lt\b",
     re.IGNORECASE,
 )
 DECODE_CALLS = frozenset(
@@ -260,7 +258,13 @@ COVERT_COPY = re.compile(
     r"\bbcc[\"']?\s*[:=]\s*[\"'`][^\"'`\s,]+@[\w.-]+\.[a-z]{2,}", re.IGNORECASE
 )
 # Windows binaries that load or run code handed to them (living-off-the-land execution).
-LOLBIN = re.compile(r"\b(?:rundll32|regsvr32|mshta)(?:\.exe)?\b", re.IGNORECASE)
+# rundll32 handing a URL to url.dll is how Windows opens a link in the browser (what
+# `open` and `xdg-open` do elsewhere), not a loader of bundled code.
+LOLBIN = re.compile(
+    r"\b(?:rundll32(?![^\n]{0,40}url\.dll[\"',\s]*FileProtocolHandler)|regsvr32|mshta)"
+    r"(?:\.exe)?\b",
+    re.IGNORECASE,
+)
 RUNTIME_INSTALL = re.compile(
     r"\bpip3?\s+install\b|\bnpm\s+(?:i|install)\s+\w|-m\s+pip[\"',\s]+install"
 )

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from .action_python import _dotted
 from .common import Signal, Source, _string_value
 from .context import CONCEAL, OVERRIDE, SECRET_PATH_TALK
-
-# --------------------------------------------------------------------------- MCP tools
+from .repo_python import PyTaint
 
 
 @dataclass
@@ -34,19 +33,43 @@ def _python_tools(source: Source, tree: ast.Module) -> list[Tool]:
             description = _string_value(desc_node) if desc_node is not None else None
             if name and description is not None and desc_node is not None:
                 tools.append(Tool(name, description, source.rel, desc_node.lineno))
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _is_tool_decorated(node):
-            doc = ast.get_docstring(node) or ""
+        elif isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] == "Tool":
+            words = {k.arg: k.value for k in node.keywords}
+            name = _string_value(words["name"]) if "name" in words else None
+            desc_node = words.get("description")
+            description = _string_value(desc_node) if desc_node is not None else None
+            if name and description is not None and desc_node is not None:
+                tools.append(Tool(name, description, source.rel, desc_node.lineno))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            decorator = _tool_decorator(node)
+            if decorator is None:
+                continue
+            # The model reads what the decorator declares (description, title and other
+            # annotations) as well as the docstring.
+            declared = _strings_in(decorator) if isinstance(decorator, ast.Call) else []
+            doc = "\n".join([ast.get_docstring(node) or "", *declared]).strip()
             line = node.body[0].lineno if node.body else node.lineno
+            if declared:
+                line = decorator.lineno
             tools.append(Tool(node.name, doc, source.rel, line))
     return tools
 
 
-def _is_tool_decorated(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _tool_decorator(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
     for decorator in func.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         if _dotted(target).endswith(".tool"):
-            return True
-    return False
+            return decorator
+    return None
+
+
+def _strings_in(call: ast.Call) -> list[str]:
+    """Every string literal of a decorator call's arguments (nested dicts included)."""
+    out = []
+    for node in ast.walk(call):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(out) < 64:
+            out.append(node.value[:4000])
+    return out
 
 
 def _json_tools(source: Source) -> list[Tool]:
@@ -135,6 +158,24 @@ MODEL_INSTRUCTION = re.compile(
 )
 
 
+# Text that claims a system's authority or asks the model to drop its safeguards: no
+# honest tool description needs either.
+AUTHORITY_CLAIM = re.compile(
+    r"hidden instruction|\[\s*system\s*:|<\|?system\|?>|\bsystemPrompt\b|"
+    r"\b(?:disable|bypass|turn off|ignore)\s+(?:all\s+)?(?:the\s+)?(?:guardrails|safety|"
+    r"security (?:checks|controls|restrictions)|safeguards)|"
+    r"\bgrant\w*\s+(?:unrestricted|administrator|admin|root|elevated)\s+(?:access|privileges)|"
+    r"\belevated privileges regardless|\bsecurity_level\s*=\s*0",
+    re.IGNORECASE,
+)
+
+# Text that tells the model to pick this tool over every other: selection hijacking.
+PREFERENCE = re.compile(
+    r"\balways (?:choose|use|pick|select|prefer) this tool|\bignore (?:all )?(?:the )?other "
+    r"(?:\w+ )?tools|\bnever use (?:any )?other (?:\w+ )?tools|\bdon'?t settle for",
+    re.IGNORECASE,
+)
+
 CONTEXT_EXFIL = re.compile(
     r"\b(?:full|entire|whole|complete)\s+(?:conversation|chat|history|transcript)|"
     r"all (?:previous|prior) messages|(?:your|the) system prompt",
@@ -170,6 +211,10 @@ def tool_signals(tools: list[Tool], hidden_lines: set[tuple[str, int]]) -> list[
             flags.append("instruction_override")
         if CONTEXT_EXFIL.search(text):
             flags.append("context_exfiltration")
+        if AUTHORITY_CLAIM.search(text):
+            flags.append("authority_claim")
+        if PREFERENCE.search(text):
+            flags.append("preference_manipulation")
         if (tool.file, tool.line) in hidden_lines:
             flags.append("hidden_unicode")
         tool.flags = flags
@@ -196,12 +241,18 @@ def _tool_signal(tool: Tool, other: str | None, flags: list[str]) -> Signal | No
             tool.description[:160],
         )
     strong = {"secret_reference", "concealment", "context_exfiltration"} & set(flags)
-    override = "instruction_override" in flags
+    override = bool(
+        {"instruction_override", "authority_claim", "preference_manipulation"} & set(flags)
+    )
     if not override and (not strong or ("model_instruction" not in flags and len(strong) < 2)):
         return None
     text = tool.description
     if "context_exfiltration" in flags and "secret_reference" not in flags:
         target = "send the conversation"
+    elif "preference_manipulation" in flags and not strong:
+        target = "choose it over every other tool"
+    elif "authority_claim" in flags and not strong:
+        target = "drop its safeguards on a claimed system authority"
     elif override and not strong:
         target = "ignore its previous instructions"
     elif re.search(r"\.ssh|id_rsa", text):
@@ -223,3 +274,89 @@ def _tool_signal(tool: Tool, other: str | None, flags: list[str]) -> Signal | No
         "tool_poisoning",
         tool.description[:160],
     )
+
+
+# A tool that says it stays in one place (a directory, a folder) ...
+CLAIMS_CONFINEMENT = re.compile(
+    r"\b(?:from|in|within|under|inside|to)\s+the\s+(?:\w+\s+){0,2}(?:directory|folder)\b|"
+    r"\bonly\b[^.\n]{0,40}\b(?:directory|folder|allowed paths?)\b",
+    re.IGNORECASE,
+)
+# ... and a literal credential a tool or resource hands the model.
+SERVED_SECRET = re.compile(
+    r"\b(?:password|passwd|api[ _-]?key|secret(?:[ _-]key)?|access[ _-]?token)\s*[:=]\s*"
+    r"[\w!@#%^&*./+-]{8,}|\b[a-z][a-z0-9+]*://[^\s:/@{}<>$]+:[^\s@/{}<>$]{4,}@",
+    re.IGNORECASE,
+)
+
+
+def tool_code_signals(trees: dict[str, ast.Module | None]) -> list[Signal]:
+    """Tools against what they declare: a claimed directory left, credentials served."""
+    signals = []
+    for rel, tree in sorted(trees.items()):
+        if tree is None or re.search(r"(?:^|/)tests?/|(?:^|/)test_", rel):
+            continue
+        served = False
+        for func in ast.walk(tree):
+            if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            decorator = _served_by(func)
+            if decorator is None:
+                continue
+            declared = ast.get_docstring(func) or ""
+            if isinstance(decorator, ast.Call):
+                declared += "\n" + "\n".join(_strings_in(decorator))
+            if CLAIMS_CONFINEMENT.search(declared) and _opens_argument(func):
+                signals.append(
+                    _code_signal(
+                        "path_traversal",
+                        f"Tool {func.name} claims to stay in one directory "
+                        "but opens any path it is given",
+                        rel,
+                        func.lineno,
+                        "READ_FILE",
+                    )
+                )
+            secret = None if served else _served_secret(func)
+            if secret is not None:
+                served = True
+                signals.append(
+                    _code_signal(
+                        "credential_exposure",
+                        f"{func.name} hands hard-coded credentials to the model",
+                        rel,
+                        secret,
+                        "READ_SECRET",
+                    )
+                )
+    return signals
+
+
+def _served_by(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
+    for decorator in func.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if _dotted(target).rsplit(".", 1)[-1] in ("tool", "resource", "prompt"):
+            return decorator
+    return None
+
+
+def _opens_argument(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    params = {a.arg for a in func.args.args + func.args.kwonlyargs} - {"self", "cls", "ctx"}
+    tracker = PyTaint("", set(), extra_tainted=params)
+    tracker.run_function(func)
+    return any(v.cwe == "CWE-22" for v in tracker.findings)
+
+
+def _served_secret(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
+    for node in ast.walk(func):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and SERVED_SECRET.search(node.value)
+        ):
+            return node.lineno
+    return None
+
+
+def _code_signal(category: str, title: str, rel: str, line: int, capability: str) -> Signal:
+    return Signal(category, "HIGH", "action", title, rel, line, 3.0, capability)

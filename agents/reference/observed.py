@@ -12,8 +12,6 @@ import re
 
 from .common import Signal
 
-# --------------------------------------------------------------------------- observed
-
 OBSERVED_WEIGHTS = {
     "READ_SSH_KEY": ("credential_theft", 6.0),
     "READ_CLOUD_CREDENTIALS": ("credential_theft", 6.0),
@@ -207,10 +205,30 @@ def _client_read(item: dict, commands: list[str]) -> bool:
     )
 
 
-def observed_signals(observed: object) -> list[Signal]:
+def _serving_signals(capabilities: list[dict]) -> list[Signal]:
+    """An MCP server seen starting a shell and writing files while driven."""
+    names = {item["capability"].upper() for item in capabilities}
+    if not {"EXEC_SHELL", "WRITE_FILE"} <= names:
+        return []
+    shell = next(item for item in capabilities if item["capability"].upper() == "EXEC_SHELL")
+    title = "Detonation: the server started a shell and wrote files while it was driven"
+    return [_observed_signal("command_injection", title, 4.0, "EXEC_SHELL", _evidence_text(shell))]
+
+
+def _from_the_index(observed: object, capabilities: list[dict]) -> bool:
+    """Every host reached is a public package index (declared dependencies)."""
+    if not isinstance(observed, dict):
+        return False
+    peers = _peers(observed, capabilities)
+    return all(PACKAGE_INDEX.match(p.split(":")[0] if p.count(":") == 1 else p) for p in peers)
+
+
+def observed_signals(observed: object, track: str = "") -> list[Signal]:
     """The validator's detonation: what the artifact was seen doing."""
     signals = []
     capabilities = _observed_capabilities(observed)
+    if track == "mcp_servers":
+        signals += _serving_signals(capabilities)
     commands = _commands(observed, capabilities) if isinstance(observed, dict) else []
     names = {item["capability"].upper() for item in capabilities}
     network = bool(names & {"OPEN_SOCKET", "POST_WEB", "EXFILTRATE_DATA"})
@@ -223,6 +241,8 @@ def observed_signals(observed: object) -> list[Signal]:
         if name == "READ_SECRET" and _client_read(item, commands):
             continue
         category, weight = OBSERVED_WEIGHTS[name]
+        if name == "INSTALL_PACKAGE" and _from_the_index(observed, capabilities):
+            weight = 0.5  # the artifact's declared dependencies, from the public index
         if name in ("READ_SECRET", "READ_ENV_SECRET") and network:
             weight += 2.0  # a secret read is only damning next to egress
         profile = ""

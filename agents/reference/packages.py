@@ -10,8 +10,6 @@ from .action_python import _dotted
 from .common import Signal, Source, _parse_python, damerau_levenshtein, line_at
 from .facts import DANGEROUS_KINDS, EGRESS_SHELL, HOOK_DANGER, REMOTE_EXEC, Event, FileFacts
 
-# --------------------------------------------------------------------------- packages
-
 POPULAR_NAMES = (
     # PyPI
     "requests numpy pandas urllib3 setuptools colorama python-dateutil django flask boto3 "

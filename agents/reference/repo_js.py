@@ -5,8 +5,6 @@ import re
 from .common import Source, _code_lines
 from .repo_python import KNOWN_TOKENS, Vuln, _secret_vuln, looks_like_secret
 
-# --------------------------------------------------------------------------- repositories: JS
-
 JS_SOURCE = re.compile(
     r"\breq(?:uest)?\.(?:query|body|params|headers|cookies)\b|\blocation\.(?:search|hash|href)\b|"
     r"\bdocument\.(?:URL|cookie|referrer)\b|\bwindow\.name\b|\bprocess\.argv\b|\bctx\.(?:query|"
@@ -287,3 +285,109 @@ def js_secret_vulns(source: Source) -> list[Vuln]:
             if token and "EXAMPLE" not in line.upper():
                 out.append(_secret_vuln(source.rel, number, ""))
     return out
+
+
+PATH_STEP = re.compile(r"\b(\w+)\s*=\s*\1\[\s*(\w+)\s*\]\s*;?")
+PROTO_CHECK = re.compile(r"[\"']__proto__[\"']")
+CONSTRUCTOR_CHECK = re.compile(r"[\"']constructor[\"']|[\"']prototype[\"']")
+SAFE_CONTAINER = re.compile(
+    r"Object\.create\(\s*null\s*\)|hasOwnProperty|new Map\b|Object\.hasOwn\b"
+)
+
+
+def path_setter_vulns(source: Source) -> list[Vuln]:
+    """A key-path setter (`o = o[key]`) refusing `__proto__` but not `constructor`."""
+    text = source.text
+    if CONSTRUCTOR_CHECK.search(text) and PROTO_CHECK.search(text):
+        return []
+    lines = source.lines
+    for index, line in enumerate(lines):
+        step = PATH_STEP.search(line)
+        if not step:
+            continue
+        holder, key = step.groups()
+        window = range(max(0, index - 8), min(len(lines), index + 20))
+        creates = any(re.search(rf"\b{holder}\[\s*{key}\s*\]\s*=[^=]", lines[i]) for i in window)
+        if not creates or any(SAFE_CONTAINER.search(lines[i]) for i in window):
+            continue
+        checks = [i for i in window if PROTO_CHECK.search(lines[i])][:2]
+        where = checks or [
+            next(i for i in window if re.search(rf"\[\s*{key}\s*\]\s*=[^=]", lines[i]))
+        ]
+        what = "refuses only __proto__" if checks else "refuses no key"
+        return [
+            Vuln(
+                source.rel,
+                i + 1,
+                "CWE-1321",
+                "Prototype pollution in a key-path setter",
+                f"The setter walks caller-supplied keys into nested objects and {what}, so "
+                "constructor.prototype reaches Object.prototype.",
+            )
+            for i in where
+        ]
+    return []
+
+
+JS_FUNCTION = re.compile(
+    r"\bfunction\s*[\w$]*\s*\(([^)]*)\)\s*\{|(?:^|[=(,:]\s*)\(([^()]*)\)\s*=>\s*\{"
+)
+JS_CODE_SINK = re.compile(r"(?<![\w.$])eval\s*\(|\bnew\s+Function\s*\(|\bFunction\s*\(")
+JS_SHELL_SINK = re.compile(r"(?<![\w.$])(?:exec|execSync)\s*\(|child_process\.exec(?:Sync)?\s*\(")
+JS_LOCAL = re.compile(r"(?:(?:const|let|var)\s+)?([\w$]+)\s*(?:\+?=)(?!=)\s*(.+)")
+
+
+def library_argument_js_vulns(source: Source) -> list[Vuln]:
+    """A function parameter (or a string built from one) that becomes code or a shell
+    command (a logger compiling its format string)."""
+    lines = source.lines
+    out: list[Vuln] = []
+    for index, line in enumerate(lines):
+        header = JS_FUNCTION.search(line)
+        if header is None:
+            continue
+        params = re.findall(r"[A-Za-z_$][\w$]*", header.group(1) or header.group(2) or "")
+        tainted = {p for p in params if p not in ("req", "res", "next", "err", "cb", "callback")}
+        if not tainted:
+            continue
+        for number, text in _function_body(lines, index):
+            local = JS_LOCAL.match(text.strip())
+            mentions = any(re.search(rf"(?<![\w$.]){re.escape(n)}\b", text) for n in tainted)
+            if local and mentions and not JS_SANITISER.search(local.group(2)):
+                tainted.add(local.group(1))
+            for sink, cwe, title in (
+                (JS_CODE_SINK, "CWE-94", "Code injection from a library argument"),
+                (JS_SHELL_SINK, "CWE-78", "OS command injection from a library argument"),
+            ):
+                call = sink.search(text)
+                if call and any(
+                    re.search(rf"(?<![\w$.]){re.escape(n)}\b", text[call.end() :]) for n in tainted
+                ):
+                    out.append(
+                        Vuln(
+                            source.rel,
+                            number,
+                            cwe,
+                            title,
+                            "An argument of the library's function reaches code or a shell.",
+                            "HIGH",
+                            ("CWE-95",) if cwe == "CWE-94" else (),
+                            f"js:{index + 1}",
+                        )
+                    )
+    unique = {(v.line, v.cwe): v for v in out}
+    return sorted(unique.values(), key=lambda v: v.line)[:4]
+
+
+def _function_body(lines: list[str], start: int) -> list[tuple[int, str]]:
+    """(line number, text) of a function's body, by counting braces."""
+    depth = 0
+    body = []
+    for index in range(start, min(len(lines), start + 200)):
+        text = lines[index]
+        depth += text.count("{") - text.count("}")
+        if index > start:
+            body.append((index + 1, text))
+        if depth <= 0 and index > start:
+            break
+    return body

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from .action_python import _call_name, _dotted, _exits_early
 from .common import Source, _parse_python, _string_value, shannon_entropy
 
-# --------------------------------------------------------------------------- repositories: Python
-
 WEB_ATTRS = frozenset(
     {
         "args",
@@ -749,7 +747,30 @@ def audit_python(source: Source) -> list[Vuln]:
             vulns += tracker.findings
     vulns += python_secret_vulns(source, tree)
     vulns += unauthenticated_routes(source, tree)
+    vulns += library_argument_vulns(source, tree)
     return vulns
+
+
+LIBRARY_HARM = {
+    "CWE-78": (
+        "OS command injection",
+        "An argument of the library's function reaches a shell command.",
+    ),
+    "CWE-94": ("Code injection via exec", "An argument of the library's function runs as code."),
+    "CWE-95": ("Code injection via eval", "An argument of the library's function is evaluated."),
+    "CWE-89": ("SQL injection", "An argument of the library's function is formatted into SQL."),
+}
+
+
+def library_argument_vulns(source: Source, tree: ast.Module) -> list[Vuln]:
+    """A library's callers' arguments (and its objects' attributes) reaching eval, a
+    shell or built SQL."""
+    out = []
+    for cwe, line, scope in _argument_sinks(tree, with_self=True):
+        title, description = LIBRARY_HARM[cwe]
+        extra = ("CWE-94", "CWE-95") if cwe in ("CWE-94", "CWE-95") else ()
+        out.append(Vuln(source.rel, line, cwe, title, description, "HIGH", extra, scope))
+    return out
 
 
 PUBLIC_BIND = re.compile(r"host\s*=\s*[\"'](?:0\.0\.0\.0|::)[\"']|--host[\"',\s]+0\.0\.0\.0")
@@ -804,13 +825,52 @@ def unauthenticated_routes(source: Source, tree: ast.Module) -> list[Vuln]:
 
 def _shell_injection_lines(tree: ast.Module | None) -> set[int]:
     """Lines where a function parameter flows into a shell command string."""
+    return {line for cwe, line in argument_injections(tree) if cwe == "CWE-78"}
+
+
+# What a caller's argument may reach in any function: a shell, the interpreter, or an SQL
+# statement built around it. A path it names is not among them: file and repository
+# tools are handed paths by design.
+ARGUMENT_SINKS = frozenset({"CWE-78", "CWE-94", "CWE-95", "CWE-89"})
+
+
+def argument_injections(tree: ast.Module | None) -> list[tuple[str, int]]:
+    """(CWE, line) where a function's parameter flows into a dangerous sink."""
+    return sorted({(cwe, line) for cwe, line, _ in _argument_sinks(tree, with_self=False)})
+
+
+def _argument_sinks(tree: ast.Module | None, with_self: bool) -> list[tuple[str, int, str]]:
+    """(CWE, line, function) of each parameter reaching a sink of ARGUMENT_SINKS;
+    `with_self` counts an object's attributes as its constructor's arguments."""
     if tree is None:
-        return set()
-    lines = set()
+        return []
+    found = []
     for func in ast.walk(tree):
         if isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
-            params = {a.arg for a in func.args.args + func.args.kwonlyargs} - {"self", "cls"}
+            params = {a.arg for a in func.args.args + func.args.kwonlyargs} - {"cls"}
+            params -= {"ctx", "context"} | (set() if with_self else {"self"})
             tracker = PyTaint("", set(), extra_tainted=params)
             tracker.run_function(func)
-            lines.update(v.line for v in tracker.findings if v.cwe == "CWE-78")
-    return lines
+            for vuln in tracker.findings:
+                if vuln.cwe in ARGUMENT_SINKS and (
+                    vuln.cwe != "CWE-89" or _built_sql(func, vuln.line)
+                ):
+                    found.append((vuln.cwe, vuln.line, func.name))
+    return found
+
+
+def _built_sql(func: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> bool:
+    """The statement run on `line` is a string built in the function."""
+    built = {
+        name
+        for node in ast.walk(func)
+        if isinstance(node, ast.Assign) and _builds_string(node.value)
+        for target in node.targets
+        for name in _target_names(target)
+    }
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and getattr(node, "lineno", 0) == line and node.args:
+            first = node.args[0]
+            if _builds_string(first) or (isinstance(first, ast.Name) and first.id in built):
+                return True
+    return False

@@ -5,10 +5,14 @@ import re
 from .behavioural import REPOSITORY_CODE_BYTES, _within_budget
 from .common import MAX_FINDINGS, MAX_ITEMS, Source
 from .repo_go import audit_go
-from .repo_js import JsTaint, js_secret_vulns, prototype_pollution_vulns
+from .repo_js import (
+    JsTaint,
+    js_secret_vulns,
+    library_argument_js_vulns,
+    path_setter_vulns,
+    prototype_pollution_vulns,
+)
 from .repo_python import Vuln, audit_python
-
-# --------------------------------------------------------------------------- repositories: CI
 
 WORKFLOW_INJECTION = re.compile(
     r"\$\{\{\s*(?:github\.event\.(?:issue|pull_request|comment|review|review_comment|"
@@ -63,7 +67,8 @@ def audit_repository(files: list[Source]) -> list[Vuln]:
                 vulns += [v for v in found if not (test_file and v.cwe == "CWE-798")]
             elif source.is_js:
                 vulns += JsTaint(source).run()
-                vulns += prototype_pollution_vulns(source)
+                vulns += prototype_pollution_vulns(source) + path_setter_vulns(source)
+                vulns += library_argument_js_vulns(source)
                 vulns += [] if test_file else js_secret_vulns(source)
             elif source.suffix == ".go":
                 vulns += [v for v in audit_go(source) if not (test_file and v.cwe == "CWE-798")]

@@ -48,6 +48,9 @@ class Node:
             ("PendingEpochAt", (NETUID,)): 0,
             ("SubnetEpochIndex", (NETUID,)): 12,
             ("BlocksSinceLastStep", (NETUID,)): 40,
+            ("Kappa", (NETUID,)): 39321,
+            ("WeightsVersionKey", (NETUID,)): 3,
+            ("SubnetOwnerHotkey", (NETUID,)): MINERS[2],
         }
 
     def balance(self, rao: int, netuid: int = 0) -> Balance:
@@ -68,6 +71,16 @@ class Node:
     async def block_time(self) -> float:
         return 12.0
 
+    async def get_block(
+        self, block_number: int | None = None, block_hash: str | None = None
+    ) -> dict[str, Any]:
+        number = HEAD if block_number is None else block_number
+        timestamp = {"call_module": "Timestamp", "call_args": [{"value": 1_700_000_000_000}]}
+        return {
+            "header": {"number": number, "hash": f"0x{number:064x}"},
+            "extrinsics": [{"call": timestamp}],
+        }
+
     async def query(
         self, module: str, name: str, params: Any = None, block_hash: Any = None
     ) -> Any:
@@ -78,6 +91,8 @@ class Node:
     ) -> list[tuple[Any, Any]]:
         if (module, name, params) == ("SubtensorModule", "Weights", [NETUID]):
             return [(0, [(1, 65535), (2, 21845)]), (1, [])]
+        if (module, name, params) == ("SubtensorModule", "BlockAtRegistration", [NETUID]):
+            return [(uid, 100 * (uid + 1)) for uid in range(len(HOTKEYS))]
         return []
 
     async def runtime_call(
@@ -133,6 +148,16 @@ def test_the_snapshot_is_the_subnet_at_one_block() -> None:
     assert snapshot.neurons[1].weights == {}
     assert snapshot.hyperparameters.min_allowed_weights == 1
     assert snapshot.problem() is None
+
+
+def test_the_snapshot_carries_the_anchor_registrations_and_epoch_hyperparameters() -> None:
+    snapshot = chain(Node()).snapshot()
+    # The anchor is the subnet's last epoch block, whatever block the view reads at.
+    assert snapshot.anchor_block == HEAD - 40
+    assert snapshot.block_hash == f"0x{HEAD - 40:064x}"
+    assert [n.registered_at for n in snapshot.neurons] == [100, 200, 300, 400]
+    assert (snapshot.hyperparameters.kappa, snapshot.hyperparameters.version_key) == (39321, 3)
+    assert snapshot.owner_uid == 3
 
 
 def test_plain_weights_are_sent_as_the_conformed_vector_signed_by_the_hotkey() -> None:

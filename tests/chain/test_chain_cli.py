@@ -81,6 +81,20 @@ def test_mistakes_are_usage_errors(tmp_path: Path) -> None:
     assert nowhere.returncode == 2 and "--netuid" in nowhere.stderr
 
 
+def test_a_snapshot_with_an_enormous_stake_is_refused_naming_the_field(tmp_path: Path) -> None:
+    snap = tmp_path / "subnet.json"
+    made = run_cli(
+        ["chain", "snapshot", "--synthetic", "8", "--validators", "2", "--out", str(snap)]
+    )
+    assert made.returncode == 0, made.stderr
+    data = json.loads(snap.read_text())
+    data["neurons"][1]["stake"] = 1.7e308
+    snap.write_text(json.dumps(data))
+    shown = run_cli(["chain", "preview", "--snapshot", str(snap), "--as", "0"])
+    assert shown.returncode == 2, shown.stderr
+    assert "UID 1: stake 1.7e+308 is above the maximum" in shown.stderr
+
+
 def test_serve_with_nothing_submitted_and_its_status(tmp_path: Path) -> None:
     wallets = tmp_path / "wallets"
     regen_hotkey(name="validator", hotkey="default", path=str(wallets), seed="0x" + "22" * 32)

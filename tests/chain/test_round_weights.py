@@ -10,9 +10,11 @@ import json
 from pathlib import Path
 
 import chain_rounds
+import msgspec
 import pytest
 from chain_rounds import agent_hash, completed_round, hotkey
 
+from assay.chain.conform import WeightLimitError
 from assay.chain.interface import Chain
 from assay.chain.snapshot import SnapshotChain, read_snapshot, write_snapshot
 from assay.mechanism.spec import Track
@@ -40,10 +42,15 @@ VALIDATOR = "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY"
 NO_WAIT = Retry(sleep=lambda _: None)
 
 
-def subnet(path: Path, owners: dict[int, str]) -> Path:
-    """UID 0 is the validator; `owners` registers the other UIDs."""
+def subnet(path: Path, owners: dict[int, str], registered: dict[int, int] | None = None) -> Path:
+    """UID 0 is the validator; `owners` registers the other UIDs (at the block
+    `registered` gives, else an unknown one)."""
+    at = registered or {}
     neurons = [Neuron(uid=0, hotkey=VALIDATOR, stake=100.0, validator_permit=True)]
-    neurons += [Neuron(uid=u, hotkey=h, stake=1.0) for u, h in sorted(owners.items())]
+    neurons += [
+        Neuron(uid=u, hotkey=h, stake=1.0, registered_at=at.get(u, 0))
+        for u, h in sorted(owners.items())
+    ]
     write_snapshot(MetagraphSnapshot(netuid=3, block=900, neurons=tuple(neurons)), path)
     return path
 
@@ -173,6 +180,19 @@ def test_a_uid_that_changes_owner_starts_afresh_and_a_gone_hotkey_is_deregistere
     assert [(d.hotkey, d.reason) for d in third.vector.dropped] == [(hotkey("bo"), "unregistered")]
 
 
+def test_a_hotkey_registered_again_at_its_uid_starts_afresh(tmp_path: Path, db: Path) -> None:
+    snap = subnet(tmp_path / "s.json", {4: hotkey("ana"), 7: hotkey("bo")}, {4: 100, 7: 100})
+    chain = SnapshotChain(snap, hotkey=VALIDATOR)
+    completed_round(db, "round-0001", {("ana", 1): 1.0})
+    set_round_weights("round-0001", chain, db=db, retry=NO_WAIT)
+    # Ana was deregistered and took UID 4 again at block 800: same hotkey, same UID.
+    subnet(snap, {4: hotkey("ana"), 7: hotkey("bo")}, {4: 800, 7: 100})
+    completed_round(db, "round-0002", {("ana", 1): 0.0, ("bo", 1): 1.0})
+    result = set_round_weights("round-0002", chain, db=db, retry=NO_WAIT)
+    assert result.vector.hotkeys == pytest.approx({hotkey("bo"): 1.0})
+    assert [(e.hotkey, e.registered_at) for e in result.ema] == [(hotkey("bo"), 100)]
+
+
 def test_a_round_that_is_not_completed_is_refused(tmp_path: Path, db: Path) -> None:
     from assay.store.sqlite import StoreError
 
@@ -240,3 +260,18 @@ def test_one_agent_on_two_tracks_weighs_its_hotkey_on_both() -> None:
     hotkey = chain_rounds.hotkey("alice")
     assert slots == {(hotkey, "skills"): 0.75, (hotkey, "packages"): 0.25}
     assert agents == {hotkey: [agent]} and unsigned == []
+
+
+def test_a_version_key_below_the_subnets_is_refused_before_anything_is_sent(
+    tmp_path: Path, db: Path
+) -> None:
+    snap = subnet(tmp_path / "s.json", {4: hotkey("ana")})
+    data = read_snapshot(snap)
+    hyper = msgspec.structs.replace(data.hyperparameters, version_key=7)
+    write_snapshot(msgspec.structs.replace(data, hyperparameters=hyper), snap)
+    completed_round(db, "round-0001", {("ana", 1): 1.0})
+    with pytest.raises(WeightLimitError, match="IncorrectWeightVersionKey"):
+        set_round_weights("round-0001", SnapshotChain(snap, VALIDATOR), db=db, retry=NO_WAIT)
+    assert read_snapshot(snap).neuron(0).weights == {}  # type: ignore[union-attr]
+    taken = set_round_weights("round-0001", SnapshotChain(snap, VALIDATOR, 7), db=db, retry=NO_WAIT)
+    assert taken.receipt is not None and taken.receipt.success

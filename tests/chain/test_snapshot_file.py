@@ -35,7 +35,7 @@ def test_the_file_is_the_documented_json(tmp_path: Path) -> None:
     path = tmp_path / "snap.json"
     write_snapshot(small(), path)
     data = json.loads(path.read_text())
-    assert data["version"] == 1
+    assert data["version"] == 2
     assert (data["netuid"], data["block"]) == (7, 100)
     assert data["neurons"][0] == {
         "uid": 0,
@@ -44,6 +44,7 @@ def test_the_file_is_the_documented_json(tmp_path: Path) -> None:
         "validator_permit": True,
         "last_update": 0,
         "weights": {"1": 1.0},
+        "registered_at": 0,
     }
     assert read_snapshot(path) == small()
 
@@ -51,7 +52,12 @@ def test_the_file_is_the_documented_json(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d.update(version=2), "snapshot version 2"),
+        (lambda d: d.update(version=3), "snapshot version 3"),
+        (lambda d: d["neurons"][0].update(stake=1.7e308), "UID 0: stake 1.7e\\+308 is above"),
+        (lambda d: d["neurons"][0]["weights"].update({"1": 1e300}), "weight 1e\\+300 on UID 1"),
+        (lambda d: d.update(anchor_block=5), "anchor_block and block_hash"),
+        (lambda d: d.update(anchor_block=500, block_hash="0x" + "ab" * 32), "after the snapshot"),
+        (lambda d: d.update(anchor_block=5, block_hash="0xnothex"), "block_hash"),
         (lambda d: d["neurons"][1].update(uid=0), "a UID appears twice"),
         (lambda d: d["neurons"][1].update(hotkey=VALIDATOR), "a hotkey holds two UIDs"),
         (lambda d: d["neurons"][0]["weights"].update({"9": 0.5}), "not in the snapshot"),
@@ -75,6 +81,20 @@ def test_a_wrong_file_is_refused_naming_the_problem(
     path.write_text(json.dumps(data))
     with pytest.raises(SnapshotError, match=message):
         read_snapshot(path)
+
+
+def test_a_version_1_file_is_read_and_written_back_as_version_2(tmp_path: Path) -> None:
+    data = json.loads(small().to_json())
+    data["version"] = 1
+    for neuron in data["neurons"]:
+        del neuron["registered_at"]
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(data))
+    snapshot = read_snapshot(path)
+    assert snapshot.neurons[1].registered_at == 0
+    assert snapshot.hyperparameters.kappa == 32767
+    write_snapshot(snapshot, path)
+    assert json.loads(path.read_text())["version"] == 2
 
 
 def test_a_missing_file_is_a_snapshot_error(tmp_path: Path) -> None:

@@ -85,11 +85,11 @@ def test_datadog_import_keeps_samples_sealed_with_provenance(tmp_path: Path) -> 
     assert summary.tasks == {Track.PACKAGES: 3}
     tasks = {t.task_id: t for t in NativeCorpus(tmp_path / "corpus").tasks(Track.PACKAGES)}
     assert set(tasks) == {
-        "datadog-pypi-evilpkg-1.0",
-        "datadog-npm-left-padd-3.1.0",
-        "datadog-pypi-flatpkg-0.2",
+        "pypi-evilpkg-1.0",
+        "npm-left-padd-3.1.0",
+        "pypi-flatpkg-0.2",
     }
-    npm = tasks["datadog-npm-left-padd-3.1.0"]
+    npm = tasks["npm-left-padd-3.1.0"]
     assert npm.label is Label.MALICIOUS
     assert dict(npm.source) | {"archive_sha256": "-"} == {
         "dataset": "DataDog/malicious-software-packages-dataset",
@@ -110,10 +110,10 @@ def test_datadog_import_keeps_samples_sealed_with_provenance(tmp_path: Path) -> 
     # Unpacked for a round: the folder and the tarball inside peeled off.
     with materialised(npm.artifact_dir, npm.archive) as tree:
         assert json.loads((tree / "package.json").read_text())["name"] == "left-padd"
-    evil = tasks["datadog-pypi-evilpkg-1.0"]
+    evil = tasks["pypi-evilpkg-1.0"]
     with materialised(evil.artifact_dir, evil.archive) as tree:
         assert (tree / "setup.py").read_bytes() == SETUP
-    assert tasks["datadog-pypi-flatpkg-0.2"].source["category"] == "unsorted"
+    assert tasks["pypi-flatpkg-0.2"].source["category"] == "unsorted"
 
 
 def test_datadog_import_excludes_names_and_refuses_bad_samples(tmp_path: Path) -> None:
@@ -174,7 +174,7 @@ def test_osv_import_joins_records_with_artifacts_and_seals_them(tmp_path: Path) 
     summary = import_osv(records, artifacts, tmp_path / "corpus", commit="b" * 40, origin=origin)
     assert summary.tasks == {Track.PACKAGES: 2}
     tasks = {t.task_id: t for t in NativeCorpus(tmp_path / "corpus").tasks(Track.PACKAGES)}
-    evil = tasks["osv-pypi-evil-pkg-1.0"]
+    evil = tasks["pypi-evil-pkg-1.0"]
     assert evil.source["record"] == "MAL-2024-1"
     assert evil.source["path"] == "osv/malicious/pypi/evil-pkg/MAL-2024-1.json"
     assert evil.source["synthetic"] is False and evil.source["commit"] == "b" * 40
@@ -183,7 +183,7 @@ def test_osv_import_joins_records_with_artifacts_and_seals_them(tmp_path: Path) 
     assert stored.is_file() and b"setup(" not in stored.read_bytes()  # sealed at rest
     with materialised(evil.artifact_dir, evil.archive) as tree:
         assert (tree / "setup.py").read_bytes() == SETUP
-    npm = tasks["osv-npm-left-padd-9.9.9"]
+    npm = tasks["npm-left-padd-9.9.9"]
     assert npm.source["record"] == "MAL-2024-2"  # a record of ranges names every version
     assert npm.source["artifact_file"] == "npm/left-padd-9.9.9.tgz"
     assert npm.source["artifact_origin"] == origin
@@ -214,7 +214,7 @@ def test_one_archive_given_twice_is_one_task(tmp_path: Path) -> None:
     with pytest.raises(ImportFailed) as failed:
         import_osv(records, artifacts, tmp_path / "corpus")
     messages = "\n".join(str(p) for p in failed.value.problems)
-    assert "is the archive of osv-npm-left-padd-9.9.9; one artifact is one task" in messages
+    assert "is the archive of npm-left-padd-9.9.9; one artifact is one task" in messages
     assert not (tmp_path / "corpus").exists()
 
 
@@ -264,7 +264,7 @@ def test_add_benign_fetches_with_the_clients_and_records_digests(tmp_path: Path)
 def test_validate_refuses_a_packed_archive_that_does_not_unpack(tmp_path: Path) -> None:
     src = _datadog(tmp_path / "dataset")
     import_datadog(src, tmp_path / "corpus")
-    task = tmp_path / "corpus/packages/datadog-pypi-evilpkg-1.0"
+    task = tmp_path / "corpus/packages/pypi-evilpkg-1.0"
     label = json.loads((task / "label.json").read_text())
     label["archive"]["password"] = "wrong"
     (task / "label.json").write_text(json.dumps(label))
@@ -287,9 +287,36 @@ def test_malregistry_import_seals_the_picked_sdists(tmp_path: Path) -> None:
     summary = import_malregistry(registry, tmp_path / "corpus", only=picked, exclude=held)
     assert summary.tasks == {Track.PACKAGES: 1}
     (task,) = NativeCorpus(tmp_path / "corpus").tasks(Track.PACKAGES)
-    assert task.task_id == "malregistry-typo-squat-1.0" and task.malicious
+    assert task.task_id == "pypi-typo-squat-1.0" and task.malicious
     assert task.source["path"] == "typo-squat/1.0/typo-squat-1.0.tar.gz"
     assert task.source["package_sha256"] != task.source["archive_sha256"]
     assert [p.name for p in task.artifact_dir.iterdir()] == ["typo-squat-1.0.tar.gz.zip"]
     with materialised(task.artifact_dir, task.archive) as tree:
         assert (tree / "setup.py").read_bytes() == SETUP
+
+
+def test_add_benign_keeps_what_succeeded_and_names_what_was_refused(tmp_path: Path) -> None:
+    """One package not found and one whose sdist the extractors refuse cost only
+    themselves: the good one is written, and both failures are named."""
+    links = tmp_path / "links"
+    for name, link in (("goodpkg", None), ("linkpkg", "linkpkg-1.0/escape")):
+        setup = f"import setuptools\nsetuptools.setup(name='{name}', version='1.0')\n"
+        info = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
+        _tar(
+            links / f"{name}-1.0.tar.gz",
+            {
+                f"{name}-1.0/setup.py": setup.encode(),
+                f"{name}-1.0/PKG-INFO": info.encode(),
+            },
+            link,
+        )
+    _register()
+    specs = ("--pypi", "goodpkg==1.0", "--pypi", "absent==1.0", "--pypi", "linkpkg==1.0")
+    result = CliRunner().invoke(
+        app, [*ADD, str(tmp_path / "corpus"), *specs, "--find-links", str(links)]
+    )
+    assert result.exit_code == 1, result.output
+    assert "'absent==1.0'" in result.output and "linkpkg" in result.output
+    assert "2 refused; the rest were written" in result.output
+    tasks = {t.task_id for t in NativeCorpus(tmp_path / "corpus").tasks(Track.PACKAGES)}
+    assert tasks == {"pypi-goodpkg-1.0"}

@@ -79,14 +79,28 @@ def test_bundled_real_split_is_the_recorded_one() -> None:
 
 
 def test_bundled_real_repositories_follow_the_seeded_split(tmp_path: Path) -> None:
-    """The repositories tasks sit in the part the recorded seed gives them."""
+    """The repositories tasks sit in the part the recorded seed gave them under the ids
+    they were split by (split.json records each later rename)."""
     recorded = json.loads((REAL / SPLIT_FILE).read_text())
+    split_as = {new: old for old, new in recorded["renamed"]["ids"].items()}
     for part in (TUNING, SET_ASIDE):
-        shutil.copytree(REAL / part / "repositories", tmp_path / "repositories", dirs_exist_ok=True)
+        for task in (REAL / part / "repositories").iterdir():
+            old = split_as.get(f"repositories/{task.name}", f"repositories/{task.name}")
+            shutil.copytree(task, tmp_path / old)
     planned = plan_split(NativeCorpus(tmp_path), recorded["seed"], recorded["set_aside_share"])
     for part in (TUNING, SET_ASIDE):
-        ours = [name for name in recorded["parts"][part] if name.startswith("repositories/")]
-        assert planned.parts[part] == ours
+        ours = [n for n in recorded["parts"][part] if n.startswith("repositories/")]
+        assert sorted(planned.parts[part]) == sorted(split_as.get(n, n) for n in ours)
+
+
+def test_bundled_real_task_ids_do_not_tell_the_label() -> None:
+    """A task id is read by whoever reads a round: it names the artifact, never the
+    dataset it came from nor its class."""
+    telling = ("malregistry", "osv-", "datadog", "cve-", "clean-", "malicious", "benign")
+    for part in (TUNING, SET_ASIDE):
+        for track in (REAL / part).iterdir():
+            for task in track.iterdir():
+                assert not any(word in task.name for word in telling), task
 
 
 @pytest.mark.parametrize("part", [TUNING, SET_ASIDE])
@@ -114,3 +128,20 @@ def test_bundled_real_repositories_point_at_the_lines_real_fixes_changed(part: s
             lines = (task.artifact_dir / vuln.file).read_text(encoding="utf-8").splitlines()
             assert vuln.file in source["paths"] and vuln.cwe.startswith("CWE-")
             assert 1 <= vuln.line <= len(lines) and lines[vuln.line - 1].strip(), task.task_id
+
+
+@pytest.mark.parametrize("part", [TUNING, SET_ASIDE])
+@pytest.mark.parametrize("track", [Track.SKILLS, Track.MCP_SERVERS])
+def test_bundled_real_skills_and_mcp_servers_are_sealed_with_provenance(
+    part: str, track: Track
+) -> None:
+    """Over 40 real tasks per track across the parts (about 20 per part), each one folder
+    of a public repository at a commit; the malicious ones sealed."""
+    tasks = NativeCorpus(REAL / part).tasks(track)
+    assert len(tasks) >= 20
+    for task in tasks:
+        assert task.source["synthetic"] is False and task.archive is not None
+        assert len(task.source["commit"]) == 40 and task.source["repository"], task.task_id
+        if task.label is Label.MALICIOUS:
+            assert task.archive.password and task.archive.file.endswith(".zip")
+            assert [p.name for p in task.artifact_dir.iterdir()] == [task.archive.file]

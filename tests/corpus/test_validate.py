@@ -98,7 +98,23 @@ def test_malformed_labels_each_reported(make_task: MakeTask, tmp_path: Path) -> 
     assert any("badfinding" in m and "plane" in m for m in messages)
     assert any("nolabel/label.json" in m and "missing label.json" in m for m in messages)
     assert any("stray.txt" in m and "not a task directory" in m for m in messages)
-    assert any("widgets" in m and "unknown track" in m for m in messages)
+    assert not any("widgets" in m for m in messages)
+
+
+def test_a_folder_that_is_not_a_track_is_ignored_and_said(
+    make_task: MakeTask, tmp_path: Path
+) -> None:
+    """A README's images or a build script's folder beside the tracks is no part of the
+    corpus: validation ignores it and says so, and the corpus is valid."""
+    root = tmp_path / "corpus"
+    make_task("skills", "bad", "malicious")
+    make_task("skills", "good", "safe")
+    (root / "images").mkdir()
+    (root / "images" / "shot.png").write_bytes(b"png")
+    _register()
+    result = CliRunner().invoke(app, ["corpus", "validate", str(root)])
+    assert result.exit_code == 0, result.output
+    assert "images/: not a track folder" in result.output
 
 
 def test_repository_ground_truth_checked(make_task: MakeTask, tmp_path: Path) -> None:

@@ -122,3 +122,51 @@ def test_a_tie_below_the_leaders_is_not_asked_to_keep_an_order() -> None:
     assert bootstrap.stability(order, scores).kept == 0.0  # type: ignore[union-attr]
     held = bootstrap.stability(order, scores, top_n=2)
     assert held is not None and held.agents == ("a", "b") and held.kept >= 0.8
+
+
+def test_the_agents_after_the_top_are_all_compared_with_its_last() -> None:
+    """Asking about the top two compares the second with every agent below it, the third
+    included (it was skipped when the third place was taken as fixed)."""
+    rng = random.Random(5)
+    agents = {"a": agent(rng, 0.98, 60), "b": agent(rng, 0.75, 60), "c": agent(rng, 0.75, 60)}
+    rows = bootstrap.draws("5eed", Track.SKILLS, 60)
+    scores = {a: bootstrap.resampled_scores(Track.SKILLS, t, rows, SPEC) for a, t in agents.items()}
+    held = bootstrap.stability(["a", "b", "c"], scores, top_n=2)
+    expected = (scores["a"] > scores["b"]) & (scores["b"] > scores["c"])
+    assert held is not None and held.kept == pytest.approx(float(expected.mean()))
+    first = bootstrap.stability(["a", "b", "c"], scores, top_n=1)
+    assert first is not None and first.agents == ("a",)
+
+
+def test_two_leaders_far_apart_above_an_unpaid_tie_are_asked_about_alone() -> None:
+    """The demo's mcp_servers line: two paid agents far apart, then agents scoring 0 (or
+    below the threshold) tied with each other. The question is the two leaders' order."""
+    from assay.records.scorecard import AgentTrackScore
+    from assay.validator.scoring import _separated
+
+    def view(score: float, rank: int | None) -> AgentTrackScore:
+        return AgentTrackScore(
+            score=score,
+            eligible=rank is not None,
+            rank=rank,
+            threshold=0.2,
+            tasks=30,
+            failed_reps=0,
+            failure_reasons={},
+            task_results=[],
+        )
+
+    order = ["a", "b", "c", "d"]
+    tied = {"a": view(0.779, 1), "b": view(0.572, 2), "c": view(0.0, None), "d": view(0.0, None)}
+    assert _separated(order, tied) == 2
+    unpaid = tied | {"c": view(0.1, None), "d": view(0.05, None)}
+    assert _separated(order, unpaid) == 2
+    paid = tied | {"c": view(0.3, 3), "d": view(0.3, None)}
+    assert _separated(order, paid) == 2  # the third ties the fourth: it has no place to keep
+    three = tied | {"c": view(0.3, 3), "d": view(0.1, None)}
+    assert _separated(order, three) == 3
+    # Nobody paid, or a leader tied with the next: no order to keep, no stability line.
+    nobody = {a: view(0.0, None) for a in order}
+    assert _separated(order, nobody) == 0
+    level = tied | {"a": view(0.5, 1), "b": view(0.5, 2)}
+    assert _separated(order, level) == 0

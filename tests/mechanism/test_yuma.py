@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.mechanism.yuma import disagreements, yuma
+from assay.mechanism.yuma import History, disagreements, yuma
 
 # Stake 5 : 3 : 2 -> 0.5, 0.3, 0.2 of the voting stake.
 STAKE = {0: 5.0, 1: 3.0, 2: 2.0}
@@ -27,11 +27,35 @@ def test_a_three_validator_subnet_worked_by_hand() -> None:
     assert result.consensus == pytest.approx({10: 0.6, 11: 0.4, 12: 0.0})
     assert result.clipped[1] == pytest.approx({10: 0.2, 11: 0.4})
     assert result.vtrust == pytest.approx({0: 1.0, 1: 0.6, 2: 0.5})
-    # R_10 = .5·.6 + .3·.2 + .2·.5 = .46; R_11 = .5·.4 + .3·.4 = .32.
-    assert result.ranks == pytest.approx({10: 0.46, 11: 0.32, 12: 0.0})
+    # R_10 = .5·.6 + .3·.2 + .2·.5 = .46; R_11 = .5·.4 + .3·.4 = .32; I = R / ΣR.
     assert result.incentive == pytest.approx({10: 0.46 / 0.78, 11: 0.32 / 0.78, 12: 0.0})
-    # Pre-clip ranks .46, .44, .10.
-    assert result.trust == pytest.approx({10: 1.0, 11: 0.32 / 0.44, 12: 0.0})
+    # The chain reports neither trust nor a rank apart from the incentive any more.
+    assert not hasattr(result, "trust") and not hasattr(result, "ranks")
+
+
+def test_kappa_is_the_subnets() -> None:
+    # Miner 12 has 0.2 of the stake behind 0.5: a Kappa of 0.2 makes that its consensus.
+    assert yuma(STAKE, WEIGHTS, kappa=0.2).consensus[12] == pytest.approx(0.5)
+    # The default is the chain's, 32767/65535, a hair under half: half the stake is enough.
+    even = yuma({0: 1.0, 1: 1.0}, {0: {5: 1.0}, 1: {6: 1.0}})
+    assert even.consensus == pytest.approx({5: 1.0, 6: 1.0})
+
+
+def test_the_owners_self_weight_is_kept_and_earns_incentive() -> None:
+    weights = {0: {0: 1.0, 10: 1.0}, 1: {0: 1.0, 10: 1.0}}
+    kept = yuma({0: 1.0, 1: 1.0}, weights, owner=0)
+    assert kept.weights[0] == pytest.approx({0: 0.5, 10: 0.5})
+    assert kept.incentive == pytest.approx({0: 0.5, 10: 0.5})
+    masked = yuma({0: 1.0, 1: 1.0}, weights)
+    assert masked.weights[0] == {10: 1.0} and masked.incentive[0] < 0.5
+
+
+def test_weights_set_before_a_miner_registered_are_masked() -> None:
+    history = History(last_update={0: 100, 1: 300}, registered_at={10: 200, 11: 50})
+    result = yuma({0: 1.0, 1: 1.0}, {0: {10: 1.0, 11: 1.0}, 1: {10: 1.0, 11: 1.0}}, history=history)
+    # Validator 0 last set weights at block 100, before UID 10's owner registered at 200.
+    assert result.weights[0] == {11: 1.0}
+    assert result.weights[1] == pytest.approx({10: 0.5, 11: 0.5})
 
 
 def test_where_a_validator_disagrees_most_comes_first() -> None:

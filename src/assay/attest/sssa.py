@@ -1,9 +1,11 @@
 """SSSA: one signed, self-standing attestation per agent × task of a round.
 
 Layout: a body `{format, round, track, artifact {task_id, bundle_sha256, nonce},
-reps, verdict, evidence, findings, policy[, inference]}` (`inference` only when the
-round served a model: per rep, its usage and each exchange's request and response
-SHA-256) and an `attestation` block
+reps, verdict, evidence, findings, policy[, inference][, draw]}` (`inference` only when
+the round served a model: per rep, its usage and each exchange's request and response
+SHA-256; `draw` only in chain mode: the round seed, the subnet, its anchor block and
+that block's hash, and the corpus digest, from which anyone recomputes the shared draw,
+`mechanism/draw.py`) and an `attestation` block
 `{agent_hash, author_key, validator_key, mechanism_digest, field_hashes,
 canonical_hash, signature}`.
 
@@ -83,6 +85,17 @@ class ArtifactRef(_Part):
     nonce: str
 
 
+class DrawRef(_Part):
+    """A chain-mode round's shared draw: `round_seed` is
+    `chain_round_seed(block_hash, corpus_digest)`."""
+
+    round_seed: str
+    netuid: int
+    anchor_block: int
+    block_hash: str
+    corpus_digest: str
+
+
 class RepCount(_Part):
     total: int
     completed: int
@@ -142,6 +155,8 @@ class SssaBody(_Part):
     inference: tuple[RepInference, ...] | None = Field(
         default=None, exclude_if=lambda value: value is None
     )
+    # Absent in a local round (whose draw is the validator's own), as `inference` is.
+    draw: DrawRef | None = Field(default=None, exclude_if=lambda value: value is None)
 
     # Evidence and findings say what the agent reported: its sections and optional
     # fields left out stay left out, rather than appearing as nulls it never wrote.
@@ -249,7 +264,14 @@ def _body(
         findings=report.findings if report else (),
         policy=report.policy if report else None,
         inference=inference or None,
+        draw=_draw(plan),
     )
+
+
+def _draw(plan: RoundPlan) -> DrawRef | None:
+    if plan.shared is None:
+        return None
+    return DrawRef(round_seed=plan.round_seed, **codec.to_builtins(plan.shared))
 
 
 @dataclass(frozen=True)

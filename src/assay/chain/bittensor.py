@@ -1,12 +1,13 @@
 """The live chain through the bittensor SDK (the `chain` extra).
 
-Reading: one block-pinned view of the subnet (the neurons, their weight rows, the
-subnet's weight limits). Setting: the SDK's `SetWeights` intent, which preflights
-registration and the rate limit, signs with the hotkey and sends either plain weights or,
-where the subnet's hyperparameters enable commit-reveal, a timelocked commit the chain
-reveals itself — the validator never builds either by hand. The vector handed in is
-already conformed (`conform.py`, the SDK's own clip and quantisation), so the SDK's
-second pass leaves it as it is.
+Reading: one block-pinned view of the subnet (the neurons, their weight rows and
+registration blocks, the subnet's weight limits and epoch hyperparameters, its owner),
+with the anchor of a shared draw: the block of the subnet's last epoch and its hash.
+Setting: the SDK's `SetWeights` intent, which preflights registration and the rate
+limit, signs with the hotkey and sends either plain weights or, where the subnet's
+hyperparameters enable commit-reveal, a timelocked commit the chain reveals itself —
+the validator never builds either by hand. The vector handed in is already conformed
+(`conform.py`), so the SDK's second pass leaves it as it is.
 
 `substrate` swaps the SDK's chain-access backend (its `Substrate` protocol): the
 default is the websocket RPC to `network`; tests hand in one that answers as a node
@@ -24,6 +25,7 @@ from bittensor._generated.storage import SubtensorModule as st
 
 from assay.chain.interface import Chain
 from assay.records.chain import (
+    KAPPA_DEFAULT,
     U16_MAX,
     ChainError,
     Hyperparameters,
@@ -60,6 +62,14 @@ class BittensorChain(Chain):
     def snapshot(self) -> MetagraphSnapshot:
         return _run(self._snapshot())
 
+    def validator_hotkey(self) -> str | None:
+        from bittensor import public_view
+
+        try:
+            return str(public_view(self.wallet, "hotkey").ss58_address)
+        except Exception:  # the SDK's keyfile errors share no base class; the UID is optional
+            return None
+
     def set_weights(self, round_id: str, vector: UidWeights) -> WeightReceipt:
         return _run(self._set_weights(round_id, vector))
 
@@ -68,7 +78,10 @@ class BittensorChain(Chain):
             view = await client.at()
             neurons = await view.read("neurons", netuid=self.netuid)
             rows: dict[int, dict[int, float]] = await view.read("weights", netuid=self.netuid)
+            registered = dict(await view.query_map(st.BlockAtRegistration, [self.netuid]))
             hyper = await _hyperparameters(view, self.netuid)
+            owner = await view.query(st.SubnetOwnerHotkey, [self.netuid])
+            anchor, anchor_hash = await _anchor(view, self.netuid)
         if not neurons:
             raise ChainError(f"subnet {self.netuid} has no neurons on {self.network}")
         return MetagraphSnapshot(
@@ -82,10 +95,14 @@ class BittensorChain(Chain):
                     validator_permit=n.validator_permit,
                     last_update=n.last_update,
                     weights=rows.get(n.uid, {}),
+                    registered_at=int(registered.get(n.uid) or 0),
                 )
                 for n in neurons
             ),
             hyperparameters=hyper,
+            anchor_block=anchor,
+            block_hash=anchor_hash,
+            owner_hotkey=str(owner) if owner else None,
         )
 
     async def _set_weights(self, round_id: str, vector: UidWeights) -> WeightReceipt:
@@ -115,12 +132,14 @@ class BittensorChain(Chain):
 
 
 async def _hyperparameters(view: Any, netuid: int) -> Hyperparameters:
-    limit, minimum, commit_reveal, rate, tempo = await asyncio.gather(
+    limit, minimum, commit_reveal, rate, tempo, kappa, version = await asyncio.gather(
         view.query(st.MaxWeightsLimit, [netuid]),
         view.query(st.MinAllowedWeights, [netuid]),
         view.query(st.CommitRevealWeightsEnabled, [netuid]),
         view.query(st.WeightsSetRateLimit, [netuid]),
         view.query(st.Tempo, [netuid]),
+        view.query(st.Kappa, [netuid]),
+        view.query(st.WeightsVersionKey, [netuid]),
     )
     return Hyperparameters(
         max_weight_limit=U16_MAX if limit is None else int(limit),
@@ -128,7 +147,21 @@ async def _hyperparameters(view: Any, netuid: int) -> Hyperparameters:
         commit_reveal=bool(commit_reveal),
         weights_rate_limit=int(rate or 0),
         tempo=int(tempo or 0),
+        kappa=KAPPA_DEFAULT if kappa is None else int(kappa),
+        version_key=int(version or 0),
     )
+
+
+async def _anchor(view: Any, netuid: int) -> tuple[int, str]:
+    """The block of the subnet's last epoch and its hash: the block every validator
+    reading the subnet during this tempo sees alike, whatever block it reads at, and
+    whose hash no one knew before it was made."""
+    last = await view.query(st.LastEpochBlock, [netuid])
+    block = min(int(last or 0), view.block)
+    info = await view.block_info(block)
+    if info is None or not info.hash:
+        raise ChainError(f"the chain has no hash for block {block}, subnet {netuid}'s last epoch")
+    return block, str(info.hash)
 
 
 def _run(work: Coroutine[Any, Any, T]) -> T:

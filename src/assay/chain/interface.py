@@ -16,6 +16,11 @@ class Chain(ABC):
     """
 
     name: str
+    version_key: int = 0  # the weights version key this validator sends
+
+    def validator_hotkey(self) -> str | None:
+        """The address of the hotkey that sets the weights, when this chain knows it."""
+        return None
 
     @abstractmethod
     def snapshot(self) -> MetagraphSnapshot:

@@ -16,6 +16,7 @@ import msgspec
 from assay.chain.identity import address
 from assay.chain.interface import Chain
 from assay.records.chain import (
+    SNAPSHOT_VERSION,
     U16_MAX,
     ChainError,
     Hyperparameters,
@@ -49,20 +50,25 @@ def write_snapshot(snapshot: MetagraphSnapshot, path: Path) -> None:
     problem = snapshot.problem()
     if problem:
         raise SnapshotError(problem)
+    current = msgspec.structs.replace(snapshot, version=SNAPSHOT_VERSION)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(msgspec.json.format(snapshot.to_json(), indent=2) + b"\n")
+    temporary.write_bytes(msgspec.json.format(current.to_json(), indent=2) + b"\n")
     os.replace(temporary, path)
 
 
 class SnapshotChain(Chain):
     name = "snapshot"
 
-    def __init__(self, path: Path, hotkey: str | None = None) -> None:
+    def __init__(self, path: Path, hotkey: str | None = None, version_key: int = 0) -> None:
         self.path = path
         self.hotkey = hotkey
+        self.version_key = version_key
 
     def snapshot(self) -> MetagraphSnapshot:
         return read_snapshot(self.path)
+
+    def validator_hotkey(self) -> str | None:
+        return self.hotkey
 
     def set_weights(self, round_id: str, vector: UidWeights) -> WeightReceipt:
         current = self.snapshot()
@@ -135,8 +141,16 @@ def synthetic_snapshot(
             )
         )
     hyper = Hyperparameters(max_weight_limit=U16_MAX, min_allowed_weights=1)
+    # The made-up subnet's last epoch, as the chain schedules them, and a made-up hash.
+    anchor = block - (block + netuid + 1) % (hyper.tempo + 1)
+    anchor_hash = "0x" + hashlib.sha256(f"{seed}:block:{anchor}".encode()).hexdigest()
     return MetagraphSnapshot(
-        netuid=netuid, block=block, neurons=tuple(neurons), hyperparameters=hyper
+        netuid=netuid,
+        block=block,
+        neurons=tuple(neurons),
+        hyperparameters=hyper,
+        anchor_block=anchor,
+        block_hash=anchor_hash,
     )
 
 

@@ -167,6 +167,8 @@ def _print_weights(result: ChainWeights) -> None:
     for uid, value in zip(vector.uids, vector.weights, strict=True):
         table.add_row(str(uid), str(value), f"{value / total:.4f}")
     console.print(table)
+    for note in vector.notes:
+        console.print(f"conformed: {escape(note)}", highlight=False)
     for dropped in vector.dropped:
         who = dropped.hotkey or ", ".join(a[:12] for a in dropped.agents)
         console.print(
@@ -200,8 +202,8 @@ def preview_command(
 ) -> None:
     """Yuma consensus on a snapshot with this validator's row replaced by its weights.
 
-    Per miner the consensus, rank and incentive; for the validator its vtrust and the
-    miners where it disagrees most."""
+    Per miner the consensus and incentive; for the validator its vtrust and the miners
+    where it disagrees most. Kappa and the owner are the snapshot's."""
     with user_errors():
         result = preview_file(snapshot, uid, round_id=weights, weights_file=weights_file, db=db)
     if as_json:
@@ -217,7 +219,7 @@ def _print_preview(preview: Preview) -> None:
         highlight=False,
     )
     table = Table()
-    for column in ("miner", "weight", "consensus", "rank", "incentive"):
+    for column in ("miner", "weight", "consensus", "incentive"):
         table.add_column(column, justify="right")
     for miner in sorted(r.incentive, key=lambda m: (-r.incentive[m], m)):
         if r.incentive[miner] > 0 or miner in preview.row:
@@ -225,7 +227,6 @@ def _print_preview(preview: Preview) -> None:
                 str(miner),
                 f"{preview.row.get(miner, 0.0):.4f}",
                 f"{r.consensus[miner]:.4f}",
-                f"{r.ranks[miner]:.4f}",
                 f"{r.incentive[miner]:.4f}",
             )
     console.print(table)

@@ -16,6 +16,7 @@ from assay.validator.api import (
     ImportFailed,
     ImportSummary,
     PhylaxImportError,
+    Track,
     ValidationReport,
     add_benign,
     import_datadog,
@@ -37,6 +38,9 @@ def _print_report(report: ValidationReport) -> None:
     for track, counts in report.counts.items():
         table.add_row(track.value, str(counts.total), str(counts.malicious), str(counts.safe))
     console.print(table)
+    tracks = ", ".join(t.value for t in Track)
+    for folder in report.ignored:
+        console.print(f"ignored {escape(str(folder))}/: not a track folder ({tracks})")
     for problem in report.problems:
         errors.print(f"[red]problem[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
     if report.ok:
@@ -70,7 +74,8 @@ def import_phylax_cmd(
 
 
 def _imported(run: Callable[[], ImportSummary]) -> None:
-    """Run one import and say what it wrote, or list why it wrote nothing (exit 1)."""
+    """Run one import and say what it wrote, or list why it wrote nothing (exit 1); an
+    import that keeps going names what it left out (exit 1 too)."""
     try:
         summary = run()
     except (PhylaxImportError, ImportFailed) as exc:
@@ -82,6 +87,11 @@ def _imported(run: Callable[[], ImportSummary]) -> None:
         raise typer.Exit(1) from exc
     imported = ", ".join(f"{t.value}: {n}" for t, n in summary.tasks.items()) or "no tasks"
     console.print(f"imported into {escape(str(summary.dest))} ({imported})")
+    for problem in summary.refused:
+        errors.print(f"[red]refused[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
+    if summary.refused:
+        errors.print(f"[red]{len(summary.refused)} refused; the rest were written[/red]")
+        raise typer.Exit(1)
 
 
 _ONE_CLASS = (
@@ -156,7 +166,8 @@ def add_benign_cmd(
         typer.Option("--find-links", help="read sdists from this folder, not the index"),
     ] = None,
 ) -> None:
-    """Fetch pinned popular packages with pip and npm as safe package tasks."""
+    """Fetch pinned popular packages with pip and npm as safe package tasks; a package
+    refused costs only itself (named, exit 1), the rest are written."""
     if not pypi and not npm:
         errors.print("[red]name at least one --pypi or --npm package[/red]")
         raise typer.Exit(2)

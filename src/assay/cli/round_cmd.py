@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from assay.cli import app
+from assay.cli import EXIT_INFRA, app
 from assay.cli.chain_cmd import ConfigOption as ChainConfigOption
 from assay.cli.chain_cmd import SnapshotOption
 from assay.cli.options import (
@@ -31,12 +31,15 @@ from assay.cli.output import (
     console,
     emit_json,
     exit_for,
+    fail,
     show_round,
     user_errors,
 )
 from assay.cli.progress import drive, notify
 from assay.validator.api import (
     EXAMPLE_ROUND_TOML,
+    ChainConfig,
+    ChainError,
     ExecutionChoice,
     Round,
     RoundOverrides,
@@ -48,6 +51,7 @@ from assay.validator.api import (
     printable,
     round_config,
     round_preview,
+    save_snapshot,
     stored_result,
 )
 
@@ -75,14 +79,19 @@ def run_command(
         Path | None,
         typer.Option(
             "--snapshot",
-            help="a subnet's metagraph snapshot: manifests of hotkeys it does not register "
-            "are refused",
+            help="a subnet's metagraph snapshot (chain mode): manifests of hotkeys it does not "
+            "register are refused, and the draw is the one every validator shares",
             show_default="[chain] snapshot of --config, else none",
         ),
     ] = None,
     seed: Annotated[
         str | None,
-        typer.Option("--seed", help="round seed (hex)", show_default="random", metavar="HEX"),
+        typer.Option(
+            "--seed",
+            help="a local round's seed (hex); chain mode takes the chain's",
+            show_default="random",
+            metavar="HEX",
+        ),
     ] = None,
     tracks: Annotated[
         str | None, typer.Option("--tracks", help="comma-separated tracks", show_default="all")
@@ -123,13 +132,27 @@ def run_command(
         )
         # Submitted manifests alone: the bundled agents do not join them.
         config = round_config(config_file, overrides, bundled_agents_by_default=not manifest)
-        subnet = snapshot or chain_config(config_file).snapshot
+        subnet = snapshot or _subnet_of(chain_config(config_file), config.db)
         started = Round.start(
             config, manifests=tuple(manifest or ()), tasks_cap=tasks, notify=notify, subnet=subnet
         )
         result = drive(started)
         show_round(result, shown, output, html)
     exit_for(result)
+
+
+def _subnet_of(chain: ChainConfig, db: Path) -> Path | None:
+    """The `[chain]` table's subnet as a snapshot file: the one it names, else (a live
+    subnet configured) the subnet read now, beside the round store; None for a local
+    round."""
+    if chain.snapshot is not None or chain.netuid is None:
+        return chain.snapshot
+    path = db.with_name("subnet.json")
+    try:
+        save_snapshot(chain, path)
+    except ChainError as exc:
+        fail(f"cannot read the chain for a chain-mode round: {exc}", EXIT_INFRA)
+    return path
 
 
 @round_app.command("resume")

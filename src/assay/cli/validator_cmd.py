@@ -20,6 +20,7 @@ from assay.cli.chain_cmd import (
 )
 from assay.cli.options import JsonOption
 from assay.cli.output import console, emit_json, user_errors
+from assay.cli.progress import notify
 from assay.validator.api import ServeStatus, serve_validator, validator_status
 
 validator_app = typer.Typer(
@@ -78,6 +79,7 @@ def serve_command(
             interval_s=interval,
             metrics_port=metrics_port,
             intake_port=intake_port,
+            notify=notify,
             say=_say,
         )
     _print_status(final)
@@ -108,5 +110,7 @@ def _print_status(status: ServeStatus) -> None:
         highlight=False,
         markup=False,
     )
+    for notice in status.notices:
+        console.print(f"  warning: {notice}", highlight=False, markup=False)
     for error in status.errors:
         console.print(f"  {error}", highlight=False, markup=False)

@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from assay.corpus.importing import ImportFailed, PackedTask, task_id, write_tasks
+from assay.corpus.importing import PackedTask, task_id, write_tasks
 from assay.corpus.interface import Label, Problem
 from assay.corpus.packed import file_sha256
 from assay.corpus.phylax import ImportSummary
@@ -47,6 +47,9 @@ def add_benign(
 ) -> ImportSummary:
     """Fetch every pinned package and write it into the corpus `dest` as a safe task.
 
+    One package refused (not fetched, or its archive past the extractors' caps) costs
+    only itself: the rest are written and the summary's `refused` names it.
+
     `find_links` makes pip read a local folder of archives instead of the index (an
     offline mirror, or the tests' fixture)."""
     with tempfile.TemporaryDirectory(prefix="assay-benign-") as tmp:
@@ -61,9 +64,8 @@ def add_benign(
                 tasks.append(_safe_task(fetch()))
             except FetchError as exc:
                 problems.append(Problem(Path(spec), str(exc)))
-        if problems:
-            raise ImportFailed(problems)
-        return write_tasks(dest, tasks)
+        written = write_tasks(dest, tasks, keep_going=True)
+        return ImportSummary(written.dest, written.tasks, (*problems, *written.refused))
 
 
 def _safe_task(fetched: Fetched) -> PackedTask:
@@ -86,8 +88,10 @@ def fetch_pypi(spec: str, into: Path, find_links: Path | None = None) -> Fetched
     # sdist's metadata with this interpreter's own setuptools.
     index = ["--no-index", "--no-build-isolation", "--find-links", str(find_links)]
     index = index if find_links else []
+    # Only the package itself must be the sdist: `:all:` would build every build
+    # requirement from source too (slow, and each one a build backend run on this host).
     argv = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
-    argv += ["--no-binary", ":all:", "--no-deps", "--dest", str(into), *index, "--", spec]
+    argv += ["--no-binary", name.strip(), "--no-deps", "--dest", str(into), *index, "--", spec]
     _run(argv, spec)
     archive = _only_file(into, spec)
     return Fetched(
@@ -97,7 +101,7 @@ def fetch_pypi(spec: str, into: Path, find_links: Path | None = None) -> Fetched
             "package": name.strip(),
             "version": version.strip(),
             "registry_sha256": file_sha256(archive),
-            "fetched_with": "pip download --no-binary :all: --no-deps",
+            "fetched_with": "pip download --no-binary NAME --no-deps",
         },
     )
 

@@ -58,7 +58,7 @@ def _samples(src: Path, root: Path, ecosystem: str, commit: str) -> list[PackedT
         name, version = described
         found.append(
             PackedTask(
-                task_id=task_id("datadog", ecosystem, name, version),
+                task_id=task_id(ecosystem, name, version),
                 label=Label.MALICIOUS,
                 archive=entry.path,
                 password=DATASET_PASSWORD,

@@ -4,8 +4,9 @@ An importer gathers `PackedTask`s (one archive each, with the label's provenance
 `write_tasks` builds every task in a staging directory beside DEST, checks each as
 `assay corpus validate` would (the label reads back, the archive unpacks with the
 safe extractors), and moves the tasks into DEST only when all of them passed: an
-import is all-or-nothing, a task id already in DEST is refused, never replaced, and
-so is a second task of a track given the same archive bytes.
+import is all-or-nothing (or, for a curator's batch of fetched packages, keeps every
+task that passed and names the rest), a task id already in DEST is refused, never
+replaced, and so is a second task of a track given the same archive bytes.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ class PackedTask:
 
 
 def task_id(*parts: str) -> str:
-    """A task id from a prefix, a package name and a version: lower case, no separators
-    a path could misread, short enough for any file system."""
+    """A task id from an ecosystem, a package name and a version: lower case, no
+    separators a path could misread, short enough for any file system. It never names
+    the dataset or the label: a task id is seen by whoever reads a round."""
     joined = "-".join(_UNSAFE_ID.sub("-", p.lower()).strip("-._") for p in parts if p)
     return joined[:MAX_ID].strip("-._") or "task"
 
@@ -75,42 +77,51 @@ def dataset_commit(src: Path) -> str:
     return head if done.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", head) else ""
 
 
-def write_tasks(dest: Path, tasks: list[PackedTask]) -> ImportSummary:
-    """Write `tasks` into the corpus at `dest` (created when missing); all or nothing."""
+def write_tasks(dest: Path, tasks: list[PackedTask], *, keep_going: bool = False) -> ImportSummary:
+    """Write `tasks` into the corpus at `dest` (created when missing).
+
+    All or nothing by default. With `keep_going` a task that is refused (its id taken,
+    its archive another task's, or it does not stage) is left out and named in the
+    summary's `refused`, and every other task is written."""
     if dest.exists() and not dest.is_dir():
         raise ImportFailed([Problem(dest, "destination exists and is not a directory")])
-    problems = _duplicates(dest, tasks)
-    if problems:
-        raise ImportFailed(problems)
+    refused = _duplicates(dest, tasks)
+    if refused and not keep_going:
+        raise ImportFailed([p for found in refused.values() for p in found])
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".corpus-import-", dir=dest.parent))
     try:
-        for task in tasks:
-            problems.extend(_stage(staging, task))
-        if problems:
-            raise ImportFailed(problems)
+        for n, task in enumerate(tasks):
+            if n not in refused and (problems := _stage(staging, task)):
+                refused[n] = problems
+        if refused and not keep_going:
+            raise ImportFailed([p for _, found in sorted(refused.items()) for p in found])
         counts: dict[Track, int] = {}
-        for task in tasks:
+        for n, task in enumerate(tasks):
+            if n in refused:
+                continue
             target = dest / task.track.value / task.task_id
             target.parent.mkdir(parents=True, exist_ok=True)
             (staging / task.track.value / task.task_id).rename(target)
             counts[task.track] = counts.get(task.track, 0) + 1
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return ImportSummary(dest, counts)
+    left_out = tuple(p for _, found in sorted(refused.items()) for p in found)
+    return ImportSummary(dest, counts, left_out)
 
 
-def _duplicates(dest: Path, tasks: list[PackedTask]) -> list[Problem]:
-    """Task ids taken, and archives given for two tasks of a track: one artifact is one
-    task (as the Phylax import holds), or it would be drawn and scored twice."""
+def _duplicates(dest: Path, tasks: list[PackedTask]) -> dict[int, list[Problem]]:
+    """Task ids taken, and archives given for two tasks of a track (by the index of the
+    task refused): one artifact is one task (as the Phylax import holds), or it would be
+    drawn and scored twice."""
     seen: set[tuple[Track, str]] = set()
     owners: dict[tuple[Track, str], PackedTask] = {}
-    problems = []
-    for task in tasks:
+    problems: dict[int, list[Problem]] = {}
+    for n, task in enumerate(tasks):
         key = (task.track, task.task_id)
         where = dest / task.track.value / task.task_id
         if key in seen or where.exists():
-            problems.append(Problem(where, "task id taken"))
+            problems.setdefault(n, []).append(Problem(where, "task id taken"))
         seen.add(key)
         try:
             digest = file_sha256(task.archive)
@@ -120,7 +131,7 @@ def _duplicates(dest: Path, tasks: list[PackedTask]) -> list[Problem]:
         if owner is not task:
             name = task.archive.name
             taken = f"{name} is the archive of {owner.task_id}; one artifact is one task"
-            problems.append(Problem(where, taken))
+            problems.setdefault(n, []).append(Problem(where, taken))
     return problems
 
 

@@ -8,9 +8,10 @@ the scorer. The artifact digest pins the exact bytes an agent was shown.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -149,6 +150,27 @@ def artifact_digest(root: Path) -> str:
                 raise CorpusError(f"{entry.path}: special files cannot be part of an artifact")
     except (TreeLimitError, OSError, UnicodeEncodeError) as exc:
         raise CorpusError(f"{root}: {exc}") from exc
+    return digest.hexdigest()
+
+
+def corpus_digest(tasks: Iterable[Task]) -> str:
+    """sha256 naming a corpus's tasks exactly: per task, in (track, task id) order, one
+    line of compact, key-sorted JSON ``[track, task_id, label, artifact_digest,
+    expected_findings, vulnerabilities]`` (the last two as their fields). Two validators
+    with the same tasks, truth and artifact bytes get the same digest, and so, in chain
+    mode, the same round seed."""
+    digest = hashlib.sha256()
+    for task in sorted(tasks, key=lambda t: (t.track.value, t.task_id)):
+        entry = [
+            task.track.value,
+            task.task_id,
+            task.label.value,
+            task.artifact_digest(),
+            [asdict(f) for f in task.expected_findings],
+            [asdict(v) for v in task.vulnerabilities],
+        ]
+        line = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        digest.update(line.encode("ascii") + b"\n")
     return digest.hexdigest()
 
 

@@ -45,7 +45,7 @@ def import_malregistry(
             continue
         tasks.append(
             PackedTask(
-                task_id=task_id("malregistry", name, version),
+                task_id=task_id("pypi", name, version),
                 label=Label.MALICIOUS,
                 archive=entry.path,
                 seal=True,

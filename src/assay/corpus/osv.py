@@ -85,7 +85,7 @@ def _task(
     record: _Record, archive: Path, name: str, version: str, commit: str, where: dict[str, str]
 ) -> PackedTask:
     return PackedTask(
-        task_id=task_id("osv", record.ecosystem, name, version),
+        task_id=task_id(record.ecosystem, name, version),
         label=Label.MALICIOUS,
         archive=archive,
         seal=True,

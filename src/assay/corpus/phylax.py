@@ -67,6 +67,7 @@ class ZipLimits:
 class ImportSummary:
     dest: Path
     tasks: dict[Track, int]
+    refused: tuple[Problem, ...] = ()  # tasks left out of an import that keeps going
 
 
 class PhylaxImportError(Exception):

@@ -2,7 +2,9 @@
 
 Nothing is skipped silently: a directory that is not a task, a task whose label
 cannot be read, or a track whose classes are out of balance is a problem, and
-validation goes on to find the rest.
+validation goes on to find the rest. A top-level folder that is not named after a
+track (a README's images, a build script's folder) is no part of the corpus: it is
+ignored, and the report lists it as ignored.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class ValidationReport:
     root: Path
     problems: tuple[Problem, ...]
     counts: Mapping[Track, TrackCounts]
+    ignored: tuple[Path, ...] = ()  # top-level folders that are not track folders
 
     @property
     def ok(self) -> bool:
@@ -57,11 +60,12 @@ def validate_corpus(root: Path) -> ValidationReport:
         return ValidationReport(root, (Problem(root, "corpus directory does not exist"),), {})
     problems: list[Problem] = []
     counts: dict[Track, TrackCounts] = {}
+    ignored: list[Path] = []
     for entry in sorted(root.iterdir()):
         if not entry.is_dir():
             continue  # README and similar notes beside the tracks are not tasks
         if entry.name not in {t.value for t in Track}:
-            problems.append(Problem(entry, f"unknown track {entry.name!r}"))
+            ignored.append(entry)
             continue
         track = Track(entry.name)
         tasks = _validate_track(entry, track, problems)
@@ -72,7 +76,7 @@ def validate_corpus(root: Path) -> ValidationReport:
         problems.extend(_balance_problems(entry, counts[track]))
     if not counts:
         problems.append(Problem(root, "no track directories (skills, mcp_servers, ...) found"))
-    return ValidationReport(root, tuple(problems), counts)
+    return ValidationReport(root, tuple(problems), counts, tuple(ignored))
 
 
 def _validate_track(track_dir: Path, track: Track, problems: list[Problem]) -> list[Task]:

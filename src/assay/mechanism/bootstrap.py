@@ -132,16 +132,17 @@ def stability(
     order: Sequence[str], scores: Mapping[str, NDArray[np.float64]], top_n: int = TOP
 ) -> Stability | None:
     """How often the first `top_n` agents of `order` (the ranking) are the resamples' top
-    scorers in that order, each strictly above the next: a tie does not separate two
-    agents, so agents scoring alike never keep their order. None with fewer than two
-    agents."""
+    scorers in that order, each strictly above the next and the last above every agent
+    after it: a tie does not separate two agents, so agents scoring alike never keep
+    their order. With `top_n` 1, how often the first agent stays first. None with fewer
+    than two agents."""
     if len(order) < 2:
         return None
-    top = list(order[: max(2, top_n)])
+    top = list(order[: max(1, top_n)])
     held = np.ones_like(scores[top[0]], dtype=bool)
     for ahead, behind in pairwise(top):
         held &= scores[ahead] > scores[behind]
-    rest = [scores[a] for a in order[TOP:]]
+    rest = [scores[a] for a in order[len(top) :]]
     if rest:
         held &= scores[top[-1]] > np.max(np.stack(rest), axis=0)
     return Stability(tuple(top), round(float(held.mean()), DIGITS))

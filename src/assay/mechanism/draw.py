@@ -1,8 +1,19 @@
-"""The per-validator task draw (DESIGN §9), recomputable by anyone.
+"""The task draw (DESIGN §9), recomputable by anyone.
+
+The round seed of a chain-mode round is the chain's (`chain_round_seed`): the hash of
+the anchor block (the block of the subnet's last epoch, where its current tempo begins)
+with the digest of the corpus, so every honest validator with the same corpus draws the
+same tasks this tempo, and no one knew them before the anchor block was made. A shared
+draw uses no validator id. A local round's seed is the operator's (`--seed`, else
+random) and its draw is the validator's own.
 
 Algorithm (exact; hex digests are lowercase, strings are UTF-8):
 
-1. ``draw_seed = sha256(f"{round_seed}:{validator_id}").hexdigest()``
+0. In chain mode, ``round_seed = sha256(f"assay/round-seed/v1:{block_hash}:{corpus_digest}")``
+   with ``block_hash`` the anchor block's hash as the chain spells it, lowercased
+   (``0x`` and 64 hex digits), and ``corpus_digest`` as `corpus.interface.corpus_digest`.
+1. ``draw_seed = round_seed`` for a shared (chain-mode) draw; for a validator's own
+   draw, ``draw_seed = sha256(f"{round_seed}:{validator_id}").hexdigest()``.
 2. For every task of the track, ``key = sha256(f"{draw_seed}:{track}:{task_id}").hexdigest()``.
 3. Sort the tasks by ``(key, task_id)``; the task id only breaks a (practically
    impossible) key tie, so the order never depends on input order.
@@ -40,7 +51,17 @@ def _sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def draw_seed(round_seed: str, validator_id: str) -> str:
+def chain_round_seed(block_hash: str, corpus_digest: str) -> str:
+    """A chain-mode round's seed: the same for every validator with this corpus whose
+    subnet's last epoch ran at the block of `block_hash`."""
+    return _sha256_hex(f"assay/round-seed/v1:{block_hash.lower()}:{corpus_digest}")
+
+
+def draw_seed(round_seed: str, validator_id: str | None) -> str:
+    """The seed the draw keys hang from: the round seed itself for a shared draw
+    (`validator_id` None), else one of this validator's own."""
+    if validator_id is None:
+        return round_seed
     return _sha256_hex(f"{round_seed}:{validator_id}")
 
 
@@ -53,10 +74,11 @@ def draw_tasks(
     *,
     track: Track,
     round_seed: str,
-    validator_id: str,
+    validator_id: str | None,
     count: int,
 ) -> tuple[T, ...]:
-    """The `count` tasks of `track` this validator scores this round, in draw order."""
+    """The `count` tasks of `track` scored this round, in draw order: every validator's
+    alike when `validator_id` is None (a shared draw), else this validator's own."""
     if count < 0:
         raise ValueError(f"task count must be >= 0, got {count}")
     seed = draw_seed(round_seed, validator_id)

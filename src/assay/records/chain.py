@@ -5,10 +5,18 @@ The snapshot is also a file format (`docs/chain.md`): a versioned JSON object th
 validators and the consensus preview read. Weights in a snapshot are each validator's
 row as fractions of its own total (the chain stores max-upscaled u16 values whose scale
 carries no meaning).
+
+Version 2 adds what a shared draw and the chain's own epoch read: the anchor block (the
+block of the subnet's last epoch, where its current tempo begins) and its hash, each
+neuron's registration block, the subnet owner's hotkey, Kappa and the weights version
+key. A version 1 file is still read (those fields take their defaults) and is written
+back as version 2. Stakes and weights are bounded (`MAX_STAKE`, `MAX_WEIGHT`): a file
+past them is refused naming the field, before any sum could overflow.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 import msgspec
@@ -16,8 +24,17 @@ from msgspec import Meta
 
 from assay.records import codec
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 U16_MAX = 65535
+# The chain's default Kappa (u16): the share of stake whose weight a miner's consensus is.
+KAPPA_DEFAULT = 32767
+# Bounds of a snapshot's numbers. A subnet's whole alpha supply is 21 million per subnet
+# (TAO's own cap), so no stake comes near 1e15; a row is fractions of its total (or the
+# chain's u16 values), so no weight exceeds 65535. Anything past them is a hostile or
+# broken file, refused before a sum over it could overflow.
+MAX_STAKE = 1e15
+MAX_WEIGHT = float(U16_MAX)
 
 Uid = Annotated[int, Meta(ge=0, le=U16_MAX)]
 Count = Annotated[int, Meta(ge=0)]
@@ -38,6 +55,25 @@ class Neuron(msgspec.Struct, frozen=True, kw_only=True):
     validator_permit: bool = False
     last_update: Count = 0
     weights: dict[Uid, float] = {}  # miner uid -> fraction of this validator's row
+    # The block the hotkey registered at this UID (0: unknown, a version 1 file). A change
+    # means the UID was freed and taken again: its weight history starts afresh.
+    registered_at: Count = 0
+
+    def problem(self) -> str | None:
+        """Why this neuron's numbers cannot be a subnet's, naming the field."""
+        if self.stake < 0:
+            return f"UID {self.uid} has a negative stake ({self.stake:g})"
+        if not math.isfinite(self.stake) or self.stake > MAX_STAKE:
+            return f"UID {self.uid}: stake {self.stake:g} is above the maximum {MAX_STAKE:g}"
+        for miner, weight in self.weights.items():
+            if weight < 0:
+                return f"UID {self.uid} has a negative weight on UID {miner}"
+            if not math.isfinite(weight) or weight > MAX_WEIGHT:
+                return (
+                    f"UID {self.uid}: weight {weight:g} on UID {miner} is above the "
+                    f"maximum {MAX_WEIGHT:g}"
+                )
+        return None
 
 
 class Hyperparameters(msgspec.Struct, frozen=True, kw_only=True):
@@ -48,6 +84,8 @@ class Hyperparameters(msgspec.Struct, frozen=True, kw_only=True):
     commit_reveal: bool = False
     weights_rate_limit: Count = 0  # blocks between two sets by one validator
     tempo: Count = 360
+    kappa: Uid = KAPPA_DEFAULT  # u16: the stake share consensus is the weight of
+    version_key: Count = 0  # the subnet's WeightsVersionKey: a validator's must be at least it
 
 
 class MetagraphSnapshot(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,12 +94,22 @@ class MetagraphSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     block: Count
     neurons: tuple[Neuron, ...]
     hyperparameters: Hyperparameters = Hyperparameters()
+    # The block of the subnet's last epoch (its current tempo begins there) and that
+    # block's hash: a chain-mode round's seed, the same for every validator this tempo.
+    anchor_block: Count | None = None
+    block_hash: Annotated[str, Meta(pattern="^0x[0-9a-fA-F]{64}$")] | None = None
+    owner_hotkey: Annotated[str, Meta(max_length=128)] | None = None
 
     def uid_of(self, hotkey: str) -> int | None:
         return next((n.uid for n in self.neurons if n.hotkey == hotkey), None)
 
     def neuron(self, uid: int) -> Neuron | None:
         return next((n for n in self.neurons if n.uid == uid), None)
+
+    @property
+    def owner_uid(self) -> int | None:
+        """The UID of the subnet owner's hotkey, when it holds one."""
+        return self.uid_of(self.owner_hotkey) if self.owner_hotkey else None
 
     def to_json(self) -> bytes:
         return codec.encode(self)
@@ -79,8 +127,13 @@ class MetagraphSnapshot(msgspec.Struct, frozen=True, kw_only=True):
 
     def problem(self) -> str | None:
         """Why this snapshot cannot be a subnet's metagraph, if it cannot."""
-        if self.version != SNAPSHOT_VERSION:
-            return f"snapshot version {self.version}; this assay reads version {SNAPSHOT_VERSION}"
+        if self.version not in READABLE_VERSIONS:
+            readable = " and ".join(map(str, READABLE_VERSIONS))
+            return f"snapshot version {self.version}; this assay reads versions {readable}"
+        if (self.anchor_block is None) != (self.block_hash is None):
+            return "anchor_block and block_hash come together (or neither is given)"
+        if self.anchor_block is not None and self.anchor_block > self.block:
+            return f"anchor_block {self.anchor_block} is after the snapshot's block {self.block}"
         uids = [n.uid for n in self.neurons]
         if len(set(uids)) != len(uids):
             return "a UID appears twice among the neurons"
@@ -88,8 +141,9 @@ class MetagraphSnapshot(msgspec.Struct, frozen=True, kw_only=True):
         if len(set(hotkeys)) != len(hotkeys):
             return "a hotkey holds two UIDs"
         for n in self.neurons:
-            if n.stake < 0 or any(w < 0 for w in n.weights.values()):
-                return f"UID {n.uid} has a negative stake or weight"
+            problem = n.problem()
+            if problem:
+                return problem
             if not set(n.weights) <= set(uids):
                 return f"UID {n.uid} weighs a UID that is not in the snapshot"
         return None
@@ -111,6 +165,8 @@ class UidWeights(msgspec.Struct, frozen=True, kw_only=True):
     weights: tuple[int, ...]
     dropped: tuple[Dropped, ...] = ()
     hotkeys: dict[str, float] = {}  # the per-hotkey weights it was made from (after EMA)
+    # How the vector was made to fit the subnet's limits (clipped, spread), for the dry run.
+    notes: tuple[str, ...] = ()
 
     def receipt(
         self, round_id: str, netuid: int, *, success: bool, message: str, **details: Any
@@ -128,12 +184,14 @@ class UidWeights(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class HotkeyWeight(msgspec.Struct, frozen=True, kw_only=True):
-    """One hotkey's EMA-blended weight on one track, and the UID it held when blended."""
+    """One hotkey's EMA-blended weight on one track, and the UID it held when blended
+    (with the block it registered there; 0 when the snapshot did not say)."""
 
     hotkey: str
     track: str
     uid: int
     weight: float
+    registered_at: int = 0
 
 
 class WeightReceipt(msgspec.Struct, frozen=True, kw_only=True):

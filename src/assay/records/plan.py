@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from assay.mechanism.draw import draw_seed
+from assay.mechanism.draw import chain_round_seed, draw_seed
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.records import codec
@@ -25,6 +25,25 @@ class PlannedTask(msgspec.Struct, frozen=True):
     artifact_digest: str
     expected_findings: tuple[FindingItem, ...]
     planted: tuple[VulnerabilityItem, ...]
+    # The corpus artifact's digest when the round runs a variant of it (artifact_digest
+    # is then the variant's, what agents were shown and attestations name); kept so an
+    # audit can tie the variant to its original. The labels' lines are the variant's.
+    original_digest: str | None = None
+
+
+class SharedDraw(msgspec.Struct, frozen=True):
+    """Where a chain-mode round's seed comes from, so anyone can recompute its draw:
+    the subnet's anchor block (its last epoch) and that block's hash, and the digest
+    of the corpus the tasks were drawn from (`corpus.interface.corpus_digest`)."""
+
+    netuid: int
+    anchor_block: int
+    block_hash: str
+    corpus_digest: str
+
+    @property
+    def round_seed(self) -> str:
+        return chain_round_seed(self.block_hash, self.corpus_digest)
 
 
 class RoundPlan(msgspec.Struct, frozen=True):
@@ -50,11 +69,21 @@ class RoundPlan(msgspec.Struct, frozen=True):
     # each agent is served: the one its manifest names when the round allows it.
     inference: InferenceConfig | None = None
     models: dict[str, str] = {}
+    # A chain-mode round's shared draw (its seed is the chain's, every validator draws
+    # alike); None for a local round, whose draw is this validator's own.
+    shared: SharedDraw | None = None
+    # Whether each artifact is the round's variant (docs/round-config.md, `variants`).
+    variants: bool = False
+
+    @property
+    def draw_validator(self) -> str | None:
+        """The validator id the draw hangs from: none for a shared draw."""
+        return None if self.shared else self.validator_id
 
     def to_json(self) -> dict[str, Any]:
         """The plan as stored, with the draw seed anyone can recompute beside it."""
         data: dict[str, Any] = codec.to_builtins(self)
-        return data | {"draw_seed": draw_seed(self.round_seed, self.validator_id)}
+        return data | {"draw_seed": draw_seed(self.round_seed, self.draw_validator)}
 
     @classmethod
     def from_json(cls, data: object) -> RoundPlan:

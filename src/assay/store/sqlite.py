@@ -83,6 +83,15 @@ CREATE TABLE IF NOT EXISTS hotkey_weights (
     weight REAL NOT NULL,
     PRIMARY KEY (round_id, netuid, hotkey, track)
 );
+-- The block each hotkey of a set registered at its UID: a new block is a new owner of
+-- the UID (deregistered and registered again), whose weight history starts afresh.
+CREATE TABLE IF NOT EXISTS hotkey_registrations (
+    round_id TEXT NOT NULL REFERENCES rounds(round_id),
+    netuid INTEGER NOT NULL,
+    hotkey TEXT NOT NULL,
+    registered_at INTEGER NOT NULL,
+    PRIMARY KEY (round_id, netuid, hotkey)
+);
 CREATE TABLE IF NOT EXISTS chain_receipts (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     round_id TEXT NOT NULL REFERENCES rounds(round_id),
@@ -115,6 +124,12 @@ CREATE TABLE IF NOT EXISTS screening_fingerprints (
     owner TEXT NOT NULL,
     arrival INTEGER NOT NULL,
     first_seen TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS intake_accepted (
+    hotkey TEXT NOT NULL,
+    track TEXT NOT NULL,
+    accepted_at REAL NOT NULL,
+    PRIMARY KEY (hotkey, track)
 );
 """
 
@@ -431,6 +446,14 @@ class Store:
                 "INSERT INTO hotkey_weights VALUES (?, ?, ?, ?, ?, ?)",
                 [(round_id, netuid, r.hotkey, r.track, r.uid, r.weight) for r in rows],
             )
+            db.execute(
+                "DELETE FROM hotkey_registrations WHERE round_id = ? AND netuid = ?",
+                (round_id, netuid),
+            )
+            db.executemany(
+                "INSERT INTO hotkey_registrations VALUES (?, ?, ?, ?)",
+                sorted({(round_id, netuid, r.hotkey, r.registered_at) for r in rows}),
+            )
 
     def receipts(self, round_id: str, netuid: int) -> list[WeightReceipt]:
         """Every answer the chain gave for a round's weights, oldest first."""
@@ -443,14 +466,19 @@ class Store:
     def previous_hotkey_weights(self, netuid: int, before_seq: int) -> list[HotkeyWeight]:
         """The per-hotkey EMA of the last round set on `netuid` before a round."""
         rows = self._db.execute(
-            "SELECT h.hotkey, h.track, h.uid, h.weight FROM hotkey_weights h "
-            "JOIN rounds r ON r.round_id = h.round_id WHERE h.netuid = ? AND r.seq = "
+            "SELECT h.hotkey, h.track, h.uid, h.weight, COALESCE(g.registered_at, 0) "
+            "FROM hotkey_weights h JOIN rounds r ON r.round_id = h.round_id "
+            "LEFT JOIN hotkey_registrations g ON g.round_id = h.round_id "
+            "AND g.netuid = h.netuid AND g.hotkey = h.hotkey WHERE h.netuid = ? AND r.seq = "
             "(SELECT MAX(r2.seq) FROM hotkey_weights h2 JOIN rounds r2 "
             "ON r2.round_id = h2.round_id WHERE h2.netuid = ? AND r2.seq < ?) "
             "ORDER BY h.hotkey, h.track",
             (netuid, netuid, before_seq),
         ).fetchall()
-        return [HotkeyWeight(hotkey=h, track=t, uid=int(u), weight=float(w)) for h, t, u, w in rows]
+        return [
+            HotkeyWeight(hotkey=h, track=t, uid=int(u), weight=float(w), registered_at=int(b))
+            for h, t, u, w, b in rows
+        ]
 
     def abstain(self, round_id: str, reason: str) -> None:
         with self._transaction() as db:
@@ -484,6 +512,24 @@ class Store:
             (round_id,),
         ).fetchall()
         return {str(track): str(reason) for track, reason in rows}
+
+    # the miners' intake ------------------------------------------------------
+
+    def last_accepted(self, hotkey: str, track: str) -> float | None:
+        """When the intake last accepted a new version of `hotkey` for `track` (Unix s)."""
+        row = self._db.execute(
+            "SELECT accepted_at FROM intake_accepted WHERE hotkey = ? AND track = ?",
+            (hotkey, track),
+        ).fetchone()
+        return None if row is None else float(row[0])
+
+    def record_accepted(self, hotkey: str, track: str, at: float) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO intake_accepted VALUES (?, ?, ?) ON CONFLICT (hotkey, track) "
+                "DO UPDATE SET accepted_at = excluded.accepted_at",
+                (hotkey, track, at),
+            )
 
     # agents, observations, reps ----------------------------------------------
 

@@ -62,6 +62,7 @@ from assay.validator.config import (
     default_db,
     load_config,
     parse_tracks,
+    public_corpus_warning,
     round_config,
 )
 from assay.validator.engine import Abstained
@@ -135,13 +136,18 @@ def serve_validator(
     interval_s: float = 60.0,
     metrics_port: int | None = None,
     intake_port: int | None = None,
+    notify: Notify = lambda _: None,
     say: Callable[[str], None] = lambda _: None,
 ) -> ServeStatus:
     """`assay validator serve`: rounds from the drop folder, weights set after each, as
     the `[chain]` wallet's hotkey (a configuration error at start when it cannot be read
-    or the subnet does not register it)."""
+    or the subnet does not register it). A warning (`notify`, and in the status) when a
+    live network is served a public corpus; `say` gets the serve loop's progress lines."""
     config = round_config(config_file, bundled_agents_by_default=False)
     hotkey = hotkey_address(chain)
+    warning = public_corpus_warning(config.corpus, chain)
+    if warning:
+        notify(warning)
     return serve(
         config,
         open_chain(chain, hotkey),
@@ -153,6 +159,7 @@ def serve_validator(
         metrics_port=metrics_port,
         intake_port=intake_port,
         say=say,
+        notices=(warning,) if warning else (),
     )
 
 

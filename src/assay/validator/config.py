@@ -48,6 +48,39 @@ def bundled_root() -> Path:
     raise ConfigError("no bundled corpus/agents found; pass --corpus and --agent")
 
 
+# The corpora assay ships or builds from public datasets: practice sets, never a scoring
+# corpus on a live subnet (every label in them is public, so an agent can memorise them).
+PUBLIC_CORPORA = ("corpus", "corpus-real", "corpus-eval")
+
+
+def public_corpus(corpus: Path) -> Path | None:
+    """The bundled public corpus `corpus` is, or lies inside, if it is one."""
+    try:
+        root = bundled_root()
+    except ConfigError:
+        return None
+    here = corpus.resolve()
+    for name in PUBLIC_CORPORA:
+        public = (root / name).resolve()
+        if here == public or public in here.parents:
+            return public
+    return None
+
+
+def public_corpus_warning(corpus: Path, chain: ChainConfig) -> str | None:
+    """What `serve` says when it would score miners on a public corpus on a live network."""
+    public = public_corpus(corpus)
+    local = chain.snapshot is not None or chain.network == "local"
+    local = local or any(host in chain.network for host in ("127.0.0.1", "localhost"))
+    if public is None or local:
+        return None
+    return (
+        f"the scoring corpus {public} is a public practice set: every label in it is "
+        "published, so an agent can score 1.0 by memorising it; score miners on a private "
+        "corpus (docs/validator-operations.md, 'A private scoring corpus')"
+    )
+
+
 def bundled_agents() -> tuple[Path, ...]:
     """The bundled single-file agents, and each agent package bundled into one file."""
     root = bundled_root() / "agents"
@@ -78,6 +111,8 @@ class RoundConfig:
     jobs: int | None = None
     address: str | None = None  # a Ray cluster, for executor = "ray"
     inference: InferenceConfig | None = None  # the `[inference]` table: agents may call a model
+    # Each artifact shown as the round's own variant; None: on in chain mode only.
+    variants: bool | None = None
 
 
 # `assay round config --example`; docs/round-config.md explains each key.
@@ -105,6 +140,9 @@ executor = "local"
 # jobs = 2
 # Ray cluster address, for executor = "ray" (default: start a local one).
 # address = "10.0.0.1:6379"
+# Show each artifact as this round's own variant, so no public digest finds it
+# (default: on with a subnet snapshot or under `serve`, off otherwise).
+# variants = true
 
 # The subnet this validator sets weights on (docs/validator-operations.md).
 # [chain]
@@ -113,6 +151,7 @@ executor = "local"
 # wallet = "validator"    # the wallet's name (its coldkey)
 # hotkey = "default"      # the hotkey's name in that wallet
 # snapshot = "subnet.json"  # a snapshot file instead of the live chain (air-gapped)
+# version_key = 0        # the weights version key sent (the subnet's WeightsVersionKey)
 
 # Agents may call a language model through a metered proxy (docs/inference.md).
 # Any OpenAI-compatible upstream; the key is read from the variable key_env names.
@@ -175,6 +214,7 @@ class RoundOverrides:
     jobs: int | None = None
     address: str | None = None
     inference: InferenceConfig | None = None  # only a round.toml sets it
+    variants: bool | None = None
 
 
 _ROUND_KEYS = frozenset(f.name for f in fields(RoundOverrides)) - {"round_seed", "inference"}
@@ -204,6 +244,8 @@ def load_config(path: Path | None) -> RoundOverrides:
         table["tracks"] = parse_tracks(",".join(tracks) if isinstance(tracks, list) else tracks)
     if "seed" in table:
         table["round_seed"] = str(table.pop("seed"))
+    if not isinstance(table.get("variants", False), bool):
+        raise ConfigError(f"{path}: variants must be true or false, not {table['variants']!r}")
     if "inference" in data:
         try:
             table["inference"] = InferenceConfig.from_table(data["inference"])
@@ -222,6 +264,7 @@ class ChainConfig:
     hotkey: str = "default"
     wallet_path: Path | None = None  # the SDK's default wallet folder when None
     snapshot: Path | None = None  # a snapshot file instead of the live chain
+    version_key: int = 0  # the weights version key sent; the subnet refuses one below its own
 
 
 _CHAIN_KEYS = frozenset(f.name for f in fields(ChainConfig))
@@ -242,11 +285,12 @@ def chain_config(config_file: Path | None = None, **flags: Any) -> ChainConfig:
             if key in table:
                 table[key] = config_file.parent / str(table[key])
     table |= {k: v for k, v in flags.items() if v is not None}
-    netuid = table.get("netuid")
-    if netuid is not None and (
-        not isinstance(netuid, int) or isinstance(netuid, bool) or netuid < 0
-    ):
-        raise ConfigError(f"netuid must be a whole number ≥ 0, not {netuid!r}")
+    for key in ("netuid", "version_key"):
+        value = table.get(key)
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 0
+        ):
+            raise ConfigError(f"{key} must be a whole number ≥ 0, not {value!r}")
     for key in ("network", "wallet", "hotkey"):
         if not isinstance(table.get(key, ""), str):
             raise ConfigError(f"[chain] {key} must be a string, not {table[key]!r}")

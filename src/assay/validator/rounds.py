@@ -21,14 +21,16 @@ from assay.corpus.validate import require_valid
 from assay.detonate.cache import DetonationCache
 from assay.detonate.observer import DetonationObserver
 from assay.inference.config import resolve_upstream
+from assay.records.chain import MetagraphSnapshot
 from assay.records.outcome import RunOutcome
-from assay.records.plan import RoundPlan
+from assay.records.plan import RoundPlan, SharedDraw
 from assay.records.round import RoundResult
 from assay.sandbox import default_backend
 from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import RoundSummary, Store, StoreError
 from assay.validator.arrivals import StoreArrivals
 from assay.validator.config import (
+    ConfigError,
     RoundConfig,
     check_jobs,
     default_db,
@@ -36,7 +38,7 @@ from assay.validator.config import (
     load_secret,
 )
 from assay.validator.engine import Abstained, RoundEngine, RoundLedger, make_executor
-from assay.validator.planning import make_plan
+from assay.validator.planning import make_plan, shared_draw
 from assay.validator.snapshot import prune_snapshots, snapshot_root
 from assay.validator.subnet import registered_on
 
@@ -99,13 +101,16 @@ class Round:
         subnet: Path | None = None,
     ) -> Round:
         """Admit the submissions, plan and store a new round (nothing runs yet). With a
-        `subnet` snapshot, manifests of hotkeys it does not register are refused;
-        `tasks_cap` keeps at most that many of each track's drawn tasks (a quick trial)."""
+        `subnet` snapshot the round is in chain mode: manifests of hotkeys it does not
+        register are refused, and the draw is the shared one anchored at the snapshot's
+        anchor block (`mechanism/draw.py`). `tasks_cap` keeps at most that many of each
+        track's drawn tasks (a quick trial)."""
         require_valid(config.corpus, config.tracks)
         if config.inference is not None:
             resolve_upstream(config.inference)  # an unset key variable stops here, before the round
         secret = _secret(config.secret_file, notify)
-        owners = registered_on(read_snapshot(subnet)) if subnet else None
+        metagraph = read_snapshot(subnet) if subnet else None
+        owners = registered_on(metagraph) if metagraph else None
         store = Store(config.db)
         admission = admit_files(
             config.agents, manifests, config.tracks, pinned(), owners, StoreArrivals(store)
@@ -119,7 +124,20 @@ class Round:
                 "not the mechanism's full draw"
             )
         snapshots = snapshot_root(config.db, round_id)
-        plan = _plan(config, admission, snapshots, reps, draw_all, tasks_cap)
+        seed = _seed(config, metagraph, notify)
+        # Chain mode (a subnet snapshot, as `serve` always has) shows variants unless the
+        # round.toml says otherwise: a miner's scores must not come from a public table.
+        variants = config.variants if config.variants is not None else subnet is not None
+        plan = _plan(
+            config,
+            seed,
+            admission,
+            snapshots,
+            reps,
+            draw_all,
+            tasks_cap,
+            secret if variants else None,
+        )
         store.create_round(round_id, plan, list(admission.agents))
         # Rounds completed on every track are never resumed: their artifact snapshots are
         # not needed again.
@@ -160,25 +178,57 @@ def _secret(path: Path, notify: Notify) -> bytes:
     return secret
 
 
+def _seed(
+    config: RoundConfig, metagraph: MetagraphSnapshot | None, notify: Notify
+) -> str | SharedDraw:
+    """The round's seed: in chain mode the shared draw anchored on the subnet (an
+    operator's seed there would make this validator disagree with every other), else
+    the operator's seed or a random one."""
+    if metagraph is None:
+        return config.round_seed or secrets.token_hex(16)
+    if metagraph.anchor_block is None or metagraph.block_hash is None:
+        notify(
+            f"the snapshot of subnet {metagraph.netuid} has no anchor block (a version 1 file "
+            "or one written by hand): this round's draw is this validator's own, not the "
+            "shared one; `assay chain snapshot` writes the anchor"
+        )
+        return config.round_seed or secrets.token_hex(16)
+    if config.round_seed is not None:
+        raise ConfigError(
+            "a round seed is for local rounds: in chain mode the seed comes from the "
+            f"subnet's anchor block ({metagraph.anchor_block}) and the corpus"
+        )
+    return shared_draw(
+        NativeCorpus(config.corpus),
+        config.tracks,
+        netuid=metagraph.netuid,
+        anchor_block=metagraph.anchor_block,
+        block_hash=metagraph.block_hash,
+    )
+
+
 def _plan(
     config: RoundConfig,
+    seed: str | SharedDraw,
     admission: Admission,
     snapshots: Path,
     reps: int | None,
     draw_all: bool,
     tasks_cap: int | None,
+    variant_secret: bytes | None,
 ) -> RoundPlan:
     plan = make_plan(
         corpus=NativeCorpus(config.corpus),
         agents=admission.agents,
         tracks=config.tracks,
-        round_seed=config.round_seed or secrets.token_hex(16),
+        round_seed=seed,
         validator_id=config.validator_id,
         spec=pinned(),
         snapshots=snapshots,
         reps=reps,
         draw_all=draw_all,
         tasks_cap=tasks_cap,
+        variant_secret=variant_secret,
     )
     plan = msgspec.structs.replace(
         plan,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import pairwise
 
 import msgspec
 
@@ -215,7 +214,8 @@ def _bootstrapped(
         for a, v in agents.items()
     }
     order = _ranking_order(agents)
-    held = bootstrap.stability(order, resampled, _separated(order, agents))
+    separated = _separated(order, agents)
+    held = bootstrap.stability(order, resampled, separated) if separated else None
     if held is None:
         return with_intervals, None
     return with_intervals, RankStability(
@@ -227,15 +227,20 @@ def _bootstrapped(
 
 
 def _separated(order: list[str], agents: Mapping[str, AgentTrackScore]) -> int:
-    """How many of the ranking's first agents (up to the top three) the round's own scores
-    set apart: agents tied on the whole draw have no order for a resample to keep, so
-    asking about it would only report a tie among, say, three agents scoring 0."""
+    """How many of the ranking's first agents (up to the top three) to ask about: the paid
+    (ranked) ones that the round's own scores set apart from each other and from the agent
+    after them. Agents tied on the whole draw have no order for a resample to keep, and an
+    unpaid agent has no place to keep: asking about either would report, say, two leaders
+    far apart as never keeping their order because the third place is a tie at 0. None
+    (0) when no agent is paid or the first ties the second: there is no order to keep."""
+    scores = [agents[a].score for a in order]
+    paid = sum(agents[a].rank is not None for a in order[: bootstrap.TOP])
     count = 1
-    for ahead, behind in pairwise(order[: bootstrap.TOP]):
-        if agents[ahead].score <= agents[behind].score:
-            break
+    while count < paid and scores[count - 1] > scores[count]:
         count += 1
-    return count
+    while 0 < count < len(scores) and scores[count - 1] <= scores[count]:
+        count -= 1
+    return count if paid else 0
 
 
 def _interval(found: bootstrap.Interval | None) -> ScoreInterval | None:

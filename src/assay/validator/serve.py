@@ -77,6 +77,7 @@ class ServeStatus(msgspec.Struct, kw_only=True):
     repush_period_s: float | None = None
     errors: list[str] = []
     quarantined: list[str] = []  # drop files moved aside, each with the reason
+    notices: list[str] = []  # standing warnings from the start (a public scoring corpus)
 
 
 def read_status(path: Path) -> ServeStatus:
@@ -375,6 +376,7 @@ def serve(
     metrics_port: int | None = None,
     intake_port: int | None = None,
     say: Callable[[str], None] = lambda _: None,
+    notices: tuple[str, ...] = (),
 ) -> ServeStatus:
     """`assay validator serve` as `validator_hotkey` (which the subnet must register);
     during a round the last weights are re-pushed at most every `pause_s` and never faster
@@ -391,8 +393,13 @@ def serve(
         say(f"metrics on http://127.0.0.1:{metrics_port}/metrics")
     intake = None
     if intake_port is not None:
+        subnet = status_path.with_name("subnet.json")  # the snapshot each cycle writes
         app = intake_app(
-            drop, validator_hotkey=validator_hotkey, on_accept=_arrival_recorder(config.db)
+            drop,
+            validator_hotkey=validator_hotkey,
+            subnet=subnet,
+            db=config.db,
+            on_accept=_arrival_recorder(config.db),
         )
         intake = start_intake(app, intake_port)
         say(f"intake on http://127.0.0.1:{intake_port}/submit for {validator_hotkey}")
@@ -405,6 +412,7 @@ def serve(
         repush_floor_s=pause_s,
         say=say,
     )
+    server.status.notices = list(notices)
     try:
         return server.serve(cycles, pause_s)
     finally:

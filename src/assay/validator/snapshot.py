@@ -27,8 +27,11 @@ def snapshot_root(db: Path, round_id: str) -> Path:
     return db.resolve().parent / f"{db.name}.artifacts" / round_id
 
 
-def snapshot_artifact(source: Path, dest: Path) -> str:
+def snapshot_artifact(
+    source: Path, dest: Path, prepare: Callable[[Path], None] | None = None
+) -> str:
     """Copy `source` to the new directory `dest`, make it read-only, return its digest.
+    `prepare` changes the copy before it is sealed and digested (the round's variant).
 
     Raises `CorpusError` (naming the artifact) for trees past the caps, special files
     or files that change size while being copied; `dest` is then removed.
@@ -36,6 +39,8 @@ def snapshot_artifact(source: Path, dest: Path) -> str:
     try:
         dest.mkdir(parents=True)
         _copy(source, dest)
+        if prepare is not None:
+            prepare(dest)
         _seal(dest)
         return artifact_digest(dest)
     except (TreeLimitError, OSError, CorpusError) as exc:

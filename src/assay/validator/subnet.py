@@ -30,9 +30,10 @@ from assay.chain.interface import Chain
 from assay.chain.snapshot import SnapshotChain, read_snapshot, write_snapshot
 from assay.mechanism.spec import MechanismSpec
 from assay.mechanism.weights import ema
-from assay.mechanism.yuma import Disagreement, Yuma, disagreements, yuma
+from assay.mechanism.yuma import Disagreement, History, Yuma, disagreements, yuma
 from assay.records import codec
 from assay.records.chain import (
+    U16_MAX,
     ChainError,
     Dropped,
     HotkeyWeight,
@@ -87,6 +88,7 @@ class ChainWeights:
             "dropped": codec.to_builtins(self.vector.dropped),
             "receipt": codec.to_builtins(self.receipt) if self.receipt else None,
             "hotkeys": self.vector.hotkeys,
+            "conformed": list(self.vector.notes),
         }
 
 
@@ -124,11 +126,13 @@ def set_round_weights(
             agents=agents,
             previously={p.hotkey: p.uid for p in previous},
             dropped=unsigned,
+            validator=_own_uid(chain, snapshot),
+            version_key=chain.version_key,
         )
         kept = tuple(
-            HotkeyWeight(hotkey=h, track=t, uid=uid, weight=w)
+            HotkeyWeight(hotkey=h, track=t, uid=uid, weight=w, registered_at=neuron.registered_at)
             for (h, t), w in sorted(blended.items())
-            if (uid := snapshot.uid_of(h)) is not None
+            if (uid := snapshot.uid_of(h)) is not None and (neuron := snapshot.neuron(uid))
         )
         receipt = None
         if not dry_run:
@@ -137,6 +141,11 @@ def set_round_weights(
             receipt = send(chain, round_id, snapshot, vector, retry)
             store.put_chain_weights(round_id, snapshot.netuid, kept, receipt)
         return ChainWeights(round_id, snapshot.netuid, snapshot.block, vector, kept, receipt)
+
+
+def _own_uid(chain: Chain, snapshot: MetagraphSnapshot) -> int | None:
+    hotkey = chain.validator_hotkey()
+    return snapshot.uid_of(hotkey) if hotkey else None
 
 
 def by_hotkey(
@@ -184,15 +193,24 @@ def blend(
     spec: MechanismSpec,
 ) -> dict[tuple[str, str], float]:
     """The EMA per (hotkey, track): a previous entry counts only while its hotkey still
-    holds the same UID; a UID that changed owner (or a hotkey that moved) starts afresh."""
+    holds the same UID from the same registration; a UID that changed owner, a hotkey
+    that moved, or one deregistered and registered again at its UID starts afresh."""
     carried = {
-        f"{p.hotkey}{_SEP}{p.track}": p.weight
-        for p in previous
-        if snapshot.uid_of(p.hotkey) == p.uid
+        f"{p.hotkey}{_SEP}{p.track}": p.weight for p in previous if _same_registration(p, snapshot)
     }
     new = {f"{h}{_SEP}{t}": w for (h, t), w in slots.items()}
     blended = ema(new, carried, spec=spec)
     return {_slot(key): w for key, w in blended.items()}
+
+
+def _same_registration(previous: HotkeyWeight, snapshot: MetagraphSnapshot) -> bool:
+    uid = snapshot.uid_of(previous.hotkey)
+    neuron = snapshot.neuron(uid) if uid == previous.uid and uid is not None else None
+    if neuron is None:
+        return False
+    # 0 is "not known" (a version 1 snapshot): the UID alone then decides.
+    known = previous.registered_at and neuron.registered_at
+    return not known or previous.registered_at == neuron.registered_at
 
 
 def _slot(key: str) -> tuple[str, str]:
@@ -238,12 +256,17 @@ def open_chain(config: ChainConfig, hotkey: str | None = None) -> Chain:
     is an address)."""
     if config.snapshot is not None:
         address = config.hotkey if is_address(config.hotkey) else None
-        return SnapshotChain(config.snapshot, hotkey or address)
+        return SnapshotChain(config.snapshot, hotkey or address, config.version_key)
     if config.netuid is None:
         raise ConfigError("no subnet: give --netuid (or netuid in [chain]) or --snapshot")
     from assay.chain.bittensor import BittensorChain
 
-    return BittensorChain(network=config.network, netuid=config.netuid, wallet=_wallet(config))
+    return BittensorChain(
+        network=config.network,
+        netuid=config.netuid,
+        wallet=_wallet(config),
+        version_key=config.version_key,
+    )
 
 
 def wallet_path(config: ChainConfig) -> Path | None:
@@ -325,8 +348,6 @@ class Preview:
             "vtrust": r.vtrust,
             "incentive": r.incentive,
             "consensus": r.consensus,
-            "ranks": r.ranks,
-            "trust": r.trust,
             "disagreements": [vars(d) for d in self.disagreements],
         }
 
@@ -363,9 +384,17 @@ def preview(snapshot: MetagraphSnapshot, uid: int, row: Mapping[int, float]) -> 
     unknown = sorted(set(row) - {n.uid for n in snapshot.neurons})
     if unknown:
         raise SnapshotError(f"the weights name UIDs the snapshot does not hold: {unknown}")
-    stake = {n.uid: n.stake for n in snapshot.neurons if n.validator_permit}
+    owner = snapshot.owner_uid
+    # The chain gives the subnet owner a validator permit whatever its stake.
+    stake = {n.uid: n.stake for n in snapshot.neurons if n.validator_permit or n.uid == owner}
     weights = {n.uid: n.weights for n in snapshot.neurons} | {uid: dict(row)}
-    result = yuma(stake, weights)
+    # The previewed row is set now: its last update is the snapshot's block.
+    history = History(
+        last_update={n.uid: n.last_update for n in snapshot.neurons} | {uid: snapshot.block},
+        registered_at={n.uid: n.registered_at for n in snapshot.neurons},
+    )
+    kappa = snapshot.hyperparameters.kappa / U16_MAX
+    result = yuma(stake, weights, kappa=kappa, owner=owner, history=history)
     return Preview(
         uid=uid,
         netuid=snapshot.netuid,

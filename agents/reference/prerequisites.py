@@ -1,0 +1,238 @@
+"""Skills: setup steps a SKILL.md asks for, content hidden in non-code files, and
+requirements against the stated purpose."""
+
+import re
+
+from .common import Signal, Source
+from .facts import ODD_HOST, RAW_IP
+
+ARCHIVE_URL = re.compile(
+    r"https?://[^\s)\"'<>`]+\.(?:zip|7z|rar|tar\.gz|tgz|exe|dmg|pkg|msi|appimage|bin)\b", re.I
+)
+ARCHIVE_PASSWORD = re.compile(r"\b(?:password|passphrase|pass|pwd)\b\s*[:=(`'\"]|\b-p\s*\S", re.I)
+ENCODED_TO_SHELL = re.compile(
+    r"base64\s+(?:-d|--decode|-D)\b[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|"
+    r"(?:eval|bash\s+-c|sh\s+-c)\s+[\"']?\$\([^)\n]*base64\s+(?:-d|--decode|-D)|"
+    r"\|\s*base64\s+(?:-d|--decode|-D)\s*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
+    re.I,
+)
+PIPE_TO_SHELL = re.compile(
+    r"(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|"
+    r"(?:ba)?sh\s+(?:-c\s+)?[\"']?\$\(\s*(?:curl|wget)\b",
+    re.I,
+)
+SVG_SCRIPT = re.compile(r"<script\b|\bon(?:load|error|click|mouseover|focus)\s*=|javascript:", re.I)
+CONFIG_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".toml", ".ini", ".cfg", ".conf", ".env"})
+
+FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.S)
+INTRUSIVE_BINS = re.compile(
+    r"^\s*-\s*(sudo|nmap|masscan|tcpdump|strace|ltrace|gdb|hydra|john|hashcat|socat|ncat|"
+    r"netcat|nc|wireshark|tshark|mitmproxy)\s*$",
+    re.M,
+)
+SECRET_ENV = re.compile(
+    r"^\s*-\s*(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GOOGLE_APPLICATION_CREDENTIALS|"
+    r"DATABASE_URL|GITHUB_TOKEN|GH_TOKEN|NPM_TOKEN|OPENAI_API_KEY|ANTHROPIC_API_KEY|"
+    r"SSH_AUTH_SOCK|KUBECONFIG)\s*$",
+    re.M,
+)
+NEEDS_SYSTEM_ACCESS = re.compile(
+    r"secur|network|packet|pentest|penetration|scan|audit|forensic|debug|trac(?:e|ing)|"
+    r"monitor|admin|devops|infrastructure|deploy|cloud|aws|database|git(?:hub)?\b|kubernetes",
+    re.I,
+)
+
+
+SCANNING_PURPOSE = re.compile(
+    r"\b(?:scann(?:er|ing)|scans?|detect(?:s|or|ion)|audit(?:or|s|ing)?|lint(?:er|s)?|"
+    r"vets?|vetting)\b[^\n]{0,60}\b(?:malicious|malware|threats?|attacks?|injection|"
+    r"vulnerabilit\w*|security|secrets?|risks?|patterns?)\b|"
+    r"\bsecurity (?:scanner|auditor|review|checker)\b",
+    re.IGNORECASE,
+)
+
+
+def declares_scanning(files: list[Source]) -> bool:
+    """The skill says in its frontmatter that it finds attacks (a security scanner)."""
+    for source in files:
+        if source.base.lower() == "skill.md":
+            header = FRONTMATTER.match(source.text)
+            return header is not None and bool(SCANNING_PURPOSE.search(header.group(1)))
+    return False
+
+
+def prerequisite_signals(files: list[Source]) -> list[Signal]:
+    signals: list[Signal] = []
+    for source in files:
+        if source.is_prose:
+            signals += _setup_signals(source)
+        if source.suffix == ".svg":
+            signals += _svg_signals(source)
+        if source.suffix in CONFIG_SUFFIXES:
+            signals += _config_host_signals(source)
+        if source.base.lower() == "skill.md":
+            signals += _requirement_signals(source)
+    return signals
+
+
+def _paragraphs(source: Source) -> list[tuple[int, str]]:
+    """(first line, text) of each paragraph, code blocks included."""
+    out = []
+    start, chunk = 1, []
+    for number, line in enumerate(source.lines, 1):
+        if line.strip():
+            if not chunk:
+                start = number
+            chunk.append(line)
+        elif chunk:
+            out.append((start, "\n".join(chunk)))
+            chunk = []
+    if chunk:
+        out.append((start, "\n".join(chunk)))
+    return out
+
+
+def _line_of(source: Source, start: int, text: str, pattern: re.Pattern[str]) -> int:
+    match = pattern.search(text)
+    return start + text[: match.start()].count("\n") if match else start
+
+
+def _setup_signals(source: Source) -> list[Signal]:
+    signals = []
+    paragraphs = _paragraphs(source)
+    for index, (start, text) in enumerate(paragraphs):
+        # A step and its password often sit in neighbouring list items or paragraphs.
+        near = "\n".join(t for _, t in paragraphs[index : index + 3])
+        if ENCODED_TO_SHELL.search(text):
+            line = _line_of(source, start, text, ENCODED_TO_SHELL)
+            signals.append(
+                _signal(
+                    "obfuscation",
+                    "CRIT",
+                    f"{source.base} has the agent decode a hidden command and pipe it to a shell",
+                    source,
+                    line,
+                    7.0,
+                    "EXEC_SHELL",
+                )
+            )
+        pipe = PIPE_TO_SHELL.search(text)
+        if pipe and (RAW_IP.search(text) or ODD_HOST.search(text)):
+            line = _line_of(source, start, text, PIPE_TO_SHELL)
+            signals.append(
+                _signal(
+                    "remote_code_execution",
+                    "CRIT",
+                    f"{source.base} pipes a script from a bare IP or drop host into a shell",
+                    source,
+                    line,
+                    7.0,
+                    "EXEC_SHELL",
+                )
+            )
+        archive = ARCHIVE_URL.search(text)
+        if archive and ARCHIVE_PASSWORD.search(near):
+            line = _line_of(source, start, text, ARCHIVE_URL)
+            signals.append(
+                _signal(
+                    "remote_code_execution",
+                    "CRIT",
+                    f"{source.base} asks for a "
+                    "password-protected download from outside the artifact to be run",
+                    source,
+                    line,
+                    7.0,
+                    "EXEC_SHELL",
+                )
+            )
+        elif archive and RAW_IP.search(archive.group(0).replace("http://", "//")):
+            line = _line_of(source, start, text, ARCHIVE_URL)
+            signals.append(
+                _signal(
+                    "remote_code_execution",
+                    "HIGH",
+                    f"{source.base} asks for an executable download from a bare IP",
+                    source,
+                    line,
+                    6.0,
+                    "EXEC_SHELL",
+                )
+            )
+    return _first_per_category(signals)
+
+
+def _svg_signals(source: Source) -> list[Signal]:
+    for number, line in enumerate(source.lines, 1):
+        if SVG_SCRIPT.search(line):
+            return [
+                _signal(
+                    "obfuscation",
+                    "HIGH",
+                    f"Script hidden inside the image {source.base}",
+                    source,
+                    number,
+                    6.0,
+                    "EVAL_CODE",
+                )
+            ]
+    return []
+
+
+def _config_host_signals(source: Source) -> list[Signal]:
+    for number, line in enumerate(source.lines, 1):
+        if re.search(r"https?://", line) and ODD_HOST.search(line):
+            return [
+                _signal(
+                    "exfiltration",
+                    "HIGH",
+                    f"{source.base} routes traffic through a tunnel or drop host",
+                    source,
+                    number,
+                    3.0,
+                    "OPEN_SOCKET",
+                )
+            ]
+    return []
+
+
+def _requirement_signals(source: Source) -> list[Signal]:
+    match = FRONTMATTER.match(source.text)
+    if match is None:
+        return []
+    header = match.group(1)
+    description = re.search(r"^(?:name|description)\s*:\s*(.*)$", header, re.M | re.I)
+    purpose = " ".join(re.findall(r"^(?:name|description)\s*:\s*(.*)$", header, re.M | re.I))
+    intrusive = set(INTRUSIVE_BINS.findall(header))
+    secrets = set(SECRET_ENV.findall(header))
+    if description is None or NEEDS_SYSTEM_ACCESS.search(purpose):
+        return []
+    if len(intrusive) >= 2 or (intrusive and secrets):
+        what = ", ".join(sorted(intrusive | secrets)[:4])
+        return [
+            _signal(
+                "excessive_permissions",
+                "HIGH",
+                f"SKILL.md asks for {what}, far beyond what its stated purpose needs",
+                source,
+                1,
+                3.0,
+                "ESCALATE_PRIVILEGE",
+            )
+        ]
+    return []
+
+
+def _first_per_category(signals: list[Signal]) -> list[Signal]:
+    seen: set[str] = set()
+    out = []
+    for signal in signals:
+        if signal.category not in seen:
+            seen.add(signal.category)
+            out.append(signal)
+    return out
+
+
+def _signal(
+    category: str, severity: str, title: str, source: Source, line: int, weight: float, cap: str
+) -> Signal:
+    return Signal(category, severity, "action", title, source.rel, line, weight, cap)
