@@ -86,7 +86,7 @@ def serve_command(
 
 
 def _say(line: str) -> None:
-    console.print(line, highlight=False, markup=False)
+    console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 @validator_app.command("status")
