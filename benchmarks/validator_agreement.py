@@ -53,7 +53,7 @@ def signed_agents(work: Path) -> tuple[list[str], list[str]]:
         assay("keys", "new", "--out", str(keys), "--name", name)
         key = keys / f"{name}.key"
         assay("agent", "pin", str(agents / f"{name}.py"), "--track", "skills", "--key", str(key))
-        manifests.append(str(agents / f"{name}.manifest.json"))
+        manifests.append(str(agents / f"{name}.skills.manifest.json"))
         authors.append((keys / f"{name}.pub").read_text().strip())
     return manifests, authors
 

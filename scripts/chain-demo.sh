@@ -16,7 +16,7 @@ for agent in reference keyword block_all coin_flip; do
     [ -f "$work/keys/$agent.key" ] || "$bin/assay" keys new --out "$work/keys" --name "$agent" >/dev/null
     [ -f "$work/agents/$agent.py" ] || cp "agents/$agent.py" "$work/agents/$agent.py"
     "$bin/assay" agent pin "$work/agents/$agent.py" --track skills --key "$work/keys/$agent.key" >/dev/null
-    manifests+=(--manifest "$work/agents/$agent.manifest.json")
+    manifests+=(--manifest "$work/agents/$agent.skills.manifest.json")
 done
 db="$work/rounds.db"
 if [ ! -f "$db" ]; then

@@ -59,6 +59,12 @@ def skills_pair(tmp_path: Path) -> Path:
     return copy_tasks(tmp_path / "pair", 1, ("skills",))
 
 
+@pytest.fixture
+def skills_packages_pair(tmp_path: Path) -> Path:
+    """One malicious and one safe task of skills and of packages: one agent on two tracks."""
+    return copy_tasks(tmp_path / "pairs", 1, ("skills", "packages"))
+
+
 Assay = Callable[..., subprocess.CompletedProcess[str]]
 
 

@@ -32,7 +32,7 @@ def test_signed_submissions_run_and_every_sssa_verifies(
         assay(
             "round", "run", "--tracks", "skills", "--corpus", str(corpus), "--db", str(db),
             "--seed", "abc", "--secret-file", str(tmp_path / "secret"), "--json",
-            "--manifest", str(submission / "keyword.manifest.json"),
+            "--manifest", str(submission / "keyword.skills.manifest.json"),
             "--agent", str(ROOT / "agents" / "coin_flip.py"),
         ).stdout
     )  # fmt: skip

@@ -111,9 +111,22 @@ def test_agent_pin_signs_with_a_wallets_hotkey(tmp_path: Path) -> None:
         ]
     )
     assert result.returncode == 0, result.stderr
-    manifest = read_submission(tmp_path / "agent.manifest.json")
+    manifest = read_submission(tmp_path / "agent.skills.manifest.json")
     assert manifest.problem is None and manifest.manifest is not None
     expected = Keypair.create_from_seed(bytes([0x11] * 32)).ss58_address
     assert manifest.manifest.author_key == expected
+    # The same agent for a second track: its own manifest, the first one kept.
+    packages = run_cli(
+        [
+            *("agent", "pin", str(agent), "--track", "packages"),
+            *("--hotkey", "miner/h1", "--wallet-path", str(wallets)),
+        ]
+    )
+    assert packages.returncode == 0, packages.stderr
+    tracks = {p.name: read_submission(p).manifest for p in tmp_path.glob("*.manifest.json")}
+    assert {n: m.track.value for n, m in tracks.items() if m} == {
+        "agent.skills.manifest.json": "skills",
+        "agent.packages.manifest.json": "packages",
+    }
     both = run_cli(["agent", "pin", str(agent), "--track", "skills"])
     assert both.returncode == 2 and "--key" in both.stderr

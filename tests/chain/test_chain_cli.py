@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bittensor.wallets import regen_hotkey
+from bittensor_core import Keypair
 from chain_rounds import author, completed_round, hotkey
 
 from assay.chain.snapshot import read_snapshot, write_snapshot
 from assay.records.chain import MetagraphSnapshot, Neuron
+from assay.store.sqlite import Store
 from inprocess_cli import run_cli
 
 
@@ -37,6 +40,17 @@ def test_snapshot_dry_run_set_and_preview(tmp_path: Path) -> None:
     assert [d["reason"] for d in out["dropped"]] == ["unregistered"]
 
     validator = read_snapshot(snap).neurons[0].hotkey
+    # The store is the config's [round] db; a hotkey the snapshot does not register is a
+    # configuration error, refused before anything is sent (nothing retried, no receipt).
+    config = tmp_path / "round.toml"
+    config.write_text(
+        f'[round]\ndb = "{db.name}"\n\n[chain]\nsnapshot = "{snap.name}"\n'
+        f'hotkey = "{hotkey("bo")}"\n'
+    )
+    stranger = run_cli(["chain", "weights", "round-0001", "--config", str(config)])
+    assert stranger.returncode == 2 and "is not registered on subnet 2" in stranger.stderr
+    with Store(db) as store:
+        assert store.receipts("round-0001", 2) == []
     base = ["chain", "weights", "round-0001", "--snapshot", str(snap), "--db", str(db)]
     setting = run_cli([*base, "--hotkey", validator, "--json"])
     assert setting.returncode == 0, setting.stderr
@@ -82,21 +96,39 @@ def test_a_snapshot_with_an_enormous_stake_is_refused_naming_the_field(tmp_path:
 
 
 def test_serve_with_nothing_submitted_and_its_status(tmp_path: Path) -> None:
+    wallets = tmp_path / "wallets"
+    regen_hotkey(name="validator", hotkey="default", path=str(wallets), seed="0x" + "22" * 32)
+    me = Keypair.create_from_seed(bytes([0x22] * 32)).ss58_address
     snap = tmp_path / "subnet.json"
-    assert run_cli(["chain", "snapshot", "--synthetic", "8", "--out", str(snap)]).returncode == 0
+    made = run_cli(["chain", "snapshot", "--synthetic", "8", "--register", me, "--out", str(snap)])
+    assert made.returncode == 0, made.stderr
     drop = tmp_path / "drop"
     drop.mkdir()
     status = tmp_path / "status.json"
     config = tmp_path / "round.toml"
-    config.write_text(f'[round]\ndb = "rounds.db"\n\n[chain]\nsnapshot = "{snap.name}"\n')
-    served = run_cli(
-        [
-            *("validator", "serve", "--config", str(config), "--drop", str(drop)),
-            *("--status", str(status), "--cycles", "1", "--interval", "0"),
-        ]
+    config.write_text(
+        f'[round]\ndb = "rounds.db"\n\n[chain]\nsnapshot = "{snap.name}"\n'
+        'wallet = "validator"\nhotkey = "default"\n'
     )
+    serve = [
+        *("validator", "serve", "--config", str(config), "--drop", str(drop)),
+        *("--status", str(status), "--cycles", "1", "--interval", "0"),
+    ]
+    # The wallet's hotkey cannot be read (BT_WALLET_PATH names no wallets): refused at start.
+    elsewhere = run_cli(serve, env={"BT_WALLET_PATH": str(tmp_path / "none")})
+    assert elsewhere.returncode == 2 and "cannot read hotkey 'default'" in elsewhere.stderr
+    served = run_cli(serve, env={"BT_WALLET_PATH": str(wallets)})
     assert served.returncode == 0, served.stderr
+    assert f"serving as {me} (UID" in served.stdout
+    assert (
+        "cycle: starting -> snapshot" in served.stdout and "no completed round yet" in served.stdout
+    )
     assert "stopped: round -" in served.stdout and "0 re-pushes" in served.stdout
+    # Another hotkey of the wallet, not registered on the subnet: refused at start, exit 2.
+    regen_hotkey(name="validator", hotkey="other", path=str(wallets), seed="0x" + "33" * 32)
+    config.write_text(config.read_text().replace('hotkey = "default"', 'hotkey = "other"'))
+    stranger = run_cli(serve, env={"BT_WALLET_PATH": str(wallets)})
+    assert stranger.returncode == 2 and "is not registered on subnet" in stranger.stderr
     shown = run_cli(["validator", "status", "--status", str(status), "--json"])
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["phase"] == "stopped"

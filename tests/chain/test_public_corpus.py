@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assay.chain.snapshot import SnapshotChain, synthetic_snapshot, write_snapshot
+from assay.chain.snapshot import SnapshotChain, read_snapshot, synthetic_snapshot, write_snapshot
 from assay.validator.config import ChainConfig, RoundConfig, bundled_root, public_corpus_warning
 from assay.validator.serve import read_status, serve
 
@@ -32,6 +32,7 @@ def test_the_warning_stays_in_the_serve_status(tmp_path: Path) -> None:
     config = RoundConfig(corpus=bundled_root() / "corpus", agents=(), db=tmp_path / "rounds.db")
     warning = public_corpus_warning(config.corpus, LIVE)
     assert warning is not None
-    serve(config, SnapshotChain(subnet), drop=drop, status_path=status, cycles=1, pause_s=0,
-          notices=(warning,))  # fmt: skip
+    me = read_snapshot(subnet).neurons[0].hotkey
+    serve(config, SnapshotChain(subnet, me), drop=drop, status_path=status, cycles=1, pause_s=0,
+          validator_hotkey=me, notices=(warning,))  # fmt: skip
     assert read_status(status).notices == [warning]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import chain_rounds
 import msgspec
 import pytest
 from chain_rounds import agent_hash, completed_round, hotkey
@@ -16,6 +17,7 @@ from chain_rounds import agent_hash, completed_round, hotkey
 from assay.chain.conform import WeightLimitError
 from assay.chain.interface import Chain
 from assay.chain.snapshot import SnapshotChain, read_snapshot, write_snapshot
+from assay.mechanism.spec import Track
 from assay.records.chain import (
     ChainError,
     MetagraphSnapshot,
@@ -23,11 +25,14 @@ from assay.records.chain import (
     UidWeights,
     WeightReceipt,
 )
+from assay.records.plan import RoundPlan
+from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import Store
 from assay.validator.config import ConfigError
 from assay.validator.subnet import (
     AlreadySet,
     Retry,
+    by_hotkey,
     preview_file,
     read_weights_file,
     set_round_weights,
@@ -235,6 +240,26 @@ def test_a_weights_file_is_uid_to_weight(tmp_path: Path) -> None:
         path.write_text(bad)
         with pytest.raises(ConfigError, match="weights file"):
             read_weights_file(path)
+
+
+def test_one_agent_on_two_tracks_weighs_its_hotkey_on_both() -> None:
+    both = {
+        "skills": chain_rounds.manifest("alice"),
+        "packages": chain_rounds.manifest("alice", track=Track.PACKAGES),
+    }
+    agent = chain_rounds.agent_hash("alice")
+    spec = pinned()
+    plan = RoundPlan(
+        round_seed="5eed", validator_id="local", mechanism_version=spec.version,
+        mechanism_digest=spec.digest, corpus="c", reps={Track.SKILLS: 1, Track.PACKAGES: 1},
+        tasks=(), agents=(agent,), manifests={agent: both["skills"]}, entries={agent: both},
+    )  # fmt: skip
+    slots, agents, unsigned = by_hotkey(
+        plan, {agent: 1.0}, {"skills": {agent: 0.75}, "packages": {agent: 0.25}}
+    )
+    hotkey = chain_rounds.hotkey("alice")
+    assert slots == {(hotkey, "skills"): 0.75, (hotkey, "packages"): 0.25}
+    assert agents == {hotkey: [agent]} and unsigned == []
 
 
 def test_a_version_key_below_the_subnets_is_refused_before_anything_is_sent(

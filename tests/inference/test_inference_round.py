@@ -175,7 +175,7 @@ def test_a_manifest_gets_the_model_it_names_when_the_round_allows_it(
     assay("keys", "new", "--out", str(tmp_path / "keys"), "--name", "alice")
     assay("agent", "pin", str(submission / "agent.py"), "--track", "skills",
           "--key", str(tmp_path / "keys" / "alice.key"), "--model", "alt-model")  # fmt: skip
-    manifest = submission / "agent.manifest.json"
+    manifest = submission / "agent.skills.manifest.json"
     assert json.loads(manifest.read_text())["model"] == "alt-model"
     run = assay("round", "run", "--config", str(config), "--manifest", str(manifest), "--json")
     result = json.loads(run.stdout)

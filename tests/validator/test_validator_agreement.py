@@ -34,7 +34,7 @@ def test_three_validators_draw_and_weigh_alike(tmp_path: Path) -> None:
         _ok(["keys", "new", "--out", str(tmp_path), "--name", name])
         key = tmp_path / f"{name}.key"
         _ok(["agent", "pin", str(agent), "--track", "skills", "--key", str(key)])
-        manifests += ["--manifest", str(tmp_path / f"{name}.manifest.json")]
+        manifests += ["--manifest", str(tmp_path / f"{name}.skills.manifest.json")]
         register += ["--register", (tmp_path / f"{name}.pub").read_text().strip()]
     subnet = tmp_path / "subnet.json"
     _ok(

@@ -1,25 +1,29 @@
 """Which submitted agents a round admits, and why the others score 0.
 
-Agents arrive in intake order (the order given on the command line, which an
-operator keeps as the order submissions arrived): plain agent files (for
-development) and signed manifests. Every agent is pinned into the round; an
-agent refused here stays in it, but its reps on a refused track fail without
-running (reason `agent_invalid`, with the detail recorded), so it scores 0 and
-the report says why. Refused, per track:
+A submission is one agent for one track from one owner (a miner's hotkey or an
+author's key; a plain agent file, for development, enters every track as its own
+owner). Its identity is (owner, track): one owner may enter the same code on several
+tracks, and a newer submission replaces the older one of its track only. Every agent
+is pinned into the round by its code hash; an agent refused here stays in it, but its
+reps on a refused track fail without running (reason `agent_invalid`, with the detail
+recorded), so it scores 0 and the report says why.
 
-- a manifest whose signature or code hash does not verify: every track;
-- a manifest agent on any track other than the one it was pinned for;
-- one active agent per author key per track: among verified manifests of one
-  key and track, the latest `issued_at` wins (ties: the later submitted) and
-  the others are refused as superseded;
-- a near-copy of an earlier submission (copy screening, `screening.py`):
-  every track, naming the original and the similarity;
-- on a subnet, a manifest whose author key (a miner's hotkey) the round's metagraph
-  snapshot does not register: every track, naming the subnet and block (the
-  validator passes the check as `unregistered`).
+The checks run in this order, and a submission refused by one never reaches the next,
+so a refused submission can never make another one a copy:
 
-Byte-identical code is one agent (agents are identified by hash), so a second
-submission of the same bytes is dropped with a note and the first one kept.
+1. the door, which does not read the code: a manifest whose signature or code hash
+   does not verify; on a subnet, an owner the round's metagraph snapshot does not
+   register (the validator passes the check as `unregistered`); code over the
+   mechanism's agent code cap; a track the round does not run;
+2. arrival: what is left is ordered by when the validator first saw each owner's code
+   (`Arrivals`: the store's record, kept across restarts), never by names;
+3. one active submission per owner and track: the latest `issued_at` wins (ties: the
+   later arrival), the others are refused as superseded;
+4. screening (`screening.py`): code that builds code from data, or that the screener
+   cannot read, is refused; so is code whose normalised form an earlier arrival of
+   another owner carried first (the store remembers every normalised form it admitted,
+   so an original that has left the drop still counts), and code that contains most of
+   an earlier arrival of another owner in this round.
 """
 
 from __future__ import annotations
@@ -27,9 +31,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from assay.attest.manifest import ManifestError, read_manifest, verify_manifest
-from assay.attest.screening import Entry, screen
+from assay.attest.screening import Entry, Fingerprint, Unscreenable, fingerprint, screen
 from assay.mechanism.spec import MechanismSpec, Track
 from assay.records.agent import Agent, short_hash
 from assay.schema.manifest import AgentManifest
@@ -49,12 +54,51 @@ class Submission:
     def label(self) -> str:
         return f"{self.agent.name} ({short_hash(self.agent.agent_hash)})"
 
+    @property
+    def owner(self) -> str:
+        """Who screening protects: the manifest's key, or the plain file itself."""
+        return self.manifest.author_key if self.manifest else f"file {self.agent.name}"
+
+    def enters(self, track: Track) -> bool:
+        return self.manifest is None or self.manifest.track is track
+
+
+class Arrivals(Protocol):
+    """When the validator first saw things, in an order that survives restarts."""
+
+    def arrival(self, owner: str, code_sha256: str) -> int:
+        """The rank of the first time `owner` submitted this code (recorded now if never)."""
+        ...
+
+    def claim(self, digest: str, owner: str, arrival: int) -> str:
+        """The owner of a normalised form: the earliest arrival that carried it."""
+        ...
+
+
+class InMemoryArrivals:
+    """Arrivals for one admission only: the order submissions are given in."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str, str], int] = {}
+        self.owners: dict[str, tuple[int, str]] = {}
+
+    def arrival(self, owner: str, code_sha256: str) -> int:
+        return self.seen.setdefault((owner, code_sha256), len(self.seen))
+
+    def claim(self, digest: str, owner: str, arrival: int) -> str:
+        held = self.owners.get(digest)
+        if held is None or arrival < held[0]:
+            self.owners[digest] = held = (arrival, owner)
+        return held[1]
+
 
 @dataclass(frozen=True)
 class Admission:
-    agents: tuple[Agent, ...]
+    agents: tuple[Agent, ...]  # in arrival order
     refused: dict[str, dict[str, str]] = field(default_factory=dict)  # hash -> track -> why
     manifests: dict[str, AgentManifest] = field(default_factory=dict)  # hash -> verified one
+    # hash -> track -> the admitted manifest entering it (one agent on several tracks)
+    entries: dict[str, dict[str, AgentManifest]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
     def requested_model(self, agent_hash: str) -> str | None:
@@ -74,48 +118,109 @@ def read_submission(manifest_path: Path) -> Submission:
     return Submission(agent, manifest)
 
 
-def _without_duplicates(subs: Sequence[Submission]) -> tuple[list[Submission], list[str]]:
-    kept: dict[str, Submission] = {}
-    notes = []
-    for sub in subs:
-        first = kept.setdefault(sub.agent.agent_hash, sub)
-        if first is not sub:
-            notes.append(f"{sub.agent.name}: same code as {first.label}, submitted first; dropped")
-    return list(kept.values()), notes
-
-
-def _superseded(subs: Sequence[Submission]) -> dict[str, str]:
-    """Agent hash -> why, for every verified manifest that a later one of its key+track replaces."""
-    winners: dict[tuple[str, Track], tuple[tuple[str, int], Submission]] = {}
-    for order, sub in enumerate(subs):
-        if sub.verified:
-            key, rank = sub.verified.slot, (sub.verified.issued_at, order)
-            if key not in winners or rank > winners[key][0]:
-                winners[key] = (rank, sub)
-    out = {}
-    for sub in subs:
-        if sub.verified and (winner := winners[sub.verified.slot][1]) is not sub:
-            out[sub.agent.agent_hash] = (
-                f"superseded by {winner.label}, a later manifest of the same author key "
-                f"for {sub.verified.track.value}"
-            )
-    return out
-
-
 # Why a verified manifest's author may not submit here (None: it may).
 OwnerCheck = Callable[[AgentManifest], str | None]
 
 
-def _refusals(
-    sub: Submission, track: Track, superseded: dict[str, str], unregistered: OwnerCheck | None
+def door(
+    sub: Submission,
+    tracks: Sequence[Track],
+    spec: MechanismSpec,
+    unregistered: OwnerCheck | None = None,
 ) -> str | None:
+    """Why the submission is refused before its code is read, or None."""
     if sub.problem:
         return sub.problem
     if sub.manifest and unregistered and (why := unregistered(sub.manifest)):
         return why
-    if sub.manifest and sub.manifest.track is not track:
-        return f"pinned for track {sub.manifest.track.value}, not {track.value}"
-    return superseded.get(sub.agent.agent_hash)
+    cap = spec.sandbox.agent_code_bytes
+    if len(sub.agent.code) > cap:
+        return f"the agent file is {len(sub.agent.code)} bytes, over the {cap}-byte code cap"
+    if sub.manifest and sub.manifest.track not in tracks:
+        return f"pinned for track {sub.manifest.track.value}, which this round does not run"
+    return None
+
+
+def _superseded(subs: Sequence[Submission], ranked: Sequence[int]) -> dict[int, str]:
+    """Submission -> why, for every verified manifest a later one of its owner+track
+    replaces."""
+    winners: dict[tuple[str, Track], tuple[tuple[str, int], int]] = {}
+    for position, i in enumerate(ranked):
+        manifest = subs[i].verified
+        if manifest:
+            rank = (manifest.issued_at, position)
+            if manifest.slot not in winners or rank > winners[manifest.slot][0]:
+                winners[manifest.slot] = (rank, i)
+    out = {}
+    for i in ranked:
+        manifest = subs[i].verified
+        if manifest and (winner := winners[manifest.slot][1]) != i:
+            out[i] = (
+                f"superseded by {subs[winner].label}, a later manifest of the same author key "
+                f"for {manifest.track.value}"
+            )
+    return out
+
+
+class _Screening:
+    """Step 4 over the submissions left, in arrival order."""
+
+    def __init__(self, subs: Sequence[Submission], arrivals: Arrivals) -> None:
+        self.subs = subs
+        self.arrivals = arrivals
+
+    def refusals(
+        self, ranked: Sequence[int], order: dict[int, int], threshold: float
+    ) -> dict[int, str]:
+        out: dict[int, str] = {}
+        prints: dict[int, Fingerprint] = {}
+        carriers: dict[tuple[str, str], str] = {}  # (digest, owner) -> its label here
+        for i in ranked:
+            sub = self.subs[i]
+            try:
+                prints[i] = fingerprint(sub.agent.code)
+            except Unscreenable as exc:
+                out[i] = str(exc)
+                continue
+            digest = prints[i].digest
+            carriers.setdefault((digest, sub.owner), sub.label)
+            owner = self.arrivals.claim(digest, sub.owner, order[i])
+            if owner != sub.owner:
+                original = carriers.get((digest, owner), f"an agent of {owner}")
+                out[i] = (
+                    f"copy screening: the same code, once normalised, as {original}, "
+                    "which arrived first"
+                )
+        kept = [i for i in ranked if i not in out]
+        firsts: dict[
+            str, int
+        ] = {}  # one entry per code: an owner's same code on several tracks is one agent
+        for i in kept:
+            firsts.setdefault(self.subs[i].agent.agent_hash, i)
+        entries = [
+            Entry(self.subs[i].label, self.subs[i].owner, prints[i]) for i in firsts.values()
+        ]
+        hash_of = {self.subs[i].label: h for h, i in firsts.items()}
+        for flag in screen(entries, threshold):
+            out |= {
+                i: flag.describe()
+                for i in kept
+                if self.subs[i].agent.agent_hash == hash_of[flag.copy]
+            }
+        return out
+
+
+def _track_refusal(
+    subs: Sequence[tuple[int, Submission]], track: Track, why: dict[int, str]
+) -> str | None:
+    """Why the agent these submissions share is refused on `track` (None: admitted)."""
+    entering = [i for i, s in subs if s.enters(track)]
+    if any(i not in why for i in entering):
+        return None
+    if entering:
+        return why[entering[0]]
+    pinned = sorted({s.manifest.track.value for _, s in subs if s.manifest})
+    return f"pinned for track {', '.join(pinned)}, not {track.value}"
 
 
 def admit(
@@ -123,23 +228,59 @@ def admit(
     tracks: Sequence[Track],
     spec: MechanismSpec,
     unregistered: OwnerCheck | None = None,
+    arrivals: Arrivals | None = None,
 ) -> Admission:
-    subs, notes = _without_duplicates(submissions)
-    superseded = _superseded(subs)
-    copies = {
-        flag.copy: flag.describe()
-        for flag in screen([Entry(s.label, s.agent.code) for s in subs], spec.copy_similarity)
+    arrivals = arrivals or InMemoryArrivals()
+    why = {
+        i: reason
+        for i, sub in enumerate(submissions)
+        if (reason := door(sub, tracks, spec, unregistered))
     }
+    order = {
+        i: arrivals.arrival(sub.owner, sub.agent.agent_hash)
+        for i, sub in enumerate(submissions)
+        if i not in why
+    }
+    arrived = sorted(order, key=lambda i: (order[i], i))
+    why |= _superseded(submissions, arrived)
+    ranked = [i for i in arrived if i not in why]
+    why |= _Screening(submissions, arrivals).refusals(ranked, order, spec.copy_similarity)
+    at_door = [i for i in range(len(submissions)) if i not in order]
+    return _admission(submissions, tracks, why, arrived + at_door)
+
+
+def _admission(
+    subs: Sequence[Submission], tracks: Sequence[Track], why: dict[int, str], ranked: list[int]
+) -> Admission:
+    by_hash: dict[str, list[tuple[int, Submission]]] = {}
+    for i in ranked:
+        by_hash.setdefault(subs[i].agent.agent_hash, []).append((i, subs[i]))
     refused: dict[str, dict[str, str]] = {}
-    for sub in subs:
+    manifests: dict[str, AgentManifest] = {}
+    entries: dict[str, dict[str, AgentManifest]] = {}
+    notes = []
+    for agent_hash, group in by_hash.items():
         for track in tracks:
-            reason = copies.get(sub.label) or _refusals(sub, track, superseded, unregistered)
-            if reason:
-                refused.setdefault(sub.agent.agent_hash, {})[track.value] = reason
+            if reason := _track_refusal(group, track, why):
+                refused.setdefault(agent_hash, {})[track.value] = reason
+        admitted = [s for i, s in group if i not in why]
+        verified = [s.verified for s in admitted + [s for _, s in group] if s.verified]
+        if verified:
+            manifests[agent_hash] = verified[0]
+        for sub in admitted:
+            if sub.verified:
+                entries.setdefault(agent_hash, {})[sub.verified.track.value] = sub.verified
+        first = group[0][1]
+        for _, sub in group[1:]:
+            if sub.manifest is None and first.manifest is None:
+                notes.append(
+                    f"{sub.agent.name}: same code as {first.label}, submitted first; dropped"
+                )
     return Admission(
-        agents=tuple(s.agent for s in subs),
+        agents=tuple(group[0][1].agent for group in by_hash.values()),
         refused=refused,
-        manifests={s.agent.agent_hash: s.verified for s in subs if s.verified},
+        manifests=manifests,
+        entries=entries,
         notes=tuple(notes),
     )
 
@@ -150,8 +291,10 @@ def admit_files(
     tracks: Sequence[Track],
     spec: MechanismSpec,
     unregistered: OwnerCheck | None = None,
+    arrivals: Arrivals | None = None,
 ) -> Admission:
-    """Intake order: plain agent files first, then manifests, each in the order given."""
+    """Plain agent files first, then manifests, each in the order given; the order
+    counts only for submissions `arrivals` has never seen."""
     submissions = [Submission(Agent.load(p)) for p in agent_files]
     submissions += [read_submission(m) for m in manifest_files]
-    return admit(submissions, tracks, spec, unregistered)
+    return admit(submissions, tracks, spec, unregistered, arrivals)

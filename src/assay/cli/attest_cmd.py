@@ -65,7 +65,8 @@ def agent_pin(
         str | None, typer.Option("--model", help="the model to ask the round's upstream for")
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help=f"default: beside AGENT as *{MANIFEST_SUFFIX}")
+        Path | None,
+        typer.Option("--out", help=f"default: beside AGENT as AGENT.TRACK{MANIFEST_SUFFIX}"),
     ] = None,
 ) -> None:
     """Write a signed manifest pinning AGENT for TRACK (submit with `round run --manifest`)."""

@@ -142,7 +142,9 @@ def weights_command(
     config = chain_settings(config_file, snapshot, network, netuid, wallet, hotkey)
     with user_errors():
         try:
-            result = chain_weights(round_id, config, db=db, dry_run=dry_run, force=force)
+            result = chain_weights(
+                round_id, config, db=db, config_file=config_file, dry_run=dry_run, force=force
+            )
         except ChainError as exc:
             fail(f"cannot read the chain: {exc}", EXIT_INFRA)
     if as_json:

@@ -329,7 +329,7 @@ def show_round(
             result.agents,
             result.weights,
             result.failed_reps(),
-            result.plan.refused,
+            result.refusals,
         )
     print_inference(result, result.agents)
     status = "[green]completed[/]" if result.status == "completed" else f"[red]{result.status}[/]"

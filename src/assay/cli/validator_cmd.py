@@ -80,8 +80,13 @@ def serve_command(
             metrics_port=metrics_port,
             intake_port=intake_port,
             notify=notify,
+            say=_say,
         )
     _print_status(final)
+
+
+def _say(line: str) -> None:
+    console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 @validator_app.command("status")

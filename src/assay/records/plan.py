@@ -59,6 +59,12 @@ class RoundPlan(msgspec.Struct, frozen=True):
     # those tracks fail without running, so they score 0 with the reason recorded.
     refused: dict[str, dict[str, str]] = {}
     manifests: dict[str, AgentManifest] = {}  # hash -> verified manifest
+    # hash -> track -> the admitted manifest entering it: one owner may enter the same
+    # code on several tracks (identity is owner and track, the code is run once per task).
+    entries: dict[str, dict[str, AgentManifest]] = {}
+    # Agent hashes in the order the validator first saw them: behavioural screening pays
+    # the earliest of agents whose reports are identical.
+    arrival_order: tuple[str, ...] = ()
     # The round's upstream model (the `[inference]` table, never a key) and the model
     # each agent is served: the one its manifest names when the round allows it.
     inference: InferenceConfig | None = None
@@ -94,6 +100,11 @@ class RoundPlan(msgspec.Struct, frozen=True):
             return None
         planned = self.mechanism_digest
         return f"round {round_id} was planned under mechanism {planned}, not {spec.digest}"
+
+    def owner(self, agent_hash: str) -> str:
+        """Who submitted the agent: its manifest's key, else the agent itself."""
+        manifest = self.manifests.get(agent_hash)
+        return manifest.author_key if manifest else agent_hash
 
     def refusal(self, agent_hash: str, track: Track) -> str | None:
         return self.refused.get(agent_hash, {}).get(track.value)

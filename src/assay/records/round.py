@@ -45,17 +45,32 @@ class RoundResult:
     speaking: dict[MatchingKey, RepRecord] = field(default_factory=dict)
     matching: dict[MatchingKey, TaskMatching] = field(default_factory=dict)
 
+    @property
+    def refusals(self) -> dict[str, dict[str, str]]:
+        """Agent hash -> track -> why it scores 0: refused at intake (the plan), or found
+        a copy by its reports after the round (the scorecard)."""
+        out = {agent: dict(tracks) for agent, tracks in self.plan.refused.items()}
+        for track, agents in (self.card.copies if self.card else {}).items():
+            for agent, why in agents.items():
+                out.setdefault(agent, {})[track] = why
+        return out
+
+    def refused_on(self, track: str) -> dict[str, str]:
+        """Agent hash -> why, for every agent refused on `track` (`refusals`)."""
+        return {a: why[track] for a, why in sorted(self.refusals.items()) if track in why}
+
     def ranked(self, track: str) -> dict[str, AgentTrackScore]:
-        """The track's scores without its refused agents. A refused agent never ran: every
-        view shows it once, as refused with the reason (`plan.refused_on`), outside the
-        ranking, never as an agent scoring MCC −1 with a column of failed reps."""
+        """The track's scores without its refused agents. A refused agent never ran, or
+        ran as a copy: every view shows it once, as refused with the reason
+        (`refused_on`), outside the ranking, never as an agent scoring MCC −1 with a
+        column of failed reps."""
         scores = self.card.scores.get(track, {}) if self.card else {}
-        refused = self.plan.refused_on(track)
+        refused = self.refused_on(track)
         return {a: s for a, s in scores.items() if a not in refused}
 
     def failed_reps(self) -> list[RepDiagnostic]:
         """Failed reps of the agents that ran: a refused agent's unrun reps are its refusal."""
-        refused = self.plan.refused
+        refused = self.refusals
         return [
             d for d in self.diagnostics.failed() if d.track.value not in refused.get(d.agent, {})
         ]
@@ -95,7 +110,7 @@ class RoundResult:
             "mechanism_digest": self.plan.mechanism_digest,
             "draw": self.plan.draw(),
             "agents": dict(sorted(self.agents.items())),
-            "refused": self.plan.refused,
+            "refused": self.refusals,
             "scores": card.get("scores", {}),
             "stability": card.get("stability", {}),
             "round_weights": self.round_weights,

@@ -186,6 +186,9 @@ class Scorecard(_Frozen, frozen=True, kw_only=True):
     scores: dict[str, dict[str, AgentTrackScore]]
     weights: dict[str, float]
     stability: dict[str, RankStability] = {}
+    # track -> agent -> why: reports identical on every task to an earlier arrival's
+    # (behavioural screening, `validator/screening.py`); scored 0, never paid.
+    copies: dict[str, dict[str, str]] = {}
 
     def to_json_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = msgspec.to_builtins(self)

@@ -382,7 +382,7 @@ def _section(
         for row in ranking
         if row.score.confusion is not None
     ]
-    refused = result.plan.refused_on(track)
+    refused = result.refused_on(track)
     failed = _failed_reps(lookups.failed[track], agents)
     return TrackSection(
         track=track,
@@ -414,7 +414,7 @@ def _section(
 def _agents(result: RoundResult) -> dict[str, Agent]:
     """Every agent the report mentions, including ones only present in the EMA'd weights."""
     seen = set(result.agents) | set(result.weights) | set(result.round_weights)
-    seen |= set(result.plan.refused)
+    seen |= set(result.refusals)
     if result.card is not None:
         seen |= {a for scores in result.card.scores.values() for a in scores}
     return {h: Agent(h, result.agents.get(h, "(earlier round)")) for h in sorted(seen)}

@@ -69,7 +69,7 @@ def _track(result: RoundResult, track: str, scores: dict[str, AgentTrackScore]) 
         sure += [f"Pay: {pay_rule(pinned().top_split, scores)}.", ""]
     refused = [
         f"- refused {_agent(result, agent)}: {md(why, 300)} (not ranked)"
-        for agent, why in result.plan.refused_on(track).items()
+        for agent, why in result.refused_on(track).items()
     ]
     table = _table([*columns, "failed reps", "eligible"], rows)
     return [*head, *table, "", *sure, *refused, *([""] if refused else [])]

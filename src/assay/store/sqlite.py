@@ -109,6 +109,22 @@ CREATE TABLE IF NOT EXISTS inference_bodies (
     sha256 TEXT PRIMARY KEY,
     body TEXT NOT NULL
 );
+-- Admission by first arrival, kept across restarts (attest/intake.py): when an owner's
+-- code was first seen (seq is the order), and which owner first carried each
+-- normalised form screening admitted. Tables an older assay ignores.
+CREATE TABLE IF NOT EXISTS code_arrivals (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    owner TEXT NOT NULL,
+    code_sha256 TEXT NOT NULL,
+    first_seen TEXT NOT NULL,
+    UNIQUE (owner, code_sha256)
+);
+CREATE TABLE IF NOT EXISTS screening_fingerprints (
+    digest TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    arrival INTEGER NOT NULL,
+    first_seen TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS intake_accepted (
     hotkey TEXT NOT NULL,
     track TEXT NOT NULL,
@@ -365,6 +381,49 @@ class Store:
         if row is None or row[0] is None:
             return {}
         return dict(json.loads(row[0]).get("round_weights", {}))
+
+    def round_scores(self, round_id: str) -> dict[str, dict[str, float]]:
+        """The round's scores per track and agent (empty until it completes)."""
+        row = self._db.execute(
+            "SELECT result_json FROM rounds WHERE round_id = ?", (round_id,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return {}
+        scores = json.loads(row[0]).get("scores", {}).get("scores", {})
+        return {
+            t: {a: float(v["score"]) for a, v in agents.items()} for t, agents in scores.items()
+        }
+
+    # arrivals -----------------------------------------------------------------
+
+    def arrival(self, owner: str, code_sha256: str, seen_at: str) -> int:
+        """The order in which `owner`'s code was first seen, recorded at `seen_at` if new."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO code_arrivals (owner, code_sha256, first_seen) "
+                "VALUES (?, ?, ?)",
+                (owner, code_sha256, seen_at),
+            )
+            row = db.execute(
+                "SELECT seq FROM code_arrivals WHERE owner = ? AND code_sha256 = ?",
+                (owner, code_sha256),
+            ).fetchone()
+        return int(row[0])
+
+    def claim_fingerprint(self, digest: str, owner: str, arrival: int, seen_at: str) -> str:
+        """The owner of a normalised form: the earliest arrival that ever carried it."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO screening_fingerprints VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (digest) DO UPDATE SET owner = excluded.owner, "
+                "arrival = excluded.arrival, first_seen = excluded.first_seen "
+                "WHERE excluded.arrival < screening_fingerprints.arrival",
+                (digest, owner, arrival, seen_at),
+            )
+            row = db.execute(
+                "SELECT owner FROM screening_fingerprints WHERE digest = ?", (digest,)
+            ).fetchone()
+        return str(row[0])
 
     # the subnet ---------------------------------------------------------------
 

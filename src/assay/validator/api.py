@@ -7,6 +7,7 @@ so a front end only parses, calls and prints (`assay.cli.output` formats).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,7 @@ from assay.validator.config import (
     RoundOverrides,
     chain_config,
     default_db,
+    load_config,
     parse_tracks,
     public_corpus_warning,
     round_config,
@@ -75,12 +77,13 @@ from assay.validator.subnet import (
     AlreadySet,
     ChainWeights,
     Preview,
+    hotkey_address,
     open_chain,
     preview_file,
+    registered_as,
     round_preview,
     save_snapshot,
     set_round_weights,
-    validator_address,
 )
 
 # What a user's input can get wrong: a front end shows the message and exits 1.
@@ -108,11 +111,20 @@ def chain_weights(
     config: ChainConfig,
     *,
     db: Path | None = None,
+    config_file: Path | None = None,
     dry_run: bool = False,
     force: bool = False,
 ) -> ChainWeights:
-    """`assay chain weights`: a completed round's UID vector, set unless `dry_run`."""
-    return set_round_weights(round_id, open_chain(config), db=db, dry_run=dry_run, force=force)
+    """`assay chain weights`: a completed round's UID vector, set unless `dry_run`. The
+    store is `db`, else the config file's `[round] db`; a hotkey that cannot be read or is
+    not registered is a configuration error before anything is sent."""
+    db = db or load_config(config_file).db
+    if dry_run:
+        return set_round_weights(round_id, open_chain(config), db=db, dry_run=True)
+    hotkey = hotkey_address(config)
+    chain = open_chain(config, hotkey)
+    registered_as(chain, hotkey)
+    return set_round_weights(round_id, chain, db=db, force=force)
 
 
 def serve_validator(
@@ -126,23 +138,28 @@ def serve_validator(
     metrics_port: int | None = None,
     intake_port: int | None = None,
     notify: Notify = lambda _: None,
+    say: Callable[[str], None] = lambda _: None,
 ) -> ServeStatus:
-    """`assay validator serve`: rounds from the drop folder, weights set after each. A
-    warning (`notify`, and in the status) when a live network is served a public corpus."""
+    """`assay validator serve`: rounds from the drop folder, weights set after each, as
+    the `[chain]` wallet's hotkey (a configuration error at start when it cannot be read
+    or the subnet does not register it). A warning (`notify`, and in the status) when a
+    live network is served a public corpus; `say` gets the serve loop's progress lines."""
     config = round_config(config_file, bundled_agents_by_default=False)
+    hotkey = hotkey_address(chain)
     warning = public_corpus_warning(config.corpus, chain)
     if warning:
         notify(warning)
     return serve(
         config,
-        open_chain(chain),
+        open_chain(chain, hotkey),
         drop=drop,
         status_path=status or default_status_path(),
+        validator_hotkey=hotkey,
         cycles=cycles,
         pause_s=interval_s,
         metrics_port=metrics_port,
         intake_port=intake_port,
-        validator_hotkey=validator_address(chain) if intake_port is not None else None,
+        say=say,
         notices=(warning,) if warning else (),
     )
 
@@ -248,7 +265,7 @@ def pin_agent(
         sandbox_digest = default_backend().digest
     except (InfrastructureError, OSError) as exc:
         raise ManifestError(f"cannot identify the sandbox to pin: {exc}") from exc
-    path = out or agent.with_name(agent.stem + MANIFEST_SUFFIX)
+    path = out or agent.with_name(f"{agent.stem}.{track.value}{MANIFEST_SUFFIX}")
     manifest = pin(
         agent,
         track=track,

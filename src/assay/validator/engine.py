@@ -27,6 +27,7 @@ from assay.schema.inference import InferenceConfigError
 from assay.store.sqlite import Store, StoreError
 from assay.validator.executors.interface import Executor, RepFault, RepRunner
 from assay.validator.scoring import scorecard, speaking_reps, task_matching
+from assay.validator.screening import behavioural_copies
 
 Observer = Callable[[PlannedTask], Observed | None]
 ProgressHook = Callable[[RunOutcome], None]
@@ -105,7 +106,12 @@ class RoundLedger:
                 yield to_record(outcome, truth[(outcome.track, outcome.task_id)])
 
     def score(self, records: list[RepRecord]) -> Scorecard:
-        return scorecard(records, salt=self.plan.round_seed, spec=self.spec)
+        return scorecard(
+            records,
+            salt=self.plan.round_seed,
+            spec=self.spec,
+            copies=behavioural_copies(records, self.plan),
+        )
 
     def result(self, scored: tuple[list[RepRecord], Scorecard] | None = None) -> RoundResult:
         """The round as stored; `scored` passes records and scores just computed, so a

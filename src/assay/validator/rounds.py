@@ -28,6 +28,7 @@ from assay.records.round import RoundResult
 from assay.sandbox import default_backend
 from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import RoundSummary, Store, StoreError
+from assay.validator.arrivals import StoreArrivals
 from assay.validator.config import (
     ConfigError,
     RoundConfig,
@@ -117,10 +118,12 @@ class Round:
         secret = _secret(config.secret_file, notify)
         metagraph = read_snapshot(subnet) if subnet else None
         owners = registered_on(metagraph) if metagraph else None
-        admission = admit_files(config.agents, manifests, config.tracks, pinned(), owners)
+        store = Store(config.db)
+        admission = admit_files(
+            config.agents, manifests, config.tracks, pinned(), owners, StoreArrivals(store)
+        )
         for note in admission.notes:
             notify(note)
-        store = Store(config.db)
         round_id = store.next_round_id()
         if tasks_cap is not None:
             notify(
@@ -239,7 +242,13 @@ def _plan(
         tasks_cap=tasks_cap,
         variant_secret=variant_secret,
     )
-    plan = msgspec.structs.replace(plan, refused=admission.refused, manifests=admission.manifests)
+    plan = msgspec.structs.replace(
+        plan,
+        refused=admission.refused,
+        manifests=admission.manifests,
+        entries=admission.entries,
+        arrival_order=tuple(a.agent_hash for a in admission.agents),
+    )
     if config.inference is None:
         return plan
     models = {

@@ -249,12 +249,25 @@ def _interval(found: bootstrap.Interval | None) -> ScoreInterval | None:
     return ScoreInterval(low=found.low, high=found.high, level=bootstrap.LEVEL)
 
 
-def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
-    """Rank every track, bootstrap its scores and weigh: the step that needs every agent."""
+def finish(
+    views: Views,
+    *,
+    salt: str,
+    spec: MechanismSpec,
+    copies: Mapping[str, Mapping[str, str]] | None = None,
+) -> Scorecard:
+    """Rank every track, bootstrap its scores and weigh: the step that needs every agent.
+    `copies` (track -> agent -> why) score 0 on their track."""
+    copies = copies or {}
     scores: dict[str, dict[str, AgentTrackScore]] = {}
     stability: dict[str, RankStability] = {}
     for track in sorted(views):
-        ranked = _ranked(views[track], salt, track, spec.track(track).threshold)
+        zeroed = copies.get(track.value, {})
+        own = {
+            a: msgspec.structs.replace(v, score=0.0, eligible=False) if a in zeroed else v
+            for a, v in views[track].items()
+        }
+        ranked = _ranked(own, salt, track, spec.track(track).threshold)
         scores[track.value], held = _bootstrapped(track, ranked, salt, spec)
         if held is not None:
             stability[track.value] = held
@@ -270,15 +283,22 @@ def finish(views: Views, *, salt: str, spec: MechanismSpec) -> Scorecard:
         scores=scores,
         weights=weights,
         stability=stability,
+        copies={t: dict(sorted(c.items())) for t, c in sorted(copies.items()) if c},
     )
 
 
-def scorecard(records: Iterable[RepRecord], *, salt: str, spec: MechanismSpec) -> Scorecard:
+def scorecard(
+    records: Iterable[RepRecord],
+    *,
+    salt: str,
+    spec: MechanismSpec,
+    copies: Mapping[str, Mapping[str, str]] | None = None,
+) -> Scorecard:
     """Score every agent on every track present in the records and weigh them."""
     with bulk():
         grouping = group(records)
         grouping.check_complete()
-        return finish(unranked_views(grouping, spec), salt=salt, spec=spec)
+        return finish(unranked_views(grouping, spec), salt=salt, spec=spec, copies=copies)
 
 
 Speaking = dict[tuple[str, str, str], RepRecord]

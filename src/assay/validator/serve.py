@@ -12,10 +12,19 @@ another, and a chain that refuses it is an error in the status, not a stop. The 
 is written to a status file after every step (`assay validator status` reads it) and
 kept in Prometheus gauges. SIGTERM stops at once with every finished rep stored; a
 restart resumes the round in flight.
+
+The loop never dies of its input. Each cycle first records the arrival of every drop
+file (`arrivals.py`); a submission that cannot even be read is moved to the drop's
+`quarantine/` folder beside a file saying why, and named in the status. Any other
+failure while admitting, planning or setting weights is recorded in the status and the
+metrics, and the next cycle goes on; weights the chain or the subnet's limits refused
+stay pending and are tried again next cycle, never before a new round. `serve` stops
+only on SIGTERM or SIGINT, or at start on a configuration it cannot use.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import threading
@@ -30,14 +39,26 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 
 from assay import __version__
+from assay.attest.intake import read_submission
+from assay.attest.manifest import MANIFEST_SUFFIX, ManifestError
+from assay.chain.conform import WeightLimitError
 from assay.chain.interface import Chain
 from assay.chain.snapshot import write_snapshot
+from assay.records.agent import AgentError
 from assay.records.chain import ChainError, MetagraphSnapshot
+from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import Store, StoreError
+from assay.validator.arrivals import StoreArrivals, drop_manifests, record_drop
 from assay.validator.config import ConfigError, RoundConfig, data_dir
 from assay.validator.http_intake import intake_app, start_intake
 from assay.validator.rounds import ExecutionChoice, Round
-from assay.validator.subnet import AlreadySet, Retry, set_round_weights
+from assay.validator.subnet import (
+    AlreadySet,
+    Retry,
+    registered_as,
+    registered_on,
+    set_round_weights,
+)
 
 # Errors kept in the status, newest last.
 _ERRORS_KEPT = 20
@@ -57,6 +78,7 @@ class ServeStatus(msgspec.Struct, kw_only=True):
     repushes: int = 0  # re-sets of the newest completed round's weights during a round
     repush_period_s: float | None = None
     errors: list[str] = []
+    quarantined: list[str] = []  # drop files moved aside, each with the reason
     notices: list[str] = []  # standing warnings from the start (a public scoring corpus)
 
 
@@ -88,6 +110,9 @@ class Metrics:
         yield info
         yield GaugeMetricFamily("assay_round_reps_done", "reps stored in the round", s.reps_done)
         yield GaugeMetricFamily("assay_round_reps_total", "reps in the round", s.reps_total)
+        yield GaugeMetricFamily(
+            "assay_submissions_quarantined", "drop files moved to quarantine", len(s.quarantined)
+        )
         for name, doc, value in (
             ("assay_rounds_completed", "rounds completed", s.rounds_completed),
             ("assay_chain_retries", "chain calls retried", s.chain_retries),
@@ -114,6 +139,7 @@ class Server:
         between_cycles: Callable[[int], None] = lambda _: None,
         repush_floor_s: float = 600.0,
         clock: Callable[[], float] = time.monotonic,
+        say: Callable[[str], None] = lambda _: None,
     ) -> None:
         self.config = config
         self.chain = chain
@@ -131,6 +157,8 @@ class Server:
         # Since the start, not since never: a restarted validator may have just set them.
         self._last_set_at = clock()
         self._repushing = threading.Lock()
+        self.say = say  # one line per cycle for the operator
+        self._weights_note = "no completed round yet"
 
     # status -------------------------------------------------------------------
 
@@ -154,7 +182,7 @@ class Server:
         try:
             done = 0
             while not self.stop.is_set() and (cycles is None or done < cycles):
-                self.cycle()
+                self.guarded_cycle()
                 done += 1
                 self.between_cycles(done)
                 if cycles is None or done < cycles:
@@ -167,6 +195,25 @@ class Server:
             self._show(phase="stopped")
         return self.status
 
+    def guarded_cycle(self) -> bool:
+        """One cycle that no failure stops: what went wrong is recorded, the loop goes on."""
+        phase = self.status.phase
+        try:
+            return self.cycle()
+        except KeyboardInterrupt:
+            raise
+        # The loop's contract: nothing a cycle meets ends the service (a fault of the host
+        # shows up in the status and the metrics; the operator's alert reads those).
+        except Exception as exc:
+            self._error(f"cycle failed in phase {self.status.phase}: {_described(exc)}")
+            return False
+        finally:
+            s = self.status
+            self.say(
+                f"cycle: {phase} -> {s.phase}, round {s.round_id or '-'} "
+                f"({s.reps_done}/{s.reps_total} reps), weights: {self._weights_note}"
+            )
+
     def cycle(self) -> bool:
         """One round run (True) or nothing to run; weights pending from before are set."""
         snapshot = self._snapshot()
@@ -174,11 +221,15 @@ class Server:
             return False
         subnet = self.status_path.with_name("subnet.json")
         write_snapshot(snapshot, subnet)
+        manifests = self._readable(drop_manifests(self.drop))
+        record_drop(
+            self.config.db, manifests, self.config.tracks, pinned(), registered_on(snapshot)
+        )
         self._set_pending(snapshot.netuid)
         limit_s = snapshot.hyperparameters.weights_rate_limit * _BLOCK_S
         self._repush_period_s = max(self.repush_floor_s, limit_s)
         self._show(repush_period_s=self._repush_period_s)
-        round_ = self._next_round(subnet)
+        round_ = self._next_round(subnet, manifests)
         if round_ is None:
             return False
         total = round_.pending()
@@ -187,6 +238,28 @@ class Server:
         self._show(rounds_completed=self.status.rounds_completed + 1)
         self._set_weights(round_.round_id)
         return True
+
+    def _readable(self, manifests: tuple[Path, ...]) -> tuple[Path, ...]:
+        """The drop's submissions that can be read; the others quarantined with the reason."""
+        kept = []
+        for path in manifests:
+            try:
+                read_submission(path)
+            except (ManifestError, AgentError) as exc:
+                self._quarantine(path, str(exc))
+                continue
+            # Whatever else reading hostile input raises costs that file alone.
+            except Exception as exc:
+                self._quarantine(path, _described(exc))
+                continue
+            kept.append(path)
+        return tuple(kept)
+
+    def _quarantine(self, manifest: Path, reason: str) -> None:
+        moved = quarantine(self.drop, manifest, reason)
+        note = f"{manifest.name}: {reason} (moved to {moved})"
+        self._show(quarantined=[*self.status.quarantined, note][-_ERRORS_KEPT:])
+        self._error(f"quarantined {note}")
 
     def _snapshot(self) -> MetagraphSnapshot | None:
         self._show(phase="snapshot")
@@ -200,7 +273,7 @@ class Server:
                     self.retry.sleep(self.retry.backoff_s * 2 ** (attempt - 1))
         return None
 
-    def _next_round(self, subnet: Path) -> Round | None:
+    def _next_round(self, subnet: Path, manifests: tuple[Path, ...]) -> Round | None:
         with Store(self.config.db) as store:
             unfinished = store.latest_unfinished()
         how = ExecutionChoice(self.config.executor, self.config.jobs, self.config.address)
@@ -208,7 +281,6 @@ class Server:
             return Round.resume(
                 unfinished, db=self.config.db, secret_file=self.config.secret_file, how=how
             )
-        manifests = tuple(sorted(self.drop.glob("*.manifest.json")))
         if not manifests:
             return None
         return Round.start(self.config, manifests=manifests, subnet=subnet)
@@ -216,7 +288,12 @@ class Server:
     def _after_rep(self) -> None:
         self._show(reps_done=self.status.reps_done + 1)
         if self.clock() - self._last_set_at >= self._repush_period_s:
-            self._repush()
+            try:
+                self._repush()
+            # A re-push is a courtesy to the last round's winners: its failure is an error
+            # in the status, never the end of the round in flight.
+            except Exception as exc:
+                self._error(f"re-pushing weights: {_described(exc)}")
 
     def _repush(self) -> None:
         """The newest completed round's weights set again (forced), unless a re-push is
@@ -253,7 +330,10 @@ class Server:
             )
         except AlreadySet:
             return
-        except (ChainError, StoreError) as exc:  # the chain down, or no registered UID to pay
+        # The chain down, no registered UID to pay, or the subnet's weight limits
+        # (min allowed weights, max weight limit) unmet: pending, tried again next cycle.
+        except (ChainError, StoreError, WeightLimitError) as exc:
+            self._weights_note = f"{round_id} not set: {exc}"
             self._error(f"setting {round_id}'s weights: {exc}")
             return
         finally:
@@ -262,8 +342,10 @@ class Server:
             self._last_set_at = self.clock()
         receipt = result.receipt
         if receipt is not None and receipt.success:
+            self._weights_note = f"{round_id} set at block {receipt.block}"
             self._show(last_weights_round=round_id, last_weights_block=receipt.block)
         elif receipt is not None:
+            self._weights_note = f"{round_id} not set: {receipt.message}"
             self._error(f"setting {round_id}'s weights: {receipt.message}")
 
     def _counted_pause(self, seconds: float) -> None:
@@ -276,38 +358,73 @@ def _interrupt(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _described(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:500]
+
+
+QUARANTINE = "quarantine"
+
+
+def quarantine(drop: Path, manifest: Path, reason: str) -> Path:
+    """Move a drop file (and the agent file beside it, when it names one in the drop) to
+    `drop/quarantine/`, with `<name>.reason.txt` saying why; the quarantine folder."""
+    folder = drop / QUARANTINE
+    folder.mkdir(exist_ok=True)
+    stem = manifest.name.removesuffix(MANIFEST_SUFFIX)
+    for path in (manifest, drop / f"{stem}.py"):
+        if path.is_file() and path.parent == drop:
+            os.replace(path, folder / path.name)
+    (folder / f"{manifest.name}.reason.txt").write_text(reason + "\n")
+    return folder
+
+
 def serve(
     config: RoundConfig,
     chain: Chain,
     *,
     drop: Path,
     status_path: Path,
+    validator_hotkey: str,
     cycles: int | None = None,
     pause_s: float = 60.0,
     metrics_port: int | None = None,
     intake_port: int | None = None,
-    validator_hotkey: str | None = None,
+    say: Callable[[str], None] = lambda _: None,
     notices: tuple[str, ...] = (),
 ) -> ServeStatus:
-    """`assay validator serve`; during a round the last weights are re-pushed at most
-    every `pause_s` and never faster than the subnet's rate limit. The Prometheus endpoint
-    and the miners' HTTP intake (`http_intake.py`, addressed to `validator_hotkey`)
-    listen on localhost only."""
+    """`assay validator serve` as `validator_hotkey` (which the subnet must register);
+    during a round the last weights are re-pushed at most every `pause_s` and never faster
+    than the subnet's rate limit. The Prometheus endpoint and the miners' HTTP intake
+    (`http_intake.py`, addressed to `validator_hotkey`) listen on localhost only; `say`
+    gets the listen addresses, then one line per cycle."""
     if not drop.is_dir():
         raise ConfigError(f"drop folder {drop} is not a folder")
+    _require_registered(chain, validator_hotkey, say)
     status_path.parent.mkdir(parents=True, exist_ok=True)
     metrics = Metrics()
     if metrics_port is not None:
         start_http_server(metrics_port, addr="127.0.0.1", registry=metrics.registry)
+        say(f"metrics on http://127.0.0.1:{metrics_port}/metrics")
     intake = None
     if intake_port is not None:
-        if validator_hotkey is None:
-            raise ConfigError("the intake needs this validator's hotkey: set [chain] hotkey")
         subnet = status_path.with_name("subnet.json")  # the snapshot each cycle writes
-        app = intake_app(drop, validator_hotkey=validator_hotkey, subnet=subnet, db=config.db)
+        app = intake_app(
+            drop,
+            validator_hotkey=validator_hotkey,
+            subnet=subnet,
+            db=config.db,
+            on_accept=_arrival_recorder(config.db),
+        )
         intake = start_intake(app, intake_port)
+        say(f"intake on http://127.0.0.1:{intake_port}/submit for {validator_hotkey}")
     server = Server(
-        config, chain, drop=drop, status_path=status_path, metrics=metrics, repush_floor_s=pause_s
+        config,
+        chain,
+        drop=drop,
+        status_path=status_path,
+        metrics=metrics,
+        repush_floor_s=pause_s,
+        say=say,
     )
     server.status.notices = list(notices)
     try:
@@ -315,6 +432,27 @@ def serve(
     finally:
         if intake is not None:
             intake.should_exit = True
+
+
+def _require_registered(chain: Chain, hotkey: str, say: Callable[[str], None]) -> None:
+    """A validator whose hotkey the subnet does not register could never set a weight:
+    a configuration error at start. A chain that cannot be read yet is the loop's to retry."""
+    try:
+        uid = registered_as(chain, hotkey)
+    except ChainError as exc:
+        say(f"cannot read the subnet yet ({exc}); each cycle tries again")
+        return
+    say(f"serving as {hotkey} (UID {uid})")
+
+
+def _arrival_recorder(db: Path) -> Callable[[str, bytes], None]:
+    """What the intake calls as it accepts a submission: its arrival, in the store."""
+
+    def record(hotkey: str, code: bytes) -> None:
+        with Store(db) as store:
+            StoreArrivals(store).arrival(hotkey, hashlib.sha256(code).hexdigest())
+
+    return record
 
 
 def default_status_path() -> Path:

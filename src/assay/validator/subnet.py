@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -115,7 +116,9 @@ def set_round_weights(
                 "--force sets them again"
             )
         previous = store.previous_hotkey_weights(snapshot.netuid, stored.seq)
-        slots, agents, unsigned = by_hotkey(stored.plan, store.round_weights(round_id))
+        slots, agents, unsigned = by_hotkey(
+            stored.plan, store.round_weights(round_id), store.round_scores(round_id)
+        )
         blended = blend(slots, previous, snapshot, spec)
         vector = conform(
             _per_hotkey(blended),
@@ -146,10 +149,14 @@ def _own_uid(chain: Chain, snapshot: MetagraphSnapshot) -> int | None:
 
 
 def by_hotkey(
-    plan: RoundPlan, round_weights: Mapping[str, float]
+    plan: RoundPlan,
+    round_weights: Mapping[str, float],
+    scores: Mapping[str, Mapping[str, float]] | None = None,
 ) -> tuple[dict[tuple[str, str], float], dict[str, list[str]], list[Dropped]]:
     """The round's weights per (hotkey, track), the agents behind each hotkey, and the
-    weight of agents no hotkey owns."""
+    weight of agents no hotkey owns. An agent entered on several tracks by its owner
+    splits its weight among them in proportion to its score on each (`scores`, track ->
+    agent -> score)."""
     slots: dict[tuple[str, str], float] = {}
     agents: dict[str, list[str]] = {}
     unsigned: list[Dropped] = []
@@ -162,10 +169,21 @@ def by_hotkey(
                 Dropped(hotkey=None, agents=(agent_hash,), weight=weight, reason="unsigned")
             )
             continue
-        slot = (hotkey, manifest.track.value)
-        slots[slot] = slots.get(slot, 0.0) + weight
+        tracks = sorted(plan.entries.get(agent_hash, {})) or [manifest.track.value]
+        for track, share in _track_shares(agent_hash, tracks, scores or {}).items():
+            slots[(hotkey, track)] = slots.get((hotkey, track), 0.0) + weight * share
         agents.setdefault(hotkey, []).append(agent_hash)
     return slots, agents, unsigned
+
+
+def _track_shares(
+    agent_hash: str, tracks: list[str], scores: Mapping[str, Mapping[str, float]]
+) -> dict[str, float]:
+    points = {t: max(scores.get(t, {}).get(agent_hash, 0.0), 0.0) for t in tracks}
+    total = math.fsum(points.values())
+    if total <= 0:
+        return {t: 1.0 / len(tracks) for t in tracks}
+    return {t: p / total for t, p in points.items()}
 
 
 def blend(
@@ -232,11 +250,13 @@ def send(
     )
 
 
-def open_chain(config: ChainConfig) -> Chain:
-    """The snapshot file when the config names one, else the live chain through the SDK."""
+def open_chain(config: ChainConfig, hotkey: str | None = None) -> Chain:
+    """The snapshot file when the config names one, else the live chain through the SDK.
+    A snapshot sets weights into the row of `hotkey` (default: `[chain] hotkey` when it
+    is an address)."""
     if config.snapshot is not None:
-        hotkey = config.hotkey if is_address(config.hotkey) else None
-        return SnapshotChain(config.snapshot, hotkey, config.version_key)
+        address = config.hotkey if is_address(config.hotkey) else None
+        return SnapshotChain(config.snapshot, hotkey or address, config.version_key)
     if config.netuid is None:
         raise ConfigError("no subnet: give --netuid (or netuid in [chain]) or --snapshot")
     from assay.chain.bittensor import BittensorChain
@@ -249,17 +269,26 @@ def open_chain(config: ChainConfig) -> Chain:
     )
 
 
+def wallet_path(config: ChainConfig) -> Path | None:
+    """The wallets' folder: `[chain] wallet_path`, else BT_WALLET_PATH as btcli reads it,
+    else (None) the SDK's default."""
+    if config.wallet_path is not None:
+        return config.wallet_path
+    from_env = os.environ.get("BT_WALLET_PATH")
+    return Path(from_env).expanduser() if from_env else None
+
+
 def _wallet(config: ChainConfig) -> Wallet:
     from bittensor import Wallet
 
-    path = {"path": str(config.wallet_path)} if config.wallet_path else {}
+    folder = wallet_path(config)
+    path = {"path": str(folder)} if folder else {}
     return Wallet(name=config.wallet, hotkey=config.hotkey, **path)
 
 
-def validator_address(config: ChainConfig) -> str | None:
-    """This validator's hotkey address: the one a miner's request must be addressed to,
-    given as an address or read from the wallet. None for a snapshot with neither (a
-    trial needs no wallet; the intake then refuses to start)."""
+def hotkey_address(config: ChainConfig) -> str:
+    """This validator's hotkey address: `[chain] hotkey` when it is one, else the public
+    hotkey of `[chain] wallet`/`hotkey` in the wallets' folder (never unlocked)."""
     if is_address(config.hotkey):
         return config.hotkey
     from bittensor import public_view
@@ -267,11 +296,33 @@ def validator_address(config: ChainConfig) -> str | None:
     try:
         return str(public_view(_wallet(config), "hotkey").ss58_address)
     except Exception as exc:  # the SDK's keyfile errors share no base class but Exception
-        if config.snapshot is not None:
-            return None
+        folder = wallet_path(config) or "the default wallets folder"
         raise ConfigError(
-            f"cannot read hotkey {config.hotkey!r} of {config.wallet!r}: {exc}"
+            f"cannot read hotkey {config.hotkey!r} of wallet {config.wallet!r} in {folder}: {exc}"
         ) from exc
+
+
+def validator_address(config: ChainConfig) -> str | None:
+    """This validator's hotkey address: the one a miner's request must be addressed to.
+    None for a snapshot given no address and no readable wallet hotkey."""
+    if config.snapshot is None or is_address(config.hotkey):
+        return hotkey_address(config)
+    try:
+        return hotkey_address(config)
+    except ConfigError:
+        return None
+
+
+def registered_as(chain: Chain, hotkey: str) -> int:
+    """The UID the subnet gives `hotkey`; a ConfigError (never retried) when it has none."""
+    snapshot = chain.snapshot()
+    uid = snapshot.uid_of(hotkey)
+    if uid is None:
+        raise ConfigError(
+            f"hotkey {hotkey} is not registered on subnet {snapshot.netuid} at block "
+            f"{snapshot.block}: register it, or name another in [chain] wallet/hotkey"
+        )
+    return uid
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,7 @@ def round_agent_page(db: Path, round_id: str, agent_hash: str) -> str:
         agent_hash=agent_hash,
         name=result.agents[agent_hash],
         tracks=tracks,
-        refused=sorted(result.plan.refused.get(agent_hash, {}).items()),
+        refused=sorted(result.refusals.get(agent_hash, {}).items()),
     )
 
 
