@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from assay.detonate.canaries import make_canaries, make_disguise
-from assay.detonate.core import DEFAULT_BUDGET, _Setup, read_log
+from assay.detonate.core import DEFAULT_BUDGET, DEFAULT_OBSERVER, _Setup, read_log
 from assay.detonate.harness import fit_log
 from assay.detonate.steps import PROFILES, build_plan, find_libfaketime
 from assay.detonate.wire import (
@@ -92,6 +92,7 @@ def _shipped_plan(artifact: Path, track: Track, backend: BwrapBackend) -> dict[s
         backend=backend,
         budget=DEFAULT_BUDGET,
         libfaketime=find_libfaketime(),
+        observer=DEFAULT_OBSERVER,
     )
     request = setup.request(PROFILES[-1])  # a shifted clock: the fullest environment
     names = [f.name for f in request.inputs]
