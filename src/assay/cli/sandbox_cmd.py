@@ -25,7 +25,7 @@ def check_command(
     except InfrastructureError as exc:
         errors.print(f"[bold red]sandbox unsound:[/] {exc}", highlight=False)
         raise typer.Exit(1) from exc
-    failed = [r for r in report.checks if not r.ok]
+    failed = report.failed
     if as_json:
         emit_json(
             {

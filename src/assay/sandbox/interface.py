@@ -326,8 +326,9 @@ class SandboxBackend(ABC):
         """Remove what runs of dead validators left behind; returns how many were swept."""
 
     @abstractmethod
-    def check(self) -> tuple[CheckResult, ...]:
-        """Prove the backend is sound on this host."""
+    def check(self, *, ebpf: bool = False) -> tuple[CheckResult, ...]:
+        """Prove the backend is sound on this host (and, with `ebpf`, that the eBPF
+        observer sees what it must)."""
 
     @abstractmethod
     def cancel_all(self) -> None:

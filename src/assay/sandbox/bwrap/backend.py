@@ -403,8 +403,8 @@ class BwrapBackend(SandboxBackend):
         self._etc[lived_in] = etc
         return etc
 
-    def check(self) -> tuple[CheckResult, ...]:
-        return run_checks(self)
+    def check(self, *, ebpf: bool = False) -> tuple[CheckResult, ...]:
+        return run_checks(self, ebpf=ebpf)
 
     def run(self, request: SealedRequest) -> Observation:
         for name in (*request.copy_out, *(item.name for item in request.inputs)):
