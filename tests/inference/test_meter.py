@@ -54,8 +54,15 @@ class Rep:
         connection = _UnixConnection(self.address)
         headers = {"Authorization": f"Bearer {NONCE}", "Content-Type": "application/json"}
         try:
-            connection.request("POST", "/v1/chat/completions", body=data, headers=headers)
-            response = connection.getresponse()
+            try:
+                connection.request("POST", "/v1/chat/completions", body=data, headers=headers)
+                response = connection.getresponse()
+            except (BrokenPipeError, ConnectionResetError):
+                # A proxy that refuses from the headers may answer and close before the
+                # body is sent: its answer is still there to read.
+                assert connection.sock is not None
+                response = http.client.HTTPResponse(connection.sock)
+                response.begin()
             return response.status, response.read()
         finally:
             connection.close()
