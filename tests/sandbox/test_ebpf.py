@@ -22,6 +22,10 @@ from assay.sandbox.interface import (
 
 pytestmark = [
     pytest.mark.sandbox,
+    # Once in a full parallel run on the 2-core host, a run that sent two DNS queries came
+    # back with none (not seen again in 4 runs of this module beside another): until that
+    # is understood, these run after the parallel part, on a quieter host.
+    pytest.mark.serial,
     pytest.mark.skipif(ebpf.unavailable() is not None, reason=str(ebpf.unavailable())),
 ]
 
@@ -111,7 +115,8 @@ def test_dns_queries_are_decoded_from_sendto_and_from_a_connected_write(
         "import os; os.write(c.fileno(), q.replace(b'exfil', b'other'))\n"
     )
     trace = observe(backend, f'python3 -S -c "{code}"').trace
-    assert set(trace.dns_queries) >= {"exfil.example.com", "other.example.com"}
+    seen = (trace.dns_queries, trace.connects, trace.truncated)
+    assert set(trace.dns_queries) >= {"exfil.example.com", "other.example.com"}, seen
     assert any(p.address == "127.0.0.1" and p.port == 53 for p in trace.connects)
 
 
