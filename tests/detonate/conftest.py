@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import itertools
+import os
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +20,7 @@ from assay.sandbox.bwrap import BwrapBackend
 
 BUNDLED = Path(__file__).resolve().parents[2] / "corpus"
 _REAL_HOME_PATHS = (".ssh", ".aws", ".bashrc", ".profile", ".cache", ".config/systemd", ".netrc")
+_HOST_WRITTEN = (".cache/uv", ".cache/pip", ".cache/assay")
 
 Detonated = Callable[[str], Observed]
 
@@ -34,14 +35,23 @@ def backend() -> BwrapBackend:
     return b
 
 
-def _fingerprint(home: Path) -> dict[str, str]:
-    """Content hashes of everything under the real home's sensitive paths."""
-    out: dict[str, str] = {}
+def _fingerprint(home: Path) -> dict[str, tuple[int, int, int]]:
+    """Inode, size and modification time of everything under the real home's sensitive
+    paths. A stat per file, not a hash: hashing the whole ~/.cache twice per detonation
+    cost more than the detonations. The host's own package caches and assay's own cache
+    are left out: other processes on the host write them while a test runs."""
+    skipped = {str(home / name) for name in _HOST_WRITTEN}
+    out: dict[str, tuple[int, int, int]] = {}
     for name in _REAL_HOME_PATHS:
         root = home / name
-        paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-        for path in paths:
-            out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+        if root.is_file():
+            info = root.lstat()
+            out[str(root)] = (info.st_ino, info.st_size, info.st_mtime_ns)
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if os.path.join(folder, d) not in skipped)
+            for file in files:
+                info = os.lstat(path := os.path.join(folder, file))
+                out[path] = (info.st_ino, info.st_size, info.st_mtime_ns)
     return out
 
 
