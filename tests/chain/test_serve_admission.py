@@ -3,12 +3,13 @@
 One `assay validator serve` process (a snapshot file for a chain, the validator's hotkey
 read from its wallet through BT_WALLET_PATH, the miners' HTTP intake on 127.0.0.1) runs
 two cycles: the first with an empty drop, the second after every submission below has
-arrived. One author enters its agent on two tracks through the intake. Against it, from
-registered hotkeys that all sort before the author's: a renamed copy, a padded copy, a
-packed copy, and a rewrite whose code escapes containment but whose reports are the
-same on every task; from a hotkey the subnet does not register, a renamed copy put in
-the drop before everything else; a submission that defeats the screener; a drop file
-that is not a manifest at all. The author alone is paid, on both tracks' shares.
+arrived (SIGUSR1 ends the hour's pause, or the test times out). One author enters its
+agent on two tracks through the intake. Against it, from registered hotkeys that all
+sort before the author's: a renamed copy, a padded copy, a packed copy, and a rewrite
+whose code escapes containment but whose reports are the same on every task; from a
+hotkey the subnet does not register, a renamed copy put in the drop before everything
+else; a submission that defeats the screener; a drop file that is not a manifest at all.
+The author alone is paid, on both tracks' shares.
 
 A second, cheap test runs the loop with no round: a weight limit the subnet sets and a
 drop file whose agent is gone each cost a cycle, never the loop.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import ast
 import base64
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -146,7 +148,7 @@ def test_the_author_is_paid_on_both_tracks_and_every_copy_gets_nothing(
         [
             *(sys.executable, "-m", "assay", "validator", "serve", "--config", str(config)),
             *("--drop", str(drop), "--status", str(status), "--intake-port", str(port)),
-            *("--interval", "45", "--cycles", "2"),
+            *("--interval", "3600", "--cycles", "2"),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -176,6 +178,7 @@ def test_the_author_is_paid_on_both_tracks_and_every_copy_gets_nothing(
             ("poisoner", poison),
         ]:  # fmt: skip
             _send(url, work, name, code, attackers[name], Track.SKILLS)
+        serving.send_signal(signal.SIGUSR1)  # everything has arrived: the next cycle, now
         out, err = serving.communicate(timeout=900)
     finally:
         if serving.poll() is None:

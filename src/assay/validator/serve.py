@@ -150,7 +150,9 @@ class Server:
         self.between_cycles = between_cycles
         self.status = ServeStatus()
         self.error_count = 0
-        self.stop = threading.Event()
+        # Set by SIGUSR1: the pause between cycles ends now (a validator operator who has
+        # just dropped an agent need not wait out the interval).
+        self.wake = threading.Event()
         self.repush_floor_s = repush_floor_s
         self.clock = clock
         self._repush_period_s = repush_floor_s
@@ -177,21 +179,25 @@ class Server:
     # the loop -----------------------------------------------------------------
 
     def serve(self, cycles: int | None = None, pause_s: float = 60.0) -> ServeStatus:
-        """Cycle `cycles` times (forever when None) until SIGTERM, pausing in between."""
+        """Cycle `cycles` times (forever when None) until SIGTERM, pausing in between
+        (a pause SIGUSR1 ends early)."""
         previous = signal.signal(signal.SIGTERM, _interrupt)
+        previous_wake = signal.signal(signal.SIGUSR1, lambda *_: self.wake.set())
         try:
             done = 0
-            while not self.stop.is_set() and (cycles is None or done < cycles):
+            while cycles is None or done < cycles:
                 self.guarded_cycle()
                 done += 1
                 self.between_cycles(done)
                 if cycles is None or done < cycles:
+                    self.wake.clear()
                     self._show(phase="idle")
-                    self.stop.wait(pause_s)
+                    self.wake.wait(pause_s)
         except KeyboardInterrupt:
             pass  # SIGTERM or Ctrl-C: every finished rep is stored; a restart resumes
         finally:
             signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGUSR1, previous_wake)
             self._show(phase="stopped")
         return self.status
 
