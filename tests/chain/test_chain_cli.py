@@ -129,6 +129,13 @@ def test_serve_with_nothing_submitted_and_its_status(tmp_path: Path) -> None:
     config.write_text(config.read_text().replace('hotkey = "default"', 'hotkey = "other"'))
     stranger = run_cli(serve, env={"BT_WALLET_PATH": str(wallets)})
     assert stranger.returncode == 2 and "is not registered on subnet" in stranger.stderr
+    # An operator's seed would replace the subnet's shared draw every cycle: refused at start.
+    config.write_text(
+        config.read_text().replace('hotkey = "other"', 'hotkey = "default"')
+        .replace("[round]\n", '[round]\nseed = "5eed"\n')
+    )  # fmt: skip
+    seeded = run_cli(serve, env={"BT_WALLET_PATH": str(wallets)})
+    assert seeded.returncode == 2 and "a round seed is for local rounds" in seeded.stderr
     shown = run_cli(["validator", "status", "--status", str(status), "--json"])
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["phase"] == "stopped"

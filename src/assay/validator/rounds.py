@@ -205,11 +205,7 @@ def _seed(
             "shared one; `assay chain snapshot` writes the anchor"
         )
         return config.round_seed or secrets.token_hex(16)
-    if config.round_seed is not None:
-        raise ConfigError(
-            "a round seed is for local rounds: in chain mode the seed comes from the "
-            f"subnet's anchor block ({metagraph.anchor_block}) and the corpus"
-        )
+    refuse_own_seed(config, metagraph)
     return shared_draw(
         NativeCorpus(config.corpus),
         config.tracks,
@@ -217,6 +213,16 @@ def _seed(
         anchor_block=metagraph.anchor_block,
         block_hash=metagraph.block_hash,
     )
+
+
+def refuse_own_seed(config: RoundConfig, metagraph: MetagraphSnapshot) -> None:
+    """A configuration error when an operator's seed would replace the subnet's shared
+    draw (a snapshot with an anchor block)."""
+    if config.round_seed is not None and metagraph.anchor_block is not None:
+        raise ConfigError(
+            "a round seed is for local rounds: in chain mode the seed comes from the "
+            f"subnet's anchor block ({metagraph.anchor_block}) and the corpus"
+        )
 
 
 def _plan(

@@ -51,7 +51,7 @@ from assay.store.sqlite import Store, StoreError
 from assay.validator.arrivals import StoreArrivals, drop_manifests, record_drop
 from assay.validator.config import ConfigError, RoundConfig, data_dir
 from assay.validator.http_intake import intake_app, start_intake
-from assay.validator.rounds import ExecutionChoice, Round
+from assay.validator.rounds import ExecutionChoice, Round, refuse_own_seed
 from assay.validator.subnet import (
     AlreadySet,
     Retry,
@@ -405,7 +405,7 @@ def serve(
     gets the listen addresses, then one line per cycle."""
     if not drop.is_dir():
         raise ConfigError(f"drop folder {drop} is not a folder")
-    _require_registered(chain, validator_hotkey, say)
+    _check_at_start(config, chain, validator_hotkey, say)
     status_path.parent.mkdir(parents=True, exist_ok=True)
     metrics = Metrics()
     if metrics_port is not None:
@@ -440,11 +440,15 @@ def serve(
             intake.should_exit = True
 
 
-def _require_registered(chain: Chain, hotkey: str, say: Callable[[str], None]) -> None:
-    """A validator whose hotkey the subnet does not register could never set a weight:
-    a configuration error at start. A chain that cannot be read yet is the loop's to retry."""
+def _check_at_start(
+    config: RoundConfig, chain: Chain, hotkey: str, say: Callable[[str], None]
+) -> None:
+    """What would fail every cycle is a configuration error at start: a hotkey the subnet
+    does not register (it could never set a weight), a seed that would replace the
+    subnet's shared draw. A chain that cannot be read yet is the loop's to retry."""
     try:
         uid = registered_as(chain, hotkey)
+        refuse_own_seed(config, chain.snapshot())
     except ChainError as exc:
         say(f"cannot read the subnet yet ({exc}); each cycle tries again")
         return
