@@ -39,6 +39,7 @@ from assay.chain.snapshot import SnapshotChain, read_snapshot, write_snapshot
 from assay.mechanism.spec import Track
 from assay.records.chain import Hyperparameters, MetagraphSnapshot, Neuron
 from assay.store.sqlite import Store
+from assay.validator.browse import agent_history, round_trends
 from assay.validator.config import RoundConfig
 from assay.validator.http_intake import submit
 from assay.validator.serve import Server, read_status
@@ -210,6 +211,11 @@ def test_the_author_is_paid_on_both_tracks_and_every_copy_gets_nothing(
     assert "skills" not in plan.refused[mimic]  # its code passed; its reports gave it away
     assert card is not None and mimic in card.copies["skills"]
     assert card.scores["skills"][mimic].score == 0.0
+    # Every view that lists rounds or an agent's history shows the copy as refused.
+    (history,) = agent_history(mimic, tmp_path / "rounds.db")
+    assert history.refused["skills"] == card.copies["skills"][mimic] and not history.scores
+    (trend,) = round_trends(tmp_path / "rounds.db")
+    assert mimic not in trend.ranked("skills") and keyword in trend.ranked("skills")
 
     assert {(w.hotkey, w.track) for w in paid if w.weight > 0} == {
         (author.ss58_address, "skills"),

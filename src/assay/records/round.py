@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,11 +50,7 @@ class RoundResult:
     def refusals(self) -> dict[str, dict[str, str]]:
         """Agent hash -> track -> why it scores 0: refused at intake (the plan), or found
         a copy by its reports after the round (the scorecard)."""
-        out = {agent: dict(tracks) for agent, tracks in self.plan.refused.items()}
-        for track, agents in (self.card.copies if self.card else {}).items():
-            for agent, why in agents.items():
-                out.setdefault(agent, {})[track] = why
-        return out
+        return merged_refusals(self.plan.refused, self.card)
 
     def refused_on(self, track: str) -> dict[str, str]:
         """Agent hash -> why, for every agent refused on `track` (`refusals`)."""
@@ -127,3 +124,15 @@ class RoundResult:
                 "usage": self._usage_json(),
             },
         }
+
+
+def merged_refusals(
+    planned: Mapping[str, Mapping[str, str]], card: Scorecard | None
+) -> dict[str, dict[str, str]]:
+    """Agent hash -> track -> why it scores 0: the plan's refusals, and the copies the
+    scorecard found by their reports."""
+    out = {agent: dict(tracks) for agent, tracks in planned.items()}
+    for track, agents in (card.copies if card else {}).items():
+        for agent, why in agents.items():
+            out.setdefault(agent, {})[track] = why
+    return out

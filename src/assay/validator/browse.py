@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.records.outcome import RunOutcome
+from assay.records.round import merged_refusals
 from assay.records.scorecard import AgentTrackScore, Scorecard
 from assay.store.sqlite import RoundSummary, Store
 from assay.validator.config import default_db
@@ -22,10 +23,11 @@ class RoundTrend:
 
     summary: RoundSummary
     card: Scorecard | None  # None until the round completed
-    refused: dict[str, dict[str, str]]  # agent hash -> track -> why it was refused
+    # agent hash -> track -> why it scores 0 (refused at intake, or a copy by its reports)
+    refused: dict[str, dict[str, str]]
 
     def ranked(self, track: str) -> dict[str, AgentTrackScore]:
-        """The track's scores without the agents refused on it (they never ran)."""
+        """The track's scores without the agents refused on it."""
         scores = self.card.scores.get(track, {}) if self.card else {}
         return {a: s for a, s in scores.items() if track not in self.refused.get(a, {})}
 
@@ -38,7 +40,7 @@ class AgentRound:
     status: str
     name: str  # as pinned in that round
     scores: dict[str, AgentTrackScore]  # track -> its score, once the round completed
-    refused: dict[str, str]  # track -> why it was refused there (never scored on it)
+    refused: dict[str, str]  # track -> why it scores 0 there (not ranked on it)
     weight: float | None  # the weight written for it; None when none was written
 
 
@@ -50,8 +52,9 @@ def round_trends(db: Path | None = None) -> list[RoundTrend]:
     """Every round, oldest first, with the scorecard it wrote (no rep is rescored)."""
     with _reader(db) as store:
         return [
-            RoundTrend(s, store.scorecard(s.round_id), store.round(s.round_id).plan.refused)
+            RoundTrend(s, card, merged_refusals(store.round(s.round_id).plan.refused, card))
             for s in store.summaries()
+            for card in [store.scorecard(s.round_id)]
         ]
 
 
@@ -63,7 +66,8 @@ def agent_history(agent_hash: str, db: Path | None = None) -> list[AgentRound]:
         for round_id, name in store.agent_rounds(agent_hash):
             summary = statuses[round_id]
             card = store.scorecard(round_id)
-            refused = store.round(round_id).plan.refused.get(agent_hash, {})
+            planned = store.round(round_id).plan.refused
+            refused = merged_refusals(planned, card).get(agent_hash, {})
             scores = {
                 track: per_agent[agent_hash]
                 for track, per_agent in (card.scores.items() if card else ())
