@@ -40,7 +40,9 @@ def _print_report(report: ValidationReport) -> None:
     console.print(table)
     tracks = ", ".join(t.value for t in Track)
     for folder in report.ignored:
-        console.print(f"ignored {escape(str(folder))}/: not a track folder ({tracks})")
+        console.print(
+            f"ignored {escape(str(folder))}/: not a track folder ({tracks})", soft_wrap=True
+        )
     for problem in report.problems:
         errors.print(f"[red]problem[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
     if report.ok:
