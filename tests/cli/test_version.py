@@ -12,7 +12,10 @@ PROBE = """
 import sys
 sys.argv = ["assay", "--version"]
 from assay.cli import main
-main()
+try:
+    main()
+except SystemExit:  # typer's way of ending a command that succeeded
+    pass
 heavy = ("bittensor", "ray", "assay.validator", "assay.cli.round_cmd")
 print(sorted(m for m in sys.modules if m.startswith(heavy)))
 """

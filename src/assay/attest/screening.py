@@ -36,8 +36,10 @@ import re
 import tokenize
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from datasketch import MinHash, MinHashLSHEnsemble
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 SHINGLE = 5  # tokens per shingle: long enough that shared idioms alone stay rare
 PLACEHOLDER = "_n"
@@ -290,6 +292,10 @@ def _shingle_hash(shingle: bytes) -> int:
 
 
 def _minhashes(entries: Sequence[Entry]) -> list[MinHash]:
+    # Imported here, not with the module: datasketch loads scipy (2 s), which every
+    # command that can admit an agent would pay, screening or not.
+    from datasketch import MinHash
+
     hashes: list[MinHash] = MinHash.bulk(
         [e.fingerprint.shingles for e in entries], num_perm=_PERMUTATIONS, hashfunc=_shingle_hash
     )
@@ -301,6 +307,8 @@ def screen(entries: Sequence[Entry], threshold: float) -> list[CopyFlag]:
     owner, against the earliest such original (the one containing most of it first)."""
     if len(entries) < 2:
         return []
+    from datasketch import MinHashLSHEnsemble  # with MinHash, in _minhashes: why
+
     hashes = _minhashes(entries)
     index = MinHashLSHEnsemble(threshold=threshold * _CANDIDATE_SLACK, num_perm=_PERMUTATIONS)
     index.index(

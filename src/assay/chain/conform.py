@@ -19,8 +19,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from bittensor.intents.weights import clip_to_max_weight, normalize
-
 from assay.chain.admission import max_upscaled, refusals, within_max_weight
 from assay.records.chain import U16_MAX, Dropped, MetagraphSnapshot, UidWeights
 
@@ -116,6 +114,10 @@ def _within(
     limit: int,
     needed: int,
 ) -> tuple[list[int], list[int], list[str]]:
+    # The SDK is imported here, not with the module: any part of it loads all of it (0.7 s
+    # for every command that reaches the validator).
+    from bittensor.intents.weights import clip_to_max_weight, normalize
+
     cap = limit / U16_MAX
     notes: list[str] = []
     uids = sorted(shares)
@@ -183,6 +185,8 @@ def _spread(
         why.append(f"{len(fillers)} other UID(s) of the subnet get {each:.6f} each")
     if len(shares) < needed:
         why.append(f"the subnet takes at least {needed} UIDs and {len(shares)} are paid")
+    from bittensor.intents.weights import normalize  # with the SDK in _within: why
+
     merged = kept | dict.fromkeys(fillers, each)
     uids = sorted(merged)
     kept_uids, values = normalize(uids, [merged[u] for u in uids])

@@ -9,12 +9,15 @@ Exit codes, as pytest and ruff use them:
 
 from __future__ import annotations
 
+import importlib
 import sys
 import tempfile
 import traceback
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from assay import __version__
 
@@ -28,7 +31,84 @@ EXIT_CODES_HELP = (
     "failed, --fail-under); 2 usage or input error; 3 infrastructure fault (abstained)."
 )
 
+
+@dataclass(frozen=True)
+class _Entry:
+    modules: tuple[str, ...]  # the assay.cli modules that add the command to `app`
+    summary: str
+
+
+# What `assay --help` lists, read without importing a command module: each one imports
+# much of the validator (the SDKs, scipy), which made `--help` take seconds. This is how
+# pip keeps its own command table; tests/cli/test_lazy_commands.py holds every summary to
+# its command's own help.
+COMMANDS: dict[str, _Entry] = {
+    "eval": _Entry(
+        ("eval_cmd",),
+        "Score one agent locally with the validator's exact metric, through the real sandbox.",
+    ),
+    "demo": _Entry(
+        ("eval_cmd",),
+        "A full round of the bundled agents over the bundled corpus, with its report.",
+    ),
+    "score": _Entry(
+        ("score_cmd",), "Recompute per-track scores and the weight vector from recorded reps."
+    ),
+    "schema": _Entry(
+        ("schema_cmd",),
+        "Print the JSON Schema of a valid agent report for a track (docs/agents.md explains it).",
+    ),
+    "agent": _Entry(("attest_cmd", "agent_cmd"), "Pin and sign agent submissions."),
+    "keys": _Entry(("attest_cmd",), "ed25519 keys for authors and validators."),
+    "attest": _Entry(("attest_cmd",), "Signed verdicts (SSSA): export and verify."),
+    "detonate": _Entry(
+        ("detonate_cmd",),
+        "Detonate an artifact under the validator's observer and map what it did to capabilities.",
+    ),
+    "corpus": _Entry(("corpus_cmd",), "Author and check labelled corpora."),
+    "round": _Entry(("round_cmd",), "Run, resume and report validator rounds."),
+    "validator": _Entry(
+        ("validator_cmd",),
+        "The long-running validator: rounds from a drop folder, weights on the subnet.",
+    ),
+    "chain": _Entry(
+        ("chain_cmd",),
+        "Read a subnet's metagraph, set a round's weights on it, preview its consensus.",
+    ),
+    "sandbox": _Entry(("sandbox_cmd",), "The sealed sandbox agents run in."),
+    "view": _Entry(
+        ("view_cmd",),
+        "Browse the store's rounds, reports, agents and each task's reps in a web browser.",
+    ),
+}
+
+
+class _LazyGroup(TyperGroup):
+    """The root command: a command's module is imported when that command is run or asked
+    for its help, never to list the commands."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            for module in COMMANDS[cmd_name].modules:
+                importlib.import_module(f"assay.cli.{module}")
+            self.commands.update(typer.main.get_group(app).commands)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        limit = formatter.width - 6 - max(map(len, COMMANDS))
+        rows = [
+            (name, TyperCommand(name, help=entry.summary).get_short_help_str(limit))
+            for name, entry in COMMANDS.items()
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
 app = typer.Typer(
+    cls=_LazyGroup,
     name="assay",
     help=f"A validator for security-audit agents.\n\n{EXIT_CODES_HELP}",
     no_args_is_help=True,
@@ -59,21 +139,11 @@ def _root(
 
 
 def _register() -> None:
-    # Imported for their side effect of adding commands to `app`.
-    from assay.cli import (
-        agent_cmd,  # noqa: F401
-        attest_cmd,  # noqa: F401
-        chain_cmd,  # noqa: F401
-        corpus_cmd,  # noqa: F401
-        detonate_cmd,  # noqa: F401
-        eval_cmd,  # noqa: F401
-        round_cmd,  # noqa: F401
-        sandbox_cmd,  # noqa: F401
-        schema_cmd,  # noqa: F401
-        score_cmd,  # noqa: F401
-        validator_cmd,  # noqa: F401
-        view_cmd,  # noqa: F401
-    )
+    """Add every command to `app` now (for callers that walk the whole tree, such as the
+    help and documentation tests); `main` leaves each to be imported when it is used."""
+    for entry in COMMANDS.values():
+        for module in entry.modules:
+            importlib.import_module(f"assay.cli.{module}")
 
 
 def _report_crash(exc: BaseException) -> int:
@@ -94,10 +164,6 @@ def _report_crash(exc: BaseException) -> int:
 
 
 def main() -> None:
-    if sys.argv[1:] == ["--version"]:  # needs none of the commands, so none are imported
-        typer.echo(f"assay {__version__}")
-        return
-    _register()
     try:
         app()  # usage errors exit 2 and Ctrl-C 130 inside; anything else lands here
     except Exception as exc:

@@ -69,7 +69,6 @@ from assay.validator.config import (
 )
 from assay.validator.engine import Abstained
 from assay.validator.evaluation import DemoResult, demo, evaluate
-from assay.validator.http_intake import submit
 from assay.validator.parallel import score_file
 from assay.validator.planning import PlanError
 from assay.validator.rounds import ExecutionChoice, Notify, Round, list_rounds, stored_result
@@ -176,6 +175,8 @@ def submit_agent(
 ) -> tuple[int, dict[str, Any]]:
     """`assay agent submit`: pin `agent` with the miner's hotkey (`WALLET/HOTKEY`) and post
     it to a validator's intake; the intake's status and answer."""
+    from assay.validator.http_intake import submit  # a second to load; as serve's intake
+
     _, manifest = pin_agent(agent, track=track, hotkey=hotkey, wallet_path=wallet_path)
     signer = load_hotkey(hotkey, wallet_path)
     try:

@@ -50,7 +50,6 @@ from assay.schema.mechanism_file import pinned
 from assay.store.sqlite import Store, StoreError
 from assay.validator.arrivals import StoreArrivals, drop_manifests, record_drop
 from assay.validator.config import ConfigError, RoundConfig, data_dir
-from assay.validator.http_intake import intake_app, start_intake
 from assay.validator.rounds import ExecutionChoice, Round, refuse_own_seed
 from assay.validator.subnet import (
     AlreadySet,
@@ -413,6 +412,10 @@ def serve(
         say(f"metrics on http://127.0.0.1:{metrics_port}/metrics")
     intake = None
     if intake_port is not None:
+        # The intake's web stack and the SDK's signatures load in about a second: paid by
+        # a serve that opens an intake, not by every command that imports this module.
+        from assay.validator.http_intake import intake_app, start_intake
+
         subnet = status_path.with_name("subnet.json")  # the snapshot each cycle writes
         app = intake_app(
             drop,
