@@ -27,6 +27,7 @@ from starlette.testclient import TestClient
 
 import intake_floods
 from assay.attest.intake import read_submission
+from assay.attest.manifest import pin
 from assay.chain.snapshot import write_snapshot
 from assay.mechanism.spec import Track
 from assay.records.chain import MetagraphSnapshot, Neuron
@@ -36,8 +37,10 @@ from assay.validator.http_intake import (
     body_cap,
     intake_app,
     start_intake,
+    submitted_name,
 )
 from assay.validator.intake_server import ConnectionLimits
+from assay.validator.serve import quarantine
 from inprocess_cli import run_cli
 from intake_floods import AGENT, answer_of, pinned, request_head, signed_headers
 
@@ -112,6 +115,51 @@ def test_a_signed_submission_lands_in_the_drop_folder(tmp_path: Path, drop: Path
     submission = read_submission(manifest)
     assert submission.problem is None
     assert answer["accepted"] == submission.agent.agent_hash
+    assert submission.agent.name == "agent"  # the file it was pinned as, not the hotkey
+
+
+def test_an_agent_is_named_by_the_file_it_was_pinned_as_and_old_versions_go(
+    tmp_path: Path, drop: Path
+) -> None:
+    intake = client(drop, interval_s=0.0)
+    sent = []
+    for n, name in enumerate(("first_try", "second", "third")):
+        work = tmp_path / name
+        work.mkdir()
+        code = AGENT + f"# version {n}\n"
+        (work / f"{name}.py").write_text(code)
+        manifest = pin(
+            work / f"{name}.py", track=Track.SKILLS, key=MINER, entrypoint="agent_main",
+            sandbox_digest="sha256:test", manifest_path=work / "m.manifest.json",
+        )  # fmt: skip
+        data = {"agent": code, "manifest": manifest.model_dump(mode="json")}
+        assert post(intake, json.dumps(data).encode(), MINER)[0] == 200
+        [manifest_path] = drop.glob("*.manifest.json")
+        sent.append(read_submission(manifest_path).agent.name)
+    assert sent == ["first_try", "second", "third"]
+    # The version a cycle may have just read stays until the next one arrives.
+    slot = drop / f"{MINER.ss58_address}.skills"
+    assert sorted(p.name for p in slot.iterdir()) == ["second.py", "third.py"]
+
+
+@pytest.mark.parametrize(
+    ("pinned_as", "name"),
+    [
+        ("tools/my_agent.py", "my_agent"),
+        ("C:\\agents\\win_agent.py", "win_agent"),
+        ("../../etc/passwd", "passwd"),
+        ("agent.skills.manifest.json", "agent"),
+        ("évil.py", "agent"),
+        ("a\x00b.py", "agent"),
+        ("x" * 65 + ".py", "agent"),
+        ("", "agent"),
+        (".hidden.py", "agent"),
+    ],
+)
+def test_a_pinned_name_the_drop_cannot_hold_as_a_file_name_is_agent(
+    pinned_as: str, name: str
+) -> None:
+    assert submitted_name(pinned_as) == name
 
 
 def test_replays_stale_and_misaddressed_requests_are_refused(tmp_path: Path, drop: Path) -> None:
@@ -166,7 +214,7 @@ def test_one_new_version_per_hotkey_and_track_per_interval_and_the_newer_replace
     assert post(intake, body(tmp_path, MINER, newer, Track.PACKAGES), MINER)[0] == 200
     now[0] += 601
     assert post(intake, body(tmp_path, MINER, newer), MINER)[0] == 200
-    skills = drop / f"{MINER.ss58_address}.skills.py"
+    skills = drop / f"{MINER.ss58_address}.skills" / "agent.py"
     assert skills.read_text() == newer
     assert len(list(drop.glob("*.manifest.json"))) == 2
 
@@ -203,7 +251,7 @@ def test_agent_submit_reaches_a_served_intake(tmp_path: Path, drop: Path) -> Non
         assert sent.returncode == 0, sent.stderr
         assert json.loads(sent.stdout)["status"] == 200
         address = miner.hotkey.ss58_address
-        assert (drop / f"{address}.skills.py").read_text() == AGENT
+        assert (drop / f"{address}.skills" / "mine.py").read_text() == AGENT
         # Addressed to no validator: refused, since it could be replayed to any validator.
         unbound = run_cli(base)
         assert unbound.returncode == 1
@@ -303,3 +351,17 @@ def test_concurrent_versions_of_one_hotkey_land_once(tmp_path: Path, drop: Path)
         statuses = list(pool.map(send, versions))
     assert statuses.count(200) == 1 and set(statuses) <= {200, 408, 429}, statuses
     assert len(list(drop.glob("*.manifest.json"))) == 1
+
+
+def test_quarantine_takes_an_intake_submission_s_folder_with_its_manifest(
+    tmp_path: Path, drop: Path
+) -> None:
+    intake = client(drop, interval_s=0.0)
+    for version in ("# one\n", "# two\n"):
+        assert post(intake, body(tmp_path, MINER, AGENT + version), MINER)[0] == 200
+        [manifest] = drop.glob("*.manifest.json")
+        folder = quarantine(drop, manifest, "unreadable")
+        slot = f"{MINER.ss58_address}.skills"
+        assert sorted(p.name for p in drop.iterdir()) == ["quarantine"]
+        assert (folder / slot / "agent.py").read_text() == AGENT + version
+        assert (folder / f"{manifest.name}.reason.txt").read_text() == "unreadable\n"

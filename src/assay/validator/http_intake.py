@@ -39,6 +39,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import time
 import urllib.error
 import urllib.request
@@ -46,7 +47,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import uvicorn
@@ -59,7 +60,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from assay.attest.manifest import ManifestError, verify_manifest, write_manifest
+from assay.attest.manifest import ManifestError, read_manifest, verify_manifest, write_manifest
 from assay.chain.snapshot import read_snapshot
 from assay.records.chain import SnapshotError
 from assay.schema.manifest import AgentManifest
@@ -72,6 +73,9 @@ REPLAY_WINDOW_S = 60.0
 _SKEW_S = http_auth.DEFAULT_ALLOWED_SKEW
 # A signed manifest is under 2 KiB; the rest is room for the JSON around it.
 _MANIFEST_BYTES = 16 * 1024
+# The name an agent was pinned under names it in every view; one the drop folder cannot
+# hold as a plain file name (a path, dots, control characters, 64+ characters) is "agent".
+_AGENT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
 
 
 def body_cap(code_bytes: int) -> int:
@@ -357,15 +361,41 @@ def _accept(
 
 
 def _into_drop(drop: Path, hotkey: str, manifest: AgentManifest, code: bytes) -> None:
-    """`<hotkey>.<track>.py` and its manifest, each written whole and renamed into place,
-    the code first: the serve loop never reads a manifest whose code is not there."""
-    stem = f"{hotkey}.{manifest.track.value}"
-    agent = drop / f"{stem}.py"
+    """The code as `<hotkey>.<track>/<name it was pinned under>.py`, then
+    `<hotkey>.<track>.manifest.json` naming it, each written whole and renamed into
+    place, the code first: the serve loop never reads a manifest whose code is not there.
+
+    The file the replaced manifest named stays until the next version arrives (a cycle
+    may have read that manifest and not yet its code); older ones are removed."""
+    slot = f"{hotkey}.{manifest.track.value}"
+    folder = drop / slot
+    folder.mkdir(exist_ok=True)
+    agent = folder / f"{submitted_name(manifest.agent_file)}.py"
     _replace(agent, code)
-    path = drop / f"{stem}.manifest.json"
-    temporary = drop / f".{stem}.manifest.tmp"
-    write_manifest(manifest.model_copy(update={"agent_file": agent.name}), temporary)
+    path = drop / f"{slot}.manifest.json"
+    previous = _named_by(path)
+    temporary = drop / f".{slot}.manifest.tmp"
+    relative = agent.relative_to(drop).as_posix()
+    write_manifest(manifest.model_copy(update={"agent_file": relative}), temporary)
     os.replace(temporary, path)
+    for stale in folder.iterdir():
+        if stale not in (agent, previous) and not stale.name.startswith("."):
+            stale.unlink()
+
+
+def submitted_name(agent_file: str) -> str:
+    """The agent's name from the file its author pinned (`tools/my_agent.py` is
+    `my_agent`)."""
+    stem = PurePosixPath(agent_file.replace("\\", "/")).name.removesuffix(".py")
+    return stem if _AGENT_NAME.fullmatch(stem) else "agent"
+
+
+def _named_by(manifest: Path) -> Path | None:
+    """The agent file a manifest already in the drop names, if it can be read."""
+    try:
+        return manifest.parent / read_manifest(manifest).agent_file
+    except ManifestError:
+        return None
 
 
 def _replace(path: Path, data: bytes) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import threading
 import time
@@ -371,14 +372,18 @@ QUARANTINE = "quarantine"
 
 
 def quarantine(drop: Path, manifest: Path, reason: str) -> Path:
-    """Move a drop file (and the agent file beside it, when it names one in the drop) to
-    `drop/quarantine/`, with `<name>.reason.txt` saying why; the quarantine folder."""
+    """Move a drop file (and the agent beside it: `<stem>.py`, or the intake's `<stem>/`
+    folder) to `drop/quarantine/`, with `<name>.reason.txt` saying why; the quarantine
+    folder."""
     folder = drop / QUARANTINE
     folder.mkdir(exist_ok=True)
     stem = manifest.name.removesuffix(MANIFEST_SUFFIX)
-    for path in (manifest, drop / f"{stem}.py"):
-        if path.is_file() and path.parent == drop:
-            os.replace(path, folder / path.name)
+    for path in (manifest, drop / f"{stem}.py", drop / stem):
+        if path.parent == drop and os.path.lexists(path):
+            target = folder / path.name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)  # an earlier quarantine under the same name
+            os.replace(path, target)
     (folder / f"{manifest.name}.reason.txt").write_text(reason + "\n")
     return folder
 
