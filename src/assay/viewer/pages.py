@@ -91,6 +91,24 @@ def _best(trends: list[RoundTrend]) -> dict[str, dict[str, Best]]:
     return out
 
 
+# A trend's plot across a desktop card (1,320 px of page less its padding), and one a
+# phone shows at its drawn size; the page's CSS shows one of the two. One drawing scaled
+# to both would have a desktop's text at a third of its size on a phone, or use a third
+# of the desktop's card.
+WIDE_PLOT = 1100
+NARROW_PLOT = 330
+
+
+def trend_chart(x_labels: list[str], series: list[svg.LineSeries], *, label: str) -> Markup:
+    wide, narrow = (
+        svg.line_chart(x_labels, series, label=label, plot_width=width)
+        for width in (WIDE_PLOT, NARROW_PLOT)
+    )
+    return Markup('<div class="trend wide">{}</div><div class="trend narrow">{}</div>').format(
+        wide, narrow
+    )
+
+
 def _best_chart(trends: list[RoundTrend], best: dict[str, dict[str, Best]]) -> Markup | None:
     scored = [t.summary.round_id for t in trends if best[t.summary.round_id]]
     if len(scored) < 2:
@@ -102,7 +120,7 @@ def _best_chart(trends: list[RoundTrend], best: dict[str, dict[str, Best]]) -> M
         )
         for track in tracks
     ]
-    return svg.line_chart(scored, series, label="best score per track over rounds")
+    return trend_chart(scored, series, label="best score per track over rounds")
 
 
 def rounds_page(db: Path) -> str:
@@ -179,7 +197,7 @@ def _score_chart(history: list[AgentRound]) -> Markup | None:
         )
         for track in tracks
     ]
-    return svg.line_chart([h.round_id for h in scored], series, label="score per track over rounds")
+    return trend_chart([h.round_id for h in scored], series, label="score per track over rounds")
 
 
 def agent_page(db: Path, agent_hash: str) -> str:
