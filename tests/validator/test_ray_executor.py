@@ -6,6 +6,7 @@ local round every Ray round is compared with is run once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -163,16 +164,35 @@ def stored_reps(db: Path) -> int:
         return 0
 
 
+def _running_a_rep(proc: Path) -> bool:
+    """A Ray worker executing a rep right now (Ray titles it after the task)."""
+    try:
+        return proc.name.isdigit() and (proc / "cmdline").read_bytes().startswith(
+            b"ray::_run_shipped"
+        )
+    except OSError:
+        return False
+
+
 def busy_ray_worker() -> int | None:
-    """A Ray worker process executing a rep right now (Ray titles it after the task)."""
-    for proc in Path("/proc").iterdir():
+    return next((int(p.name) for p in Path("/proc").iterdir() if _running_a_rep(p)), None)
+
+
+def kill_a_worker_mid_rep() -> None:
+    """SIGKILL a worker while it runs a rep. It is stopped first and looked at again, so
+    its rep cannot end between the look and the kill (on a loaded host it could, and the
+    round then had nothing to retry)."""
+    while True:
+        victim = wait_for(busy_ray_worker, "a worker running a rep")
         try:
-            argv = (proc / "cmdline").read_bytes()
-        except OSError:
+            os.kill(victim, signal.SIGSTOP)
+        except ProcessLookupError:
             continue
-        if proc.name.isdigit() and argv.startswith(b"ray::_run_shipped"):
-            return int(proc.name)
-    return None
+        if _running_a_rep(Path(f"/proc/{victim}")):
+            os.kill(victim, signal.SIGKILL)
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(victim, signal.SIGCONT)
 
 
 def wait_for(condition: Any, what: str, timeout: float = 120) -> Any:
@@ -201,8 +221,7 @@ def test_a_worker_killed_mid_rep_is_rerun_not_held_against_the_agent(
     db = setup.folder / "worker-killed.db"
     driver = setup.spawn(*setup.run_args(db, "ray"))
     wait_for(lambda: stored_reps(db) >= 4, "the round to get going")
-    victim = wait_for(busy_ray_worker, "a worker running a rep")
-    os.kill(victim, signal.SIGKILL)
+    kill_a_worker_mid_rep()
     stdout, stderr = driver.communicate(timeout=240)
     assert "retried" in stderr, "the worker must have died mid-rep"
     payload = json.loads(stdout)
