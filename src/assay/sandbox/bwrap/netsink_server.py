@@ -1,0 +1,325 @@
+"""The network a detonated artifact reaches: every TCP connection and every DNS query.
+
+Run by the validator (`assay.sandbox.bwrap.netsink`) inside a run's own network
+namespace, outside the sandbox's process tree and pid namespace, as an unprivileged
+user, with the standard library alone (`python3 -I -S -c`). The namespace's rules send
+every TCP connection not to loopback here (its original destination recovered with
+SO_ORIGINAL_DST) and every UDP datagram to port 53 to the responder. Everything the
+artifact sends is hostile: sizes, counts and time are bounded, and malformed input is
+recorded as far as it goes, never a crash.
+
+Records are JSON lines on stdout (a file the validator opened), each written when its
+connection or query is done; the file never grows past RECORD_BYTES (past it, records
+keep only their addresses, then one `capped` line ends it). On SIGTERM, connections
+still open are recorded as they are and the sink exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import ctypes
+import ipaddress
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import time
+import typing
+
+SO_ORIGINAL_DST = 80  # linux/netfilter_ipv4.h
+PR_SET_PDEATHSIG = 1
+CONN_BYTES = 64 * 1024  # kept of what one connection sends (the rest is counted)
+RECORD_BYTES = 2 << 20  # what all records together may take
+RECORD_SLACK = 256 * 1024  # past RECORD_BYTES, address-only records up to this much more
+IDLE_S = 1.0  # a connection quiet this long is done
+CONN_S = 10.0  # no connection is read for longer
+CONNECTIONS = 1024  # connections served; later ones are closed at once, and counted
+NAMES = 16384  # names handed an address; later ones are refused
+# Handed out one per name: the benchmarking range (RFC 2544), routed nowhere real and
+# not a private range an artifact would read as a sandbox's.
+POOL = ipaddress.IPv4Network("198.18.0.0/15")
+HTTP_METHODS = (b"GET", b"POST", b"PUT", b"PATCH", b"DELETE", b"HEAD", b"OPTIONS")
+HTTP_BODY = b"<html><head><title>OK</title></head><body>OK</body></html>\n"
+HTTP_REPLY = (
+    b"HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html; charset=utf-8\r\n"
+    b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(HTTP_BODY)
+) + HTTP_BODY
+QTYPES = {1: "A", 2: "NS", 5: "CNAME", 12: "PTR", 15: "MX", 16: "TXT", 28: "AAAA", 33: "SRV"}
+
+
+class Records:
+    """The bounded JSON-lines record file."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.written = 0
+        self.capped = False
+
+    def write(self, record: dict[str, object], *, cut: tuple[str, ...] = ()) -> None:
+        if self.capped:
+            return
+        line = _line(record)
+        if self.written + len(line) > RECORD_BYTES:
+            line = _line({k: v for k, v in record.items() if k not in cut} | {"cut": True})
+        if self.written + len(line) > RECORD_BYTES + RECORD_SLACK:
+            self.capped = True
+            line = _line({"kind": "capped"})
+        os.write(self.fd, line)
+        self.written += len(line)
+
+
+def _line(record: dict[str, object]) -> bytes:
+    return json.dumps(record, separators=(",", ":")).encode() + b"\n"
+
+
+class Names:
+    """One address of the pool per name, and the name behind each address."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, str] = {}
+        self.by_address: dict[str, str] = {}
+
+    def address(self, name: str) -> str | None:
+        key = name.lower()
+        if key not in self.by_name:
+            if len(self.by_name) >= NAMES:
+                return None
+            address = str(POOL[len(self.by_name) + 1])
+            self.by_name[key] = address
+            self.by_address[address] = key
+        return self.by_name[key]
+
+
+# --- DNS -------------------------------------------------------------------------------
+
+
+def parse_question(packet: bytes) -> tuple[int, int, str, int, int] | None:
+    """(id, flags, name, qtype, end of the question) of a query, or None when it is not
+    one. Only the question is read: a query's question is never compressed."""
+    if len(packet) < 12:
+        return None
+    ident, flags, qdcount = struct.unpack_from("!HHH", packet)
+    if flags & 0x8000 or qdcount < 1:
+        return None  # a response, or no question
+    labels: list[str] = []
+    at = 12
+    while True:
+        if at >= len(packet):
+            return None
+        size = packet[at]
+        at += 1
+        if size == 0:
+            break
+        if size > 63 or at + size > len(packet) or len(labels) >= 127:
+            return None
+        labels.append(packet[at : at + size].decode("ascii", "backslashreplace"))
+        at += size
+    if at + 4 > len(packet):
+        return None
+    qtype, _qclass = struct.unpack_from("!HH", packet, at)
+    return ident, flags, ".".join(labels), qtype, at + 4
+
+
+def answer(packet: bytes, names: Names, records: Records, via: str) -> bytes | None:
+    """The reply to one query (an A record from the pool for an A query; no data for any
+    other type), recording the name; None for what is not a query."""
+    parsed = parse_question(packet)
+    if parsed is None:
+        records.write({"kind": "dns", "t": time.monotonic(), "via": via, "malformed": True})
+        return None
+    ident, flags, name, qtype, end = parsed
+    address = names.address(name) if name else None
+    qname = QTYPES.get(qtype, str(qtype))
+    records.write({"kind": "dns", "t": time.monotonic(), "via": via, "name": name, "type": qname})
+    rcode = 0 if address else 5  # REFUSED past the cap
+    reply_flags = 0x8000 | 0x0400 | (flags & 0x0100) | 0x0080 | rcode  # QR AA RD RA
+    answers = b""
+    if address and qtype == 1:
+        # The name by a pointer to the question (offset 12), class IN, a minute's TTL.
+        answers = struct.pack("!HHHIH", 0xC00C, 1, 1, 60, 4) + socket.inet_aton(address)
+    header = struct.pack("!HHHHHH", ident, reply_flags, 1, 1 if answers else 0, 0, 0)
+    return header + packet[12:end] + answers
+
+
+class Responder(asyncio.DatagramProtocol):
+    def __init__(self, names: Names, records: Records) -> None:
+        self.names, self.records = names, records
+        self.transport: asyncio.DatagramTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = typing.cast(asyncio.DatagramTransport, transport)
+
+    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        reply = answer(data, self.names, self.records, "udp")
+        if reply is not None and self.transport is not None:
+            self.transport.sendto(reply, addr)
+
+
+# --- TCP -------------------------------------------------------------------------------
+
+
+def original_destination(sock: socket.socket) -> tuple[str, int]:
+    """Where the artifact connected before the namespace's rules redirected it here."""
+    try:
+        raw = sock.getsockopt(socket.SOL_IP, SO_ORIGINAL_DST, 16)
+        port, packed = struct.unpack_from("!2xH4s", raw)
+        return socket.inet_ntoa(packed), port
+    except OSError:
+        host, port = sock.getsockname()[:2]  # reached the sink's own address directly
+        return str(host), int(port)
+
+
+def http_request(data: bytes) -> tuple[dict[str, str], bool] | None:
+    """The request line and Host of an HTTP request, and whether all of it (headers and
+    a Content-Length body, or a chunked body's end) has arrived; None if not HTTP."""
+    method = data.split(b" ", 1)[0]
+    if method not in HTTP_METHODS:
+        return None
+    head, sep, body = data.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    words = lines[0].split(b" ")
+    fields = {
+        "method": method.decode(),
+        "path": words[1][:512].decode("latin-1", "replace") if len(words) > 1 else "",
+    }
+    length, chunked = 0, False
+    for line in lines[1:]:
+        key, _, value = line.partition(b":")
+        key, value = key.strip().lower(), value.strip()
+        if key == b"host":
+            fields["host"] = value[:256].decode("latin-1", "replace")
+        elif key == b"content-length" and value.isdigit():
+            length = int(value[:12])
+        elif key == b"transfer-encoding" and b"chunked" in value.lower():
+            chunked = True
+    if not sep:
+        return fields, False
+    done = body.endswith(b"0\r\n\r\n") if chunked else len(body) >= length
+    return fields, done or len(data) >= CONN_BYTES
+
+
+class Sink:
+    def __init__(self, names: Names, records: Records) -> None:
+        self.names, self.records = names, records
+        self.served = 0
+        self.refused = 0
+        self.open: set[asyncio.Task[None]] = set()
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.served >= CONNECTIONS:
+            self.refused += 1
+            writer.transport.abort()
+            return
+        self.served += 1
+        task = asyncio.current_task()
+        assert task is not None
+        self.open.add(task)
+        sock = writer.get_extra_info("socket")
+        address, port = original_destination(sock)
+        flow = Flow(address, port, self.names.by_address.get(address, ""))
+        try:
+            await flow.read(reader, writer, self.names, self.records)
+        except (asyncio.CancelledError, OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            self.open.discard(task)
+            self.records.write(flow.record(), cut=("data",))
+            writer.transport.abort()
+
+
+class Flow:
+    """One connection: where it was meant to go and what it sent."""
+
+    def __init__(self, address: str, port: int, name: str) -> None:
+        self.address, self.port, self.name = address, port, name
+        self.at = time.monotonic()
+        self.data = bytearray()
+        self.size = 0
+        self.http: dict[str, str] | None = None
+
+    async def read(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        names: Names,
+        records: Records,
+    ) -> None:
+        deadline = self.at + CONN_S
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                chunk = await asyncio.wait_for(reader.read(65536), min(IDLE_S, left))
+            except TimeoutError:
+                return
+            if not chunk:
+                return
+            self.size += len(chunk)
+            self.data += chunk[: CONN_BYTES - len(self.data)]
+            if self.port == 53:
+                self._dns_over_tcp(writer, names, records)
+                continue
+            request = http_request(bytes(self.data)) if self.http is None else None
+            if request is not None and request[1]:
+                self.http = request[0]
+                writer.write(HTTP_REPLY)
+                await writer.drain()
+                return
+
+    def _dns_over_tcp(self, writer: asyncio.StreamWriter, names: Names, records: Records) -> None:
+        """Each whole length-prefixed query in what has arrived, answered once."""
+        while len(self.data) >= 2:
+            size = struct.unpack_from("!H", self.data)[0]
+            if len(self.data) < 2 + size:
+                return
+            query, self.data = bytes(self.data[2 : 2 + size]), self.data[2 + size :]
+            reply = answer(query, names, records, "tcp")
+            if reply is not None:
+                writer.write(struct.pack("!H", len(reply)) + reply)
+
+    def record(self) -> dict[str, object]:
+        record: dict[str, object] = {
+            "kind": "tcp",
+            "t": self.at,
+            "address": self.address,
+            "port": self.port,
+            "name": self.name,
+            "size": self.size,
+            "data": base64.b64encode(bytes(self.data)).decode(),
+        }
+        if self.http is None and self.port != 53:
+            partial = http_request(bytes(self.data))  # what arrived of a request cut short
+            self.http = partial[0] if partial else None
+        if self.http is not None:
+            record["http"] = self.http
+        return record
+
+
+async def main(tcp_port: int, dns_port: int, ready_fd: int, records: Records) -> None:
+    loop = asyncio.get_running_loop()
+    names = Names()
+    sink = Sink(names, records)
+    server = await asyncio.start_server(sink.serve, "127.0.0.1", tcp_port, backlog=256)
+    await loop.create_datagram_endpoint(
+        lambda: Responder(names, records), local_addr=("127.0.0.1", dns_port)
+    )
+    stop = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    os.write(ready_fd, b"ready\n")
+    os.close(ready_fd)
+    await stop.wait()
+    server.close()
+    for task in list(sink.open):
+        task.cancel()
+    await asyncio.gather(*sink.open, return_exceptions=True)
+    if sink.refused:
+        records.write({"kind": "refused", "count": sink.refused})
+
+
+if __name__ == "__main__":
+    # Dies with the validator that started it (its parent through every exec).
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != int(sys.argv[4]):
+        sys.exit(1)
+    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), Records(1)))
