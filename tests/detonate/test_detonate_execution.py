@@ -102,7 +102,7 @@ def _exfiltrated(result: Detonation) -> bool:
 
 HOOK_SHADOW = {
     # Its own usercustomize first on the path, and the user site switched off: the
-    # harness's egress hook would never load.
+    # harness's user site (the MCP SDK's path) would never load.
     "PYTHONPATH": ".",
     "PYTHONNOUSERSITE": "1",
     "PYTHONUSERBASE": "/tmp/elsewhere",
@@ -111,7 +111,7 @@ HOOK_SHADOW = {
 }
 
 
-def test_a_server_env_cannot_drop_the_python_hooks(detonate_tree: Detonate) -> None:
+def test_a_server_env_cannot_drop_the_user_site(detonate_tree: Detonate) -> None:
     hostile = py_server(env=HOOK_SHADOW) | {"usercustomize.py": "# nothing to see\n"}
     result = detonate_tree(hostile, Track.MCP_SERVERS)
     control = detonate_tree(py_server(), Track.MCP_SERVERS)
@@ -121,13 +121,6 @@ def test_a_server_env_cannot_drop_the_python_hooks(detonate_tree: Detonate) -> N
     assert "FAKETIME, HOME, PYTHONNOUSERSITE, PYTHONUSERBASE" in note
     assert "PYTHONPATH" not in note  # the artifact may add to the path
     assert result.complete and control.complete
-
-
-def test_a_server_env_cannot_drop_the_node_hook(detonate_tree: Detonate) -> None:
-    result = detonate_tree(node_server(env={"NODE_OPTIONS": ""}), Track.MCP_SERVERS)
-    control = detonate_tree(node_server(), Track.MCP_SERVERS)
-    assert _exfiltrated(control) and _exfiltrated(result)
-    assert control.names <= result.names
 
 
 def test_a_server_env_adds_to_the_environment(detonate_tree: Detonate) -> None:
