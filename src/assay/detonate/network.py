@@ -25,8 +25,8 @@ _BEFORE_STEPS = "before the first step"
 
 
 def egress(flow: Flow, canaries: CanarySet) -> Egress:
-    """One connection as the step records show it: its peer by the name the artifact
-    resolved (else its address), the canary values in what it sent."""
+    """One connection as the step records show it: its peer (`peer_of`), the canary
+    values in what it sent."""
     request_line = ""
     if flow.http_method:
         request_line = flow.data.split(b"\r\n", 1)[0][:_REQUEST_LINE].decode("latin-1")
@@ -40,7 +40,9 @@ def egress(flow: Flow, canaries: CanarySet) -> Egress:
 
 
 def peer_of(flow: Flow) -> str:
-    return f"{flow.name or flow.address}:{flow.port}"
+    """By the name resolved for its address, else the name its TLS handshake asked for,
+    else its address."""
+    return f"{flow.name or flow.tls_name or flow.address}:{flow.port}"
 
 
 def attach(

@@ -266,6 +266,7 @@ class Flow:
     http_method: str = ""  # "" when it was not HTTP
     http_host: str = ""
     http_path: str = ""
+    tls_name: str = ""  # the server name a TLS ClientHello asked for (SNI)
 
 
 @dataclass(frozen=True)

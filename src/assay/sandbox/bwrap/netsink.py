@@ -36,8 +36,16 @@ STOP_S = 1.0  # for it to record connections still open
 _READ_CAP = 3 << 20  # more than the sink ever writes (its RECORD_BYTES and slack)
 _MAX_FLOWS = 1024
 _MAX_QUERIES = 4096
+# SSH is refused, as many networks' firewalls do: its content is encrypted, so the sink
+# would learn nothing past the connect (which the tracer sees and the name, which the
+# resolver records), and a client that reaches a server loads the user's keys, which
+# would read as the artifact stealing them (a benign `git fetch` over ssh).
 _RULES = f"""
 table ip assay {{
+  chain refused {{
+    type filter hook output priority -200; policy accept;
+    ip daddr != 127.0.0.0/8 tcp dport 22 reject with tcp reset
+  }}
   chain output {{
     type nat hook output priority -100; policy accept;
     ip daddr != 127.0.0.0/8 meta l4proto tcp redirect to :{SINK_PORT}
@@ -181,4 +189,5 @@ def _flow(record: dict[str, object]) -> Flow:
         http_method=str(fields.get("method", "")),
         http_host=str(fields.get("host", "")),
         http_path=str(fields.get("path", "")),
+        tls_name=str(record.get("tls_name", "")),
     )

@@ -37,6 +37,7 @@ RECORD_SLACK = 256 * 1024  # past RECORD_BYTES, address-only records up to this 
 IDLE_S = 1.0  # a connection quiet this long is done
 CONN_S = 10.0  # no connection is read for longer
 CONNECTIONS = 1024  # connections served; later ones are closed at once, and counted
+OPEN_AT_ONCE = 256  # connections read at once (each holds up to CONN_BYTES); as above
 NAMES = 16384  # names handed an address; later ones are refused
 # Handed out one per name: the benchmarking range (RFC 2544), routed nowhere real and
 # not a private range an artifact would read as a sandbox's.
@@ -201,6 +202,30 @@ def http_request(data: bytes) -> tuple[dict[str, str], bool] | None:
     return fields, done or len(data) >= CONN_BYTES
 
 
+def tls_server_name(data: bytes) -> str:
+    """The server name a TLS ClientHello asks for (SNI), or "" (the sink never answers
+    TLS, so this name and the destination are all it learns of an HTTPS request)."""
+    try:
+        if data[0] != 0x16 or data[5] != 0x01:  # a handshake record holding a ClientHello
+            return ""
+        at = 5 + 4 + 2 + 32  # record and handshake headers, version, random
+        at += 1 + data[at]  # session id
+        at += 2 + struct.unpack_from("!H", data, at)[0]  # cipher suites
+        at += 1 + data[at]  # compression methods
+        end = at + 2 + struct.unpack_from("!H", data, at)[0]
+        at += 2
+        while at + 4 <= min(end, len(data)):
+            kind, size = struct.unpack_from("!HH", data, at)
+            at += 4
+            if kind == 0:  # server_name: list length, name type, name length, name
+                length = struct.unpack_from("!H", data, at + 3)[0]
+                return data[at + 5 : at + 5 + min(length, 255)].decode("ascii", "replace")
+            at += size
+    except (IndexError, struct.error):
+        pass
+    return ""
+
+
 class Sink:
     def __init__(self, names: Names, records: Records) -> None:
         self.names, self.records = names, records
@@ -209,7 +234,7 @@ class Sink:
         self.open: set[asyncio.Task[None]] = set()
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.served >= CONNECTIONS:
+        if self.served >= CONNECTIONS or len(self.open) >= OPEN_AT_ONCE:
             self.refused += 1
             writer.transport.abort()
             return
@@ -293,6 +318,8 @@ class Flow:
             self.http = partial[0] if partial else None
         if self.http is not None:
             record["http"] = self.http
+        if server_name := tls_server_name(bytes(self.data)):
+            record["tls_name"] = server_name
         return record
 
 
