@@ -490,10 +490,13 @@ class BwrapBackend(SandboxBackend):
 
     def _recycle(self, done: _Run, shape: _Shape) -> None:
         _cleanup(done)
-        # An eBPF-observed shape is a detonation profile's, whose hostname is drawn per
-        # detonation: a sandbox started ahead for it would never be claimed, and its
-        # bpftrace costs a CPU-second to start.
-        ahead = self._prestart and shape.observer is not ObserverKind.EBPF
+        # An eBPF-observed shape, or one with a network sink, is a detonation profile's,
+        # whose hostname is drawn per detonation: a sandbox started ahead for it would
+        # seldom be claimed (only by a later profile of the same shape in the same
+        # detonation), and its bpftrace (a CPU-second) or its sink (a namespace and a
+        # process) would be started for nothing.
+        detonation = shape.observer is ObserverKind.EBPF or shape.network_sink
+        ahead = self._prestart and not detonation
         while ahead and self._refill(shape):
             pass
 
