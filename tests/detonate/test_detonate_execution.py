@@ -123,6 +123,16 @@ def test_a_server_env_cannot_drop_the_user_site(detonate_tree: Detonate) -> None
     assert result.complete and control.complete
 
 
+def test_a_server_env_of_node_options_is_its_own(detonate_tree: Detonate) -> None:
+    """Nothing of the observation lives in Node's options: a server that sets its own
+    is run with them, and what it sends is seen all the same, by the network sink."""
+    result = detonate_tree(node_server(env={"NODE_OPTIONS": "--no-warnings"}), Track.MCP_SERVERS)
+    assert _exfiltrated(result)
+    leak = next(c for c in result.capabilities if c.capability == "EXFILTRATE_DATA")
+    assert {e.source for e in leak.evidence} == {"network"}
+    assert not any("asked to set" in n for n in result.notes)
+
+
 def test_a_server_env_adds_to_the_environment(detonate_tree: Detonate) -> None:
     """What the server's env adds (a variable of its own, a path) reaches it."""
     on_call = (

@@ -182,7 +182,7 @@ def test_hanging_script_is_killed_and_the_rest_still_runs(
     assert "READ_CLOUD_CREDENTIALS" in result.names
 
 
-def test_what_a_python_client_posts_is_seen_without_any_network(
+def test_what_a_python_client_posts_is_seen_by_the_network_sink(
     detonate_tree: Callable[..., Detonation],
 ) -> None:
     script = """
