@@ -41,22 +41,26 @@ _MAX_QUERIES = 4096
 # resolver records), and a client that reaches a server loads the user's keys, which
 # would read as the artifact stealing them (a benign `git fetch` over ssh).
 _RULES = f"""
-table ip assay {{
+table inet assay {{
   chain refused {{
     type filter hook output priority -200; policy accept;
     ip daddr != 127.0.0.0/8 tcp dport 22 reject with tcp reset
+    ip6 daddr != ::1 tcp dport 22 reject with tcp reset
   }}
   chain output {{
     type nat hook output priority -100; policy accept;
     ip daddr != 127.0.0.0/8 meta l4proto tcp redirect to :{SINK_PORT}
+    ip6 daddr != ::1 meta l4proto tcp redirect to :{SINK_PORT}
     udp dport 53 redirect to :{DNS_PORT}
   }}
 }}
 """
 # Run by root in the fresh namespace, then as the sink's user: unshare execs this shell,
-# which execs the sink, so the validator is the parent of each in turn.
+# which execs the sink, so the validator is the parent of each in turn. IPv6 is the
+# host's to have: without it, nothing of the artifact's reaches an IPv6 address either.
 _SETUP = (
     "ip link set lo up && ip route add local 0.0.0.0/0 dev lo table local"
+    " && { [ ! -e /proc/net/if_inet6 ] || ip -6 route add local ::/0 dev lo table local; }"
     ' && nft -f "$1" && shift && exec "$@"'
 )
 

@@ -49,6 +49,7 @@ HTTP_REPLY = (
     b"HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html; charset=utf-8\r\n"
     b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(HTTP_BODY)
 ) + HTTP_BODY
+LOOPBACKS = ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1"))
 QTYPES = {1: "A", 2: "NS", 5: "CNAME", 12: "PTR", 15: "MX", 16: "TXT", 28: "AAAA", 33: "SRV"}
 
 
@@ -175,6 +176,10 @@ def respond(sock: socket.socket, names: Names, records: Records) -> None:
 def original_destination(sock: socket.socket) -> tuple[str, int]:
     """Where the artifact connected before the namespace's rules redirected it here."""
     try:
+        if sock.family == socket.AF_INET6:  # a sockaddr_in6: port, flow info, address
+            raw = sock.getsockopt(socket.IPPROTO_IPV6, SO_ORIGINAL_DST, 28)
+            port, packed = struct.unpack_from("!2xH4x16s", raw)
+            return socket.inet_ntop(socket.AF_INET6, packed), port
         raw = sock.getsockopt(socket.SOL_IP, SO_ORIGINAL_DST, 16)
         port, packed = struct.unpack_from("!2xH4s", raw)
         return socket.inet_ntoa(packed), port
@@ -361,11 +366,17 @@ def main(tcp_port: int, dns_port: int, ready_fd: int, records: Records) -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # waited for below
     names = Names()
     sink = Sink(names, records)
-    listener = socket.create_server(("127.0.0.1", tcp_port), backlog=256)
-    resolver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    resolver.bind(("127.0.0.1", dns_port))
-    threading.Thread(target=sink.accept, args=(listener,), daemon=True).start()
-    threading.Thread(target=respond, args=(resolver, names, records), daemon=True).start()
+    for family, loopback in LOOPBACKS:
+        try:
+            listener = socket.create_server((loopback, tcp_port), family=family, backlog=256)
+            resolver = socket.socket(family, socket.SOCK_DGRAM)
+            resolver.bind((loopback, dns_port))
+        except OSError:
+            if family == socket.AF_INET:
+                raise
+            continue  # no IPv6 on this host: no IPv6 address is reached either
+        threading.Thread(target=sink.accept, args=(listener,), daemon=True).start()
+        threading.Thread(target=respond, args=(resolver, names, records), daemon=True).start()
     os.write(ready_fd, b"ready\n")
     os.close(ready_fd)
     signal.sigwait({signal.SIGTERM})
