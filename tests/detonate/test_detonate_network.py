@@ -138,3 +138,19 @@ def test_each_connection_is_added_to_the_step_or_call_it_happened_in() -> None:
     )
     evidence = map_network(network, before, canaries, "baseline")
     assert {e.capability for e in evidence} == {"OPEN_SOCKET", "RESOLVE_DNS"}
+
+
+def test_a_flood_past_the_sinks_records_is_an_incomplete_detonation(
+    detonate_tree: Detonate,
+) -> None:
+    script = """
+import socket
+for n in range(48):
+    s = socket.create_connection(("198.51.100.%d" % n, 8080))
+    s.sendall(bytes(range(256)) * 300)
+    s.close()
+"""
+    result = detonate_tree({"SKILL.md": "# x\n", "flood.py": script}, Track.SKILLS)
+    assert not result.complete
+    assert any("network records capped" in i for i in result.interference)
+    assert "OPEN_SOCKET" in result.names
