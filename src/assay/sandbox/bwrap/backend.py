@@ -1006,7 +1006,7 @@ _LIVED_IN_ETC = (
     "bash.bashrc",
     "debian_version",
     "environment",
-    "gai.conf",  # read by getaddrinfo to sort an answer of both IPv4 and IPv6 addresses
+    "gai.conf",  # read by getaddrinfo to sort the addresses of a name
     "host.conf",
     "inputrc",
     "issue",

@@ -40,11 +40,9 @@ CONN_S = 10.0  # no connection is read for longer
 CONNECTIONS = 1024  # connections served; later ones are closed at once, and counted
 OPEN_AT_ONCE = 256  # connections read at once (each holds up to CONN_BYTES); as above
 NAMES = 16384  # names handed an address; later ones are refused
-# Handed out one per name: the benchmarking ranges 198.18.0.0/15 (RFC 2544) and
-# 2001:2::/48 (RFC 5180), routed nowhere real and not private ranges an artifact would
-# read as a sandbox's.
+# Handed out one per name: the benchmarking range 198.18.0.0/15 (RFC 2544), routed
+# nowhere real and not a private range an artifact would read as a sandbox's.
 POOL_BASE = struct.unpack("!I", socket.inet_aton("198.18.0.0"))[0]
-POOL6_BASE = socket.inet_pton(socket.AF_INET6, "2001:2::")[:8]
 HTTP_METHODS = (b"GET", b"POST", b"PUT", b"PATCH", b"DELETE", b"HEAD", b"OPTIONS")
 HTTP_BODY = b"<html><head><title>OK</title></head><body>OK</body></html>\n"
 HTTP_REPLY = (
@@ -86,25 +84,22 @@ def _line(record: dict[str, object]) -> bytes:
 
 
 class Names:
-    """One address of each pool per name, and the name behind each address."""
+    """One address of the pool per name, and the name behind each address."""
 
     def __init__(self) -> None:
-        self.by_name: dict[str, tuple[bytes, bytes]] = {}  # packed IPv4 and IPv6
+        self.by_name: dict[str, str] = {}
         self.by_address: dict[str, str] = {}
-        self.ipv6 = False  # whether IPv6 addresses are handed out (the host has IPv6)
         self.lock = threading.Lock()
 
-    def addresses(self, name: str) -> tuple[bytes, bytes] | None:
+    def address(self, name: str) -> str | None:
         key = name.lower()
         with self.lock:
             if key not in self.by_name:
                 if len(self.by_name) >= NAMES:
                     return None
-                n = len(self.by_name) + 1
-                packed = struct.pack("!I", POOL_BASE + n), POOL6_BASE + struct.pack("!Q", n)
-                self.by_name[key] = packed
-                self.by_address[socket.inet_ntoa(packed[0])] = key
-                self.by_address[socket.inet_ntop(socket.AF_INET6, packed[1])] = key
+                address = socket.inet_ntoa(struct.pack("!I", POOL_BASE + len(self.by_name) + 1))
+                self.by_name[key] = address
+                self.by_address[address] = key
             return self.by_name[key]
 
     def name_of(self, address: str) -> str:
@@ -143,24 +138,25 @@ def parse_question(packet: bytes) -> tuple[int, int, str, int, int] | None:
 
 
 def answer(packet: bytes, names: Names, records: Records, via: str) -> bytes | None:
-    """The reply to one query (an address from the pools for an A or AAAA query; no data
-    for any other type), recording the name; None for what is not a query."""
+    """The reply to one query (an A record from the pool for an A query; no data for any
+    other type), recording the name; None for what is not a query. AAAA gets no data,
+    as on an IPv4-only network: a name with both kinds of address has clients race them
+    (happy eyeballs) by timing, so what a detonation records would hang on the host's
+    load. An IPv6 address the artifact names itself still reaches the sink."""
     parsed = parse_question(packet)
     if parsed is None:
         records.write({"kind": "dns", "t": time.monotonic(), "via": via, "malformed": True})
         return None
     ident, flags, name, qtype, end = parsed
-    addresses = names.addresses(name) if name else None
+    address = names.address(name) if name else None
     qname = QTYPES.get(qtype, str(qtype))
     records.write({"kind": "dns", "t": time.monotonic(), "via": via, "name": name, "type": qname})
-    rcode = 0 if addresses else 5  # REFUSED past the cap
+    rcode = 0 if address else 5  # REFUSED past the cap
     reply_flags = 0x8000 | 0x0400 | (flags & 0x0100) | 0x0080 | rcode  # QR AA RD RA
     answers = b""
-    v4, v6 = addresses or (b"", b"")
-    packed = v4 if qtype == 1 else v6 if qtype == 28 and names.ipv6 else b""
-    if packed:
+    if address and qtype == 1:
         # The name by a pointer to the question (offset 12), class IN, a minute's TTL.
-        answers = struct.pack("!HHHIH", 0xC00C, qtype, 1, 60, len(packed)) + packed
+        answers = struct.pack("!HHHIH", 0xC00C, 1, 1, 60, 4) + socket.inet_aton(address)
     header = struct.pack("!HHHHHH", ident, reply_flags, 1, 1 if answers else 0, 0, 0)
     return header + packet[12:end] + answers
 
@@ -382,7 +378,6 @@ def main(tcp_port: int, dns_port: int, ready_fd: int, records: Records) -> None:
             if family == socket.AF_INET:
                 raise
             continue  # no IPv6 on this host: no IPv6 address is reached either
-        names.ipv6 |= family == socket.AF_INET6
         threading.Thread(target=sink.accept, args=(listener,), daemon=True).start()
         threading.Thread(target=respond, args=(resolver, names, records), daemon=True).start()
     os.write(ready_fd, b"ready\n")
