@@ -10,6 +10,10 @@ command -v bwrap >/dev/null || want+=(bubblewrap)
 command -v strace >/dev/null || want+=(strace)
 # Detonation's observer: eBPF probes on the kernel's tracepoints (needs BTF, CAP_BPF).
 command -v bpftrace >/dev/null || want+=(bpftrace)
+# Detonation's network: a namespace per run (iproute2, util-linux's unshare and nsenter)
+# whose nftables rules send every connection and DNS query to the validator's sink.
+PATH="$PATH:/usr/sbin:/sbin" command -v ip >/dev/null || want+=(iproute2)
+PATH="$PATH:/usr/sbin:/sbin" command -v nft >/dev/null || want+=(nftables)
 # The sandbox's own interpreter, the seccomp compiler pyseccomp loads, and setpriv.
 [ -x /usr/bin/python3 ] || want+=(python3)
 # grep reads all of ldconfig's output: with -q it could stop early, and pipefail

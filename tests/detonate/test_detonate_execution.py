@@ -102,7 +102,7 @@ def _exfiltrated(result: Detonation) -> bool:
 
 HOOK_SHADOW = {
     # Its own usercustomize first on the path, and the user site switched off: the
-    # harness's egress hook would never load.
+    # harness's user site (the MCP SDK's path) would never load.
     "PYTHONPATH": ".",
     "PYTHONNOUSERSITE": "1",
     "PYTHONUSERBASE": "/tmp/elsewhere",
@@ -111,7 +111,7 @@ HOOK_SHADOW = {
 }
 
 
-def test_a_server_env_cannot_drop_the_python_hooks(detonate_tree: Detonate) -> None:
+def test_a_server_env_cannot_drop_the_user_site(detonate_tree: Detonate) -> None:
     hostile = py_server(env=HOOK_SHADOW) | {"usercustomize.py": "# nothing to see\n"}
     result = detonate_tree(hostile, Track.MCP_SERVERS)
     control = detonate_tree(py_server(), Track.MCP_SERVERS)
@@ -123,11 +123,14 @@ def test_a_server_env_cannot_drop_the_python_hooks(detonate_tree: Detonate) -> N
     assert result.complete and control.complete
 
 
-def test_a_server_env_cannot_drop_the_node_hook(detonate_tree: Detonate) -> None:
-    result = detonate_tree(node_server(env={"NODE_OPTIONS": ""}), Track.MCP_SERVERS)
-    control = detonate_tree(node_server(), Track.MCP_SERVERS)
-    assert _exfiltrated(control) and _exfiltrated(result)
-    assert control.names <= result.names
+def test_a_server_env_of_node_options_is_its_own(detonate_tree: Detonate) -> None:
+    """Nothing of the observation lives in Node's options: a server that sets its own
+    is run with them, and what it sends is seen all the same, by the network sink."""
+    result = detonate_tree(node_server(env={"NODE_OPTIONS": "--no-warnings"}), Track.MCP_SERVERS)
+    assert _exfiltrated(result)
+    leak = next(c for c in result.capabilities if c.capability == "EXFILTRATE_DATA")
+    assert {e.source for e in leak.evidence} == {"network"}
+    assert not any("asked to set" in n for n in result.notes)
 
 
 def test_a_server_env_adds_to_the_environment(detonate_tree: Detonate) -> None:

@@ -161,7 +161,10 @@ def test_network_never_leaves_the_sandbox(
     result = detonate_tree({"SKILL.md": "# x\n", "run.py": script}, Track.SKILLS)
     assert accepted == []
     sockets = next(c for c in result.capabilities if c.capability == "OPEN_SOCKET")
-    assert [e.peer for e in sockets.evidence] == [f"203.0.113.7:{port}"]
+    # The connect the tracer saw, and the connection the run's own sink accepted (what
+    # it sent is the sink's, never the host's); loopback is the sandbox's own.
+    found = {(e.peer, e.source) for e in sockets.evidence}
+    assert found == {(f"203.0.113.7:{port}", "trace"), (f"203.0.113.7:{port}", "network")}
 
 
 def test_hanging_script_is_killed_and_the_rest_still_runs(
@@ -179,7 +182,7 @@ def test_hanging_script_is_killed_and_the_rest_still_runs(
     assert "READ_CLOUD_CREDENTIALS" in result.names
 
 
-def test_what_a_python_client_posts_is_seen_without_any_network(
+def test_what_a_python_client_posts_is_seen_by_the_network_sink(
     detonate_tree: Callable[..., Detonation],
 ) -> None:
     script = """

@@ -301,14 +301,14 @@ def test_a_network_tool_uploading_a_canary_file_is_exfiltration() -> None:
     ]
 
 
-def test_redirected_connections_map_to_post_and_exfiltration() -> None:
+def test_what_the_network_sink_saw_sent_maps_to_post_and_exfiltration() -> None:
     egress = Egress("203.0.113.7:80", 120, "POST", "POST /c HTTP/1.1", ("aws_credentials",))
     log = HarnessLog(steps=(StepLog("s", egress=(egress,)),))
     found = {(e.capability, e.peer, e.source) for e in map_harness(log, "baseline")}
     assert found == {
-        ("POST_WEB", "203.0.113.7:80", "harness"),
-        ("READ_CLOUD_CREDENTIALS", "203.0.113.7:80", "harness"),
-        ("EXFILTRATE_DATA", "203.0.113.7:80", "harness"),
+        ("POST_WEB", "203.0.113.7:80", "network"),
+        ("READ_CLOUD_CREDENTIALS", "203.0.113.7:80", "network"),
+        ("EXFILTRATE_DATA", "203.0.113.7:80", "network"),
     }
 
 

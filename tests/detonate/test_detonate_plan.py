@@ -26,11 +26,10 @@ from assay.mechanism.spec import Track
 
 
 def test_a_step_env_adds_and_extends_but_never_replaces() -> None:
-    base = {"PATH": "/usr/bin", "HOME": "/home/u", "NODE_OPTIONS": "--require /h.js"}
+    base = {"PATH": "/usr/bin", "HOME": "/home/u"}
     extra = {
         "PATH": "/opt/x",
         "HOME": "/tmp",
-        "NODE_OPTIONS": "",
         "PYTHONNOUSERSITE": "1",
         "FAKETIME_DONT_RESET": "1",
         "LD_PRELOAD": "/x.so",
@@ -39,7 +38,6 @@ def test_a_step_env_adds_and_extends_but_never_replaces() -> None:
     assert merge_env(base, extra) == {
         "PATH": "/usr/bin:/opt/x",
         "HOME": "/home/u",
-        "NODE_OPTIONS": "--require /h.js",
         "LD_PRELOAD": "/x.so",
         "NOTES_MODE": "sync",
     }

@@ -58,7 +58,7 @@ PLAN = HarnessPlan(
 )
 LOG = HarnessLog(
     steps=(
-        StepLog("run.py", 0, False, 12, "warning\n", canary_hits=(HIT,), egress=(SENT,)),
+        StepLog("run.py", 0, False, 12, "warning\n", canary_hits=(HIT,), started=812.5),
         StepLog("hang.py", None, True, 0),
         StepLog("missing", error="FileNotFoundError: [Errno 2] No such file"),
         StepLog(
@@ -75,7 +75,6 @@ LOG = HarnessLog(
     ),
     skipped=("late",),
     errors=("copying the artifact failed: OSError",),
-    sink_port=40123,
     elapsed_s=3.25,
 )
 
@@ -155,12 +154,12 @@ def _mutated(path: tuple[str | int, ...], value: object) -> bytes:
         (_mutated(("steps", 1, "timed_out"), 1), "steps[1].timed_out: not a boolean"),
         (_mutated(("steps", 1, "name"), KeyError), "steps[1].name: missing"),
         (_mutated(("steps", 0, "canary_hits", 0, "path"), None), "canary_hits[0].path"),
-        (_mutated(("steps", 0, "egress", 0, "canaries"), "aws"), "canaries: not a list"),
-        (_mutated(("steps", 0, "egress", 0, "canaries", 0), 7), "canaries[0]: not a string"),
+        (_mutated(("steps", 3, "mcp", "calls", 0, "egress", 0, "canaries"), "aws"), "not a list"),
+        (_mutated(("steps", 3, "mcp", "calls", 0, "egress", 0, "canaries", 0), 7), "not a string"),
         (_mutated(("steps", 3, "mcp", "session"), None), "mcp.session: not an object"),
         (_mutated(("steps", 3, "mcp", "tools", 0, "input_schema"), []), "input_schema"),
         (_mutated(("steps", 3, "mcp", "calls", 0), "ok"), "mcp.calls[0]: not an object"),
-        (_mutated(("sink_port",), 1.5), "HarnessLog.sink_port: not an integer"),
+        (_mutated(("steps", 0, "started"), "1"), "HarnessLog.steps[0].started: not a number"),
         (_mutated(("elapsed_s",), "3"), "HarnessLog.elapsed_s: not a number"),
         (_mutated(("skipped",), KeyError), "HarnessLog.skipped: missing"),
     ],

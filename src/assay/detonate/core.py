@@ -48,6 +48,7 @@ from assay.detonate.model import (
     clip,
     quoted,
 )
+from assay.detonate.network import attach, map_network
 from assay.detonate.steps import (
     MCP_SAMPLE_FILE,
     PROFILES,
@@ -277,8 +278,10 @@ class _Setup:
     def run(self, profile: Profile) -> _ProfileResult:
         observation = self.backend.run(self.request(profile))
         log, unreadable = read_log(observation.result.data)
+        log, before_steps = attach(log, observation.network, self.canaries)
         who = self.attribution(profile)
         evidence = map_trace(observation.trace, who) + map_harness(log, profile.name)
+        evidence += map_network(observation.network, before_steps, self.canaries, profile.name)
         evidence += map_home(observation.home_events, profile.name, evidence)
         evidence += map_uploads(observation.trace.executed, log, who)
         status = observation.limit_hit.value if observation.limit_hit else "ok"
@@ -322,6 +325,7 @@ class _Setup:
             boot_time_shift_s=offset_seconds(profile.clock_offset),
             harness_command=True,
             observer=self.observer,
+            network_sink=True,
         )
 
     def attribution(self, profile: Profile) -> Attribution:
@@ -368,6 +372,8 @@ def _interference(
     found += [f"process still alive at the end: {clip(' '.join(a), 160)}" for a in alive][:4]
     if observation.home_watch_lost:
         found.append("the watch on the home lost events: its queue overflowed")
+    if observation.network.truncated:
+        found.append("network records capped: the artifact sent more than the sink keeps")
     if run.skipped_steps:
         found.append(f"{len(run.skipped_steps)} step(s) not run: profile deadline reached")
     found += [
@@ -745,11 +751,10 @@ def _event_summary(
             if e.event == "write" or write_capability(e.path) == "WRITE_SHELL_PROFILE"
         )
         kinds["connects"].update(
-            f"{c.family}:{c.address}:{c.port}"
-            for c in trace.connects
-            if not _harness_peer(c, log.sink_port)
+            f"{c.family}:{c.address}:{c.port}" for c in trace.connects if not _name_service(c)
         )
         kinds["dns"].update(trace.dns_queries)
+        kinds["dns"].update(q.name for q in observation.network.queries)
         for step in log.steps:
             kinds["canary_hits"].update(
                 f"{hit.canary} in {home_relative(hit.path)}" for hit in step.canary_hits
@@ -774,10 +779,9 @@ def relevance(kind: str, event: str) -> int:
     return 0
 
 
-def _harness_peer(peer: Peer, sink_port: int | None) -> bool:
-    """The harness's egress sink, or glibc asking for a name-service daemon."""
-    sink = peer.family == "inet" and peer.address == "127.0.0.1" and peer.port == sink_port
-    return sink or peer.address == "/var/run/nscd/socket"
+def _name_service(peer: Peer) -> bool:
+    """glibc asking for a name-service daemon (of every program that resolves a name)."""
+    return peer.address == "/var/run/nscd/socket"
 
 
 def _mcp_summary(observations: list[tuple[Profile, Observation, HarnessLog]]) -> McpSummary:

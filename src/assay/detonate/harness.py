@@ -22,16 +22,13 @@ import json
 import math
 import os
 import re
-import select
 import selectors
 import shutil
 import signal
-import socket
 import stat
 import struct
 import subprocess
 import sys
-import threading
 import time
 import types
 import zlib
@@ -295,171 +292,19 @@ class Scanner:
                     hits.append(wire.CanaryHit(name, full[:_PATH_SHOWN]))
 
 
-# --- egress sink -------------------------------------------------------------------------
+# --- the user site ------------------------------------------------------------------
 
-# Imported by every Python child (through PYTHONPATH): a connect to a non-loopback
-# IPv4 peer is first really attempted (so the validator's tracer records it; the
-# sandbox has no route, so it fails), then handed to the harness's loopback sink with
-# a one-line preamble naming the intended peer, so what the artifact meant to send
-# can be seen. Nothing reaches any network either way.
-_EGRESS_HOOK = """
-import socket as _socket
-
-def _assay_egress(sink=("127.0.0.1", {port})):
-    real = _socket.socket.connect
-
-    def connect(self, address):
-        external = (
-            self.family == _socket.AF_INET
-            and isinstance(address, tuple)
-            and not str(address[0]).startswith("127.")
-        )
-        if not external:
-            return real(self, address)
-        try:
-            return real(self, address)
-        except OSError:
-            pass
-        real(self, sink)
-        self.sendall(("ASSAY-EGRESS %s %s\\n" % (address[0], address[1])).encode())
-
-    _socket.socket.connect = connect
-
-_assay_egress()
-del _assay_egress
-"""
-# Extra import paths (the pinned MCP SDK) as a .pth line: no PYTHONPATH to notice.
-_SITE_PTH = "{paths}\n"
-# The hook runs from a .pth line of the user site (an `import` line is executed whole),
-# not as `usercustomize`: that module is looked up on sys.path, where an artifact's own
-# PYTHONPATH comes first and could shadow it.
-_HOOK_PTH = "import sys; exec({code!r}, {{}})\n"
-# The same for Node children (through NODE_OPTIONS=--require): a throwaway socket
-# makes the real, traced attempt; the artifact's own socket goes to the sink.
-_EGRESS_HOOK_JS = """
-const net = require("net");
-// Loaded through NODE_OPTIONS; the variable itself is not the artifact's business.
-delete process.env.NODE_OPTIONS;
-const realConnect = net.Socket.prototype.connect;
-net.Socket.prototype.connect = function (...args) {
-  // net.connect() passes arguments it has already normalised (an array).
-  const [options, callback] = Array.isArray(args[0]) ? args[0] : net._normalizeArgs(args);
-  const host = options.host || "localhost";
-  const external = !options.path && net.isIPv4(host) && !host.startsWith("127.");
-  if (!external) return realConnect.apply(this, args);
-  const probe = new net.Socket();
-  probe.on("error", () => {});
-  realConnect.call(probe, { host, port: options.port });
-  const socket = realConnect.call(this, { host: "127.0.0.1", port: {port} }, callback);
-  socket.write("ASSAY-EGRESS " + host + " " + options.port + "\\n");
-  return socket;
-};
-"""
-_EGRESS_CAP = 64 * 1024
-_EGRESS_CONNECTIONS = 64
-_HTTP_METHODS = (b"GET ", b"POST ", b"PUT ", b"PATCH ", b"DELETE ", b"HEAD ")
+# Extra import paths (the pinned MCP SDK) as a .pth line of the fake home's user site,
+# which every Python child reads on its own: no PYTHONPATH to notice.
+_SITE_PTH = "vendor.pth"
 
 
-class EgressSink:
-    """Loopback listener that records what redirected connections carry."""
-
-    def __init__(self, needles: dict[str, list[bytes]]) -> None:
-        self.needles = needles
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.listener.settimeout(0.2)
-        self.port = self.listener.getsockname()[1]
-        self.events: list[wire.Egress] = []
-        self.lock = threading.Lock()
-        self.accepted = 0
-        self.busy = threading.Event()  # set while a connection is being read
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def hook_env(
-        self, directory: str, user_site: str, site_paths: tuple[str, ...]
-    ) -> dict[str, str]:
-        """Install the hooks: Python's in the fake home's user site-packages (which every
-        Python child reads on its own), Node's under `directory`; returns the child env
-        that loads the Node one."""
-        os.makedirs(directory, exist_ok=True)
-        os.makedirs(user_site, exist_ok=True)
-        python_files = {"_local.pth": _HOOK_PTH.format(code=_EGRESS_HOOK.format(port=self.port))}
-        if site_paths:
-            python_files["vendor.pth"] = _SITE_PTH.format(paths="\n".join(site_paths))
-        for name, text in python_files.items():
-            with open(os.path.join(user_site, name), "w", encoding="utf-8") as handle:
-                handle.write(text)
-        node_hook = os.path.join(directory, "preload.js")
-        with open(node_hook, "w", encoding="utf-8") as handle:
-            handle.write(_EGRESS_HOOK_JS.replace("{port}", str(self.port)))
-        return {"NODE_OPTIONS": f"--require {node_hook}"}
-
-    def drain(self) -> tuple[wire.Egress, ...]:
-        """Events so far, once connections already made have been read (a step's child
-        may exit before the sink has accepted or finished reading its connection)."""
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline and (self.busy.is_set() or self._pending()):
-            time.sleep(0.02)
-        with self.lock:
-            events, self.events = self.events, []
-        return tuple(events)
-
-    def _pending(self) -> bool:
-        if self.accepted >= _EGRESS_CONNECTIONS:
-            return False  # the sink has stopped serving; nothing more will be read
-        readable, _, _ = select.select([self.listener], [], [], 0)
-        return bool(readable)
-
-    def _serve(self) -> None:
-        while self.accepted < _EGRESS_CONNECTIONS:
-            try:
-                conn, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.accepted += 1
-            self.busy.set()
-            with conn:
-                self._record(conn)
-            self.busy.clear()
-
-    def _record(self, conn: socket.socket) -> None:
-        data = _read_for(conn, deadline=time.monotonic() + 1.5)
-        head, _, body = data.partition(b"\n")
-        if not head.startswith(b"ASSAY-EGRESS "):
-            return
-        words = head.decode("ascii", "replace").split()
-        method = next((m.strip().decode() for m in _HTTP_METHODS if body.startswith(m)), "")
-        if method:
-            with contextlib.suppress(OSError):
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-        canaries = sorted(n for n, forms in self.needles.items() if any(f in body for f in forms))
-        event = wire.Egress(
-            peer=":".join(words[1:3]),
-            size=len(body),
-            http_method=method,
-            request_line=body.split(b"\r\n", 1)[0][:200].decode("latin-1") if method else "",
-            canaries=tuple(canaries),
-        )
-        with self.lock:
-            self.events.append(event)
-
-
-def _read_for(conn: socket.socket, deadline: float) -> bytes:
-    """What the peer sends until it goes quiet, closes, or the cap or deadline is hit."""
-    chunks: list[bytes] = []
-    size = 0
-    while size < _EGRESS_CAP and time.monotonic() < deadline:
-        conn.settimeout(0.3)
-        try:
-            chunk = conn.recv(_EGRESS_CAP - size)
-        except (TimeoutError, OSError):
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
+def add_site_paths(user_site: str, site_paths: tuple[str, ...]) -> None:
+    if not site_paths:
+        return
+    os.makedirs(user_site, exist_ok=True)
+    with open(os.path.join(user_site, _SITE_PTH), "w", encoding="utf-8") as handle:
+        handle.write("\n".join(site_paths) + "\n")
 
 
 # --- time under load ---------------------------------------------------------------------
@@ -955,11 +800,10 @@ def run_mcp(
     client: wire.McpClient,
     env: dict[str, str],
     scanner: Scanner,
-    sink: EgressSink,
     deadline: float,
 ) -> wire.McpLog:
     session = McpSession(list(step.argv), step.cwd, env, client.project)
-    driver = _Driver(session, client, scanner, sink, deadline)
+    driver = _Driver(session, client, scanner, deadline)
     try:
         driver.run()
     finally:
@@ -988,11 +832,10 @@ class _Driver:
         session: McpSession,
         client: wire.McpClient,
         scanner: Scanner,
-        sink: EgressSink,
         deadline: float,
     ) -> None:
         self.session, self.client = session, client
-        self.scanner, self.sink, self.deadline = scanner, sink, deadline
+        self.scanner, self.deadline = scanner, deadline
         self.backstop_s = (deadline - time.monotonic()) * (BACKSTOP_FACTOR - 1)
         self.initialize = ""
         self.list_failure = ""
@@ -1053,13 +896,14 @@ class _Driver:
                         "properties": {str(a.get("name")): {} for a in _args_of(item)}
                     }
                     params = {"name": name, "arguments": self._arguments(schema)}
+                started = time.monotonic()
                 reply = self.session.request(fetch, params, timeout)
                 self.reads.append(
                     wire.McpCall(
                         f"{capability[:-1]} {name[:200]}",
                         _outcome(reply),
                         self.scanner.scan(),
-                        self.sink.drain(),
+                        started=started,
                     )
                 )
 
@@ -1089,11 +933,12 @@ class _Driver:
     def _call(self, tool: wire.McpTool, label: str, arguments: dict[str, Any]) -> wire.McpCall:
         if self._past_deadline():
             return wire.McpCall(tool.name, "skipped: deadline", variation=label)
+        started = time.monotonic()
         reply = self.session.request(
             "tools/call", {"name": tool.name, "arguments": arguments}, self.client.call_timeout_s
         )
         return wire.McpCall(
-            tool.name, _outcome(reply), self.scanner.scan(), self.sink.drain(), variation=label
+            tool.name, _outcome(reply), self.scanner.scan(), variation=label, started=started
         )
 
     def _changed_tools(self) -> list[wire.McpTool]:
@@ -1229,9 +1074,9 @@ def _outcome(reply: dict[str, Any]) -> str:
 
 # What a step's own environment (an MCP server's `env`) may extend, never replace: the
 # harness's value comes first, the artifact's is appended.
-ADDITIVE_ENV = {"PATH": ":", "NODE_OPTIONS": " ", "LD_PRELOAD": ":"}
+ADDITIVE_ENV = {"PATH": ":", "LD_PRELOAD": ":"}
 # Variables the observation depends on even when the harness leaves them unset: where
-# Python finds its user site (the egress hook), and libfaketime's settings (the clock
+# Python finds its user site (the MCP SDK's path), and libfaketime's settings (the clock
 # profiles). An artifact never sets these for the steps it is observed in.
 OBSERVATION_ENV = ("PYTHONNOUSERSITE", "PYTHONUSERBASE", "PYTHONHOME")
 OBSERVATION_ENV_PREFIXES = ("FAKETIME", "DONT_FAKE", "NO_FAKE")
@@ -1265,17 +1110,17 @@ def run_step(
     step: wire.PlannedStep,
     env: dict[str, str],
     scanner: Scanner,
-    sink: EgressSink,
     deadline: float,
 ) -> wire.StepLog:
     """One step; `deadline` is the profile's wall backstop, which no step outlives."""
     env = merge_env(env, step.env)
     backstop = min(step.timeout_s * BACKSTOP_FACTOR, max(0.1, deadline - time.monotonic()))
+    started = time.monotonic()
     done = wire.StepLog(step.name)
     try:
         if step.mcp is not None:
             timeout = min(step.timeout_s, backstop)
-            mcp = run_mcp(step, step.mcp, env, scanner, sink, time.monotonic() + timeout)
+            mcp = run_mcp(step, step.mcp, env, scanner, time.monotonic() + timeout)
             done = wire.StepLog(step.name, mcp=mcp)
         else:
             child = Child(list(step.argv), step.cwd, env, step.stdin.encode())
@@ -1285,7 +1130,7 @@ def run_step(
             )
     except (OSError, ValueError, RecursionError) as exc:
         done = wire.StepLog(step.name, error=f"{type(exc).__name__}: {str(exc)[:200]}")
-    return replace(done, canary_hits=scanner.scan(), egress=sink.drain())
+    return replace(done, canary_hits=scanner.scan(), started=started)
 
 
 def _tree_cpu_s() -> float:
@@ -1328,7 +1173,6 @@ def main() -> None:
     steps: list[wire.StepLog] = []
     skipped: list[str] = []
     errors: list[str] = []
-    sink_port: int | None = None
     lingering: tuple[str, ...] = ()
     cap = 1 << 20
     try:
@@ -1342,10 +1186,8 @@ def main() -> None:
         if plan.repo is not None:
             make_repo(plan.repo)
         scanner = Scanner(plan)
-        sink = EgressSink(scanner.needles)
-        sink_port = sink.port
-        hooks = sink.hook_env(os.path.join(plan.stage, "hooks"), plan.user_site, plan.site_paths)
-        env = {**plan.env, **hooks}
+        add_site_paths(plan.user_site, plan.site_paths)
+        env = dict(plan.env)
         # Anything the artifact's tree can make fail here (a copy it breaks) is recorded
         # and the steps still run: they then fail on their own, visibly.
         try:
@@ -1356,11 +1198,11 @@ def main() -> None:
             if time.monotonic() >= deadline or _tree_cpu_s() >= plan.deadline_s:
                 skipped.append(step.name)
                 continue
-            done = run_step(step, env, scanner, sink, deadline)
+            done = run_step(step, env, scanner, deadline)
             if done.stopped == "wall" and time.monotonic() < deadline:
                 # Still working when the backstop came: the host was busy. Once more,
                 # so a passing spike of load does not decide what is seen.
-                done = replace(run_step(step, env, scanner, sink, deadline), attempts=2)
+                done = replace(run_step(step, env, scanner, deadline), attempts=2)
             steps.append(done)
             if step.needed and done.exit != 0:
                 break  # what it builds is missing: the validator names the failed step
@@ -1371,7 +1213,6 @@ def main() -> None:
         steps=tuple(steps),
         skipped=tuple(skipped),
         errors=tuple(errors),
-        sink_port=sink_port,
         survivors=lingering,
         elapsed_s=round(time.monotonic() - started, 3),
     )

@@ -347,7 +347,7 @@ def _execs(execs: Iterable[Executed], who: Attribution, links: _Links) -> Iterat
         leaked = who.canaries.names_in("\0".join(argv))
         outbound = _is_network(argv, file)
         for name in leaked:
-            yield from _leak(name, who.profile, "exec", argv=argv, outbound=outbound)
+            yield from leak(name, who.profile, "exec", argv=argv, outbound=outbound)
 
 
 def _is_network(argv: tuple[str, ...], file: str) -> bool:
@@ -370,10 +370,10 @@ def _network(trace: TraceSummary, who: Attribution) -> Iterator[Evidence]:
     for name in trace.dns_queries:
         yield Evidence("RESOLVE_DNS", who.profile, "dns", peer=name.rstrip("."))
         for leaked in who.canaries.names_in(name):
-            yield from _leak(leaked, who.profile, "dns", peer=name, outbound=True)
+            yield from leak(leaked, who.profile, "dns", peer=name, outbound=True)
 
 
-def _leak(
+def leak(
     name: str,
     profile: str,
     event: str,
@@ -409,41 +409,42 @@ def _records(log: HarnessLog) -> Iterator[tuple[str, StepLog | McpCall]]:
 
 
 def map_harness(log: HarnessLog, profile: str) -> list[Evidence]:
-    """What the harness saw: canary values in files the artifact wrote, and what its
-    redirected connections carried (HTTP requests, canary values)."""
+    """What the harness saw (canary values in files the artifact wrote), and what the
+    network sink saw sent during each step or call (`assay.detonate.network.attach`)."""
     return [e for where, record in _records(log) for e in harness_evidence(record, where, profile)]
 
 
 def harness_evidence(record: StepLog | McpCall, where: str, profile: str) -> list[Evidence]:
-    """What the harness saw after one step or tool call (`where` names it)."""
+    """What was seen after one step or tool call (`where` names it)."""
     found: list[Evidence] = []
     for hit in record.canary_hits:
         path = home_relative(hit.path)
-        for e in _leak(hit.canary, profile, "canary_in_file", path=path):
+        for e in leak(hit.canary, profile, "canary_in_file", path=path):
             found.append(replace(e, detail=f"{e.detail} ({where})", source="harness"))
     for egress in record.egress:
-        found += _egress(egress, where, profile)
+        found += egress_evidence(egress, where, profile)
     return found
 
 
-def _egress(egress: Egress, where: str, profile: str) -> list[Evidence]:
+def egress_evidence(egress: Egress, where: str, profile: str) -> list[Evidence]:
+    """What one connection the network sink saw sent: a POST, canary values."""
     peer = egress.peer
     found: list[Evidence] = []
     if egress.http_method in ("POST", "PUT", "PATCH"):
         detail = f"{egress.request_line} with {egress.size} bytes ({where})"
         found.append(
-            Evidence("POST_WEB", profile, "send", peer=peer, detail=detail, source="harness")
+            Evidence("POST_WEB", profile, "send", peer=peer, detail=detail, source="network")
         )
     for name in egress.canaries:
-        for e in _leak(name, profile, "send", peer=peer, outbound=True):
-            found.append(replace(e, detail=f"{e.detail} in data sent ({where})", source="harness"))
+        for e in leak(name, profile, "send", peer=peer, outbound=True):
+            found.append(replace(e, detail=f"{e.detail} in data sent ({where})", source="network"))
     return found
 
 
 def map_uploads(execs: Iterable[Executed], log: HarnessLog, who: Attribution) -> list[Evidence]:
     """A network tool handed a file the harness found canary values in: the secret is
-    on its way out (e.g. `curl --data-binary @~/.cache/stash`), even though the sandbox
-    has no network for it to arrive anywhere."""
+    on its way out (e.g. `curl --data-binary @~/.cache/stash`), even where what it sends
+    is encrypted (HTTPS), which the network sink cannot read."""
     loaded = _canary_files(log)
     found: list[Evidence] = []
     for item in execs:

@@ -40,7 +40,8 @@ def quoted(text: str, limit: int = MAX_TEXT) -> str:
 class Evidence:
     """One observation behind a capability. `source` is `trace` (the validator's own
     tracer), `watch` (its kernel watch on the planted home's secrets and shell
-    profiles) or `harness` (the in-sandbox harness's canary scan or MCP log)."""
+    profiles), `harness` (the in-sandbox harness's canary scan or MCP log) or `network`
+    (the run's network sink, outside the sandbox: connections, what they sent, DNS)."""
 
     capability: str
     profile: str

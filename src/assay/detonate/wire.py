@@ -164,7 +164,7 @@ class HarnessPlan(_Wire):
     placeholders: Mapping[str, str]  # sandbox path -> content, written directly
     copies: tuple[str, ...]  # where the artifact is copied (writable trees)
     links: Mapping[str, str]  # sandbox symlink -> its target
-    user_site: str  # the fake home's user site-packages (the egress hook goes there)
+    user_site: str  # the fake home's user site-packages (`site_paths` are added there)
     site_paths: tuple[str, ...]  # extra import paths for Python children
     scan_roots: tuple[str, ...]  # scanned for canary values after every step
     scan_skip: tuple[str, ...]
@@ -191,9 +191,10 @@ class CanaryHit(_Wire):
 
 @dataclass(frozen=True)
 class Egress(_Wire):
-    """What one connection redirected to the harness's sink carried."""
+    """What one connection carried, as the run's network sink saw it (the validator
+    adds these to the step or call it happened in: `assay.detonate.network`)."""
 
-    peer: str  # the peer the artifact meant to reach
+    peer: str  # the peer the artifact meant to reach: host name, or else address, and port
     size: int  # bytes sent
     http_method: str  # "" when it was not HTTP
     request_line: str
@@ -218,6 +219,7 @@ class McpCall(_Wire):
     canary_hits: tuple[CanaryHit, ...] = ()
     egress: tuple[Egress, ...] = ()
     variation: str = ""  # which argument differs from the base call ("" for the base call)
+    started: float = 0.0  # CLOCK_MONOTONIC seconds (the network sink's clock)
 
 
 @dataclass(frozen=True)
@@ -278,6 +280,7 @@ class StepLog(_Wire):
     # its timeout) or wall (still working at its wall backstop: the host was busy).
     stopped: str = ""
     attempts: int = 1  # 2: its first run was stopped at the wall backstop, and it ran again
+    started: float = 0.0  # CLOCK_MONOTONIC seconds (the network sink's clock)
 
     def cut(self, keep: int) -> StepLog:
         return replace(
@@ -296,7 +299,6 @@ class HarnessLog(_Wire):
     steps: tuple[StepLog, ...] = ()
     skipped: tuple[str, ...] = ()  # steps not started: the deadline had passed
     errors: tuple[str, ...] = ()  # what went wrong in the harness itself
-    sink_port: int | None = None  # the egress sink's loopback port
     # Command lines of processes still alive once every step had ended (a detached
     # grandchild that waits out the watch): what they do next is not seen.
     survivors: tuple[str, ...] = ()

@@ -361,6 +361,24 @@ def _ebpf_observes(backend: SandboxBackend) -> list[CheckResult]:
     return [CheckResult(EBPF_CHECK, seen, detail)]
 
 
+# Detonation's network (`SealedRequest.network_sink`): a connection to an address and a
+# name resolved, each seen by the sink outside the sandbox.
+NETWORK_CHECK = "network sink (behavioural tracks)"
+_SINK_PEER = ("192.0.2.1", 9)
+_SINK_NAME = "sink-check.example"
+
+
+def _network_sink_observes(backend: SandboxBackend) -> list[CheckResult]:
+    address, port = _SINK_PEER
+    script = f"getent hosts {_SINK_NAME}; exec 3<>/dev/tcp/{address}/{port}; printf x >&3"
+    request = SealedRequest(argv=("/bin/bash", "-c", script), limits=_LIMITS, network_sink=True)
+    network = backend.run(request).network
+    flows = [(f.address, f.port, f.data) for f in network.flows]
+    names = [q.name for q in network.queries]
+    seen = (address, port, b"x") in flows and _SINK_NAME in names
+    return [CheckResult(NETWORK_CHECK, seen, f"flows: {flows[:4]}, names: {names[:4]}")]
+
+
 def _tools() -> list[CheckResult]:
     return [
         CheckResult(
@@ -384,6 +402,7 @@ def run_checks(backend: SandboxBackend, *, ebpf: bool = False) -> tuple[CheckRes
     started = time.monotonic()
     results += _guarded("sandbox runs", lambda: _judge(*_inspect(backend)))
     results += _guarded("limits enforced", lambda: _limits_enforced(backend))
+    results += _guarded(NETWORK_CHECK, lambda: _network_sink_observes(backend))
     if ebpf:
         results += _guarded(EBPF_CHECK, lambda: _ebpf_observes(backend))
     results.append(CheckResult("check duration", True, f"{time.monotonic() - started:.2f} s"))

@@ -173,6 +173,10 @@ class SealedRequest:
     # out of the trace (its descendants', the subject's, are all in).
     harness_command: bool = False
     observer: ObserverKind = ObserverKind.STRACE
+    # The command's network is a namespace of its own in which every TCP connection and
+    # DNS query reaches the validator's recording sink (`Observation.network`); without
+    # it, the command has no network at all.
+    network_sink: bool = False
 
 
 class CopyStatus(StrEnum):
@@ -250,6 +254,40 @@ class TraceSummary:
 
 
 @dataclass(frozen=True)
+class Flow:
+    """One TCP connection the sink accepted, wherever the command meant it to go."""
+
+    at: float  # CLOCK_MONOTONIC seconds at its accept (the sandbox shares the clock)
+    address: str  # its original destination
+    port: int
+    name: str  # the name the sink's resolver handed `address` out for ("" if none)
+    size: int  # bytes it sent
+    data: bytes  # the first of them, capped
+    http_method: str = ""  # "" when it was not HTTP
+    http_host: str = ""
+    http_path: str = ""
+    tls_name: str = ""  # the server name a TLS ClientHello asked for (SNI)
+
+
+@dataclass(frozen=True)
+class NameQuery:
+    """One DNS query the sink's resolver answered."""
+
+    at: float
+    name: str
+    qtype: str  # A, AAAA, TXT, ... or the number of an unknown type
+
+
+@dataclass(frozen=True)
+class NetworkLog:
+    """What a run's network sink saw (`SealedRequest.network_sink`)."""
+
+    flows: tuple[Flow, ...] = ()
+    queries: tuple[NameQuery, ...] = ()
+    truncated: bool = False  # the sink's records reached their cap: some are missing
+
+
+@dataclass(frozen=True)
 class CapturedStream:
     data: bytes
     total_bytes: int
@@ -274,6 +312,7 @@ class Observation:
     tracer_cpu_s: float = 0.0  # the part of `cpu_s` the tracer spent
     home_events: tuple[HomeEvent, ...] = ()  # what the watch on the home saw
     home_watch_lost: bool = False  # the watch's queue overflowed: some events are missing
+    network: NetworkLog = field(default_factory=NetworkLog)  # what the network sink saw
 
     def copied_file(self, name: str) -> CopiedFile:
         for item in self.copied:

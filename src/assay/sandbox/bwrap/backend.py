@@ -76,6 +76,7 @@ from assay.sandbox.bwrap.cgroups import (
     remove_identity_groups,
 )
 from assay.sandbox.bwrap.home import HomeWatch, plant
+from assay.sandbox.bwrap.netsink import NetSink
 from assay.sandbox.bwrap.seccomp import compiled_filter
 from assay.sandbox.bwrap.watchdog import Watchdog
 from assay.sandbox.check import run_checks
@@ -90,6 +91,7 @@ from assay.sandbox.interface import (
     CheckResult,
     InfrastructureError,
     LimitHit,
+    NetworkLog,
     Observation,
     ObserverKind,
     ResourceLimits,
@@ -223,6 +225,7 @@ class _Shape:
     home_user: str | None  # /home and its user's passwd entry are bound at start
     boot_time_shifted: bool  # /proc/stat is bound at start, its content written at claim
     observer: ObserverKind
+    network_sink: bool  # the sink and its namespace are started with the sandbox
 
     @classmethod
     def of(cls, request: SealedRequest) -> _Shape:
@@ -239,6 +242,7 @@ class _Shape:
             request.home.user if request.home else None,
             request.boot_time_shift_s != 0,
             request.observer,
+            request.network_sink,
         )
 
 
@@ -261,6 +265,7 @@ class _Run:
     bpftrace: ebpf.BpftraceRun | None = None  # the eBPF observer's, when it observes
     identity: IdentityGroup | None = None  # the cgroup v2 group its probes filter on
     home_watch: HomeWatch | None = None
+    netsink: NetSink | None = None  # the run's network, when it has one
     cancelled: bool = False  # by `cancel_all`: the run ends as `RunCancelled`
     # The tracer traced the command (its exec, or a trace past the cap, which the
     # launcher's few calls never reach), so it had attached the launcher, which joined
@@ -485,10 +490,13 @@ class BwrapBackend(SandboxBackend):
 
     def _recycle(self, done: _Run, shape: _Shape) -> None:
         _cleanup(done)
-        # An eBPF-observed shape is a detonation profile's, whose hostname is drawn per
-        # detonation: a sandbox started ahead for it would never be claimed, and its
-        # bpftrace costs a CPU-second to start.
-        ahead = self._prestart and shape.observer is not ObserverKind.EBPF
+        # An eBPF-observed shape, or one with a network sink, is a detonation profile's,
+        # whose hostname is drawn per detonation: a sandbox started ahead for it would
+        # seldom be claimed (only by a later profile of the same shape in the same
+        # detonation), and its bpftrace (a CPU-second) or its sink (a namespace and a
+        # process) would be started for nothing.
+        detonation = shape.observer is ObserverKind.EBPF or shape.network_sink
+        ahead = self._prestart and not detonation
         while ahead and self._refill(shape):
             pass
 
@@ -555,6 +563,8 @@ class BwrapBackend(SandboxBackend):
             _prepare_home(run, shape.home_user, shape.hostname)
         if shape.boot_time_shifted:
             (run.box / "stat").touch()
+        if shape.network_sink:
+            run.netsink = NetSink(self._python, SANDBOX_UID, SANDBOX_GID)
         run.cgroup = self._driver().create(run.shape.memory_bytes, run.shape.pids)
         run.cgroup.permit_join(SANDBOX_UID)
         if shape.observer is ObserverKind.EBPF:
@@ -587,13 +597,16 @@ class BwrapBackend(SandboxBackend):
         options = self._bwrap_options(run, seccomp_fd, result_w, block_r)
         args_fd = _memfd(run, "assay-bwrap-args", b"".join(o.encode() + b"\0" for o in options))
         bwrap_argv = ["bwrap", "--args", str(args_fd), "--", *run.shape.argv]
+        passed = [seccomp_fd, args_fd, result_w, block_r]
+        if run.netsink is not None:
+            passed.append(run.netsink.netns_fd)
         try:
             run.process = subprocess.Popen(
                 self._launcher_argv(run, bwrap_argv),
                 stdin=subprocess.DEVNULL,
                 stdout=out_w,
                 stderr=err_w,
-                pass_fds=(seccomp_fd, args_fd, result_w, block_r),
+                pass_fds=passed,
                 start_new_session=True,
                 # bubblewrap, pid 1 inside, keeps this environment and working directory
                 # (/proc/1/environ, /proc/1/cwd): nothing of the validator's. No LANG:
@@ -630,7 +643,9 @@ class BwrapBackend(SandboxBackend):
         self, run: _Run, seccomp_fd: int, result_fd: int, block_fd: int
     ) -> list[str]:
         argv = ["--unshare-user", "--disable-userns"]
-        argv += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+        # A run with a network sink joins the sink's namespace (see _launcher_argv).
+        argv += [] if run.netsink is not None else ["--unshare-net"]
+        argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         argv += ["--unshare-cgroup", "--hostname", run.shape.hostname]
         argv += ["--uid", str(SANDBOX_INNER_UID), "--gid", str(SANDBOX_INNER_UID)]
         argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
@@ -671,6 +686,8 @@ class BwrapBackend(SandboxBackend):
     def _launcher_argv(self, run: _Run, bwrap_argv: list[str]) -> list[str]:
         assert run.cgroup is not None
         join = "; ".join(f'echo 0 > "{p}"' for p in run.cgroup.join_files)
+        # Into the sink's namespace first: everything after it, bubblewrap included, is in it.
+        netns = run.netsink.nsenter() if run.netsink is not None else []
         if run.bpftrace is not None and run.identity is not None:
             # Joining a v2 group takes write access to the common ancestor's procs
             # (the root's), so the launcher joins as root, then setpriv drops it to the
@@ -679,7 +696,7 @@ class BwrapBackend(SandboxBackend):
             drop = ["setpriv", "--reuid", str(SANDBOX_UID), "--regid", str(SANDBOX_GID)]
             script = f'{join}; echo 0 > "{run.identity.join_file}" && exec "$@"'
             run.launcher = ("/bin/sh", "-c", script, "sh", *drop, "--clear-groups", *bwrap_argv)
-            return list(run.launcher)
+            return [*netns, *run.launcher]
         script = f'{join} && exec "$@"'
         run.launcher = ("/bin/sh", "-c", script, "sh", *bwrap_argv)
         # setpriv sets strace's parent-death signal: strace (and through bwrap's
@@ -689,7 +706,7 @@ class BwrapBackend(SandboxBackend):
         # strace -u drops the launcher to the sandbox user before its exec, sparing
         # a traced setpriv (its library and nss loading are ~20 traced stops).
         strace = [*tracer.strace_argv(run.trace_prefix, run.shape.trace), "-u", SANDBOX_USER]
-        return [*die_with_validator, *strace, *run.launcher]
+        return [*die_with_validator, *netns, *strace, *run.launcher]
 
     def _claim(self, run: _Run, request: SealedRequest) -> Observation:
         """Give a started sandbox its request, let the command run, and observe it."""
@@ -777,6 +794,7 @@ class BwrapBackend(SandboxBackend):
                 read_bytes=request.limits.trace_bytes if past_cap else None,
             )
         run.attached = bool(trace.execs) or over_cap
+        network = run.netsink.collect() if run.netsink is not None else NetworkLog()
         home_events, home_lost = run.home_watch.collect() if run.home_watch else ((), False)
         if not run.attached:
             stderr = captures[1].result().data.decode(errors="replace").strip()
@@ -802,6 +820,7 @@ class BwrapBackend(SandboxBackend):
             tracer_cpu_s=run.tracer_clock.cpu_s() - cpu_bases[1],
             home_events=home_events,
             home_watch_lost=home_lost,
+            network=network,
         )
 
 
@@ -938,6 +957,8 @@ def _cleanup(run: _Run) -> None:
         attempt(run.tracer_clock.close)
     if run.home_watch is not None:
         attempt(run.home_watch.close)
+    if run.netsink is not None:
+        attempt(run.netsink.kill)
     for fd in run.fds:
         attempt(functools.partial(os.close, fd))
     if run.cgroup is not None:
@@ -985,6 +1006,7 @@ _LIVED_IN_ETC = (
     "bash.bashrc",
     "debian_version",
     "environment",
+    "gai.conf",  # read by getaddrinfo to sort the addresses of a name
     "host.conf",
     "inputrc",
     "issue",
