@@ -373,7 +373,7 @@ def _command_signals(facts: FileFacts, track: str, injected_lines: set[int]) -> 
             )
         )
         break
-    for line in sorted(injected_lines):
+    for line in sorted(injected_lines) if not TEST_FILE.search(src.rel) else ():
         who = "Tool argument" if track == "mcp_servers" else "Argument"
         # A model fills a tool's or a skill's arguments, so injection there is an attack
         # surface; a library taking a shell string from its caller is merely a weakness.
@@ -394,6 +394,8 @@ def _command_signals(facts: FileFacts, track: str, injected_lines: set[int]) -> 
     return signals
 
 
+# A test's helpers take what the test passes them, not what a model does.
+TEST_FILE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$)")
 ARGUMENT_HARM = {
     "CWE-94": ("code_injection", "is executed as code (exec)"),
     "CWE-95": ("code_injection", "is evaluated as code (eval)"),
@@ -405,7 +407,7 @@ def _argument_signals(facts: FileFacts, track: str) -> list[Signal]:
     """A skill's script or a server's tool takes what a model passes it: an argument that
     reaches eval or an SQL string is an attack surface (a test of the artifact's own is
     not). Shell injection is told by `_command_signals`."""
-    if re.search(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$)", facts.source.rel):
+    if TEST_FILE.search(facts.source.rel):
         return []
     signals = []
     seen = set()

@@ -7,9 +7,13 @@ from .common import Signal, Source
 from .facts import ODD_HOST, RAW_IP
 
 ARCHIVE_URL = re.compile(
-    r"https?://[^\s)\"'<>`]+\.(?:zip|7z|rar|tar\.gz|tgz|exe|dmg|pkg|msi|appimage|bin)\b", re.I
+    r"https?://[^\s)\"'<>`]+\.(?:zip|7z|rar|tar\.gz|tgz|exe|dmg|pkg|msi|appimage|bin)(?=[\s)\"'<>`?#]|$)",
+    re.I,
 )
-ARCHIVE_PASSWORD = re.compile(r"\b(?:password|passphrase|pass|pwd)\b\s*[:=(`'\"]|\b-p\s*\S", re.I)
+ARCHIVE_PASSWORD = re.compile(
+    r"\b(?:password|passphrase|pass|pwd)\b\s*[:=(`'\"]|\b(?:unzip|7za?|unrar)\b[^\n]*\s-p\s*\S",
+    re.I,
+)
 ENCODED_TO_SHELL = re.compile(
     r"base64\s+(?:-d|--decode|-D)\b[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|"
     r"(?:eval|bash\s+-c|sh\s+-c)\s+[\"']?\$\([^)\n]*base64\s+(?:-d|--decode|-D)|"
