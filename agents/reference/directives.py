@@ -49,7 +49,8 @@ PROTECTIVE = re.compile(
     re.IGNORECASE,
 )
 DATA_URL = re.compile(
-    r"!\[[^\]]*\]\(\s*https?://[^)\s]*[?&][\w-]+=(?:[A-Z][A-Z0-9_]{2,}|\{[^}]*\}|<[^>]*>|\$\w+)",
+    r"!\[[^\]]*\]\(\s*https?://[^)\s]*[?&][\w-]+=(?:[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASS|CRED|DATA|"
+    r"CONTENT|ENV|HISTORY|CHAT|PROMPT|SESSION|COOKIE)[A-Z0-9_]*|\{[^}]*\}|<[^>]*>|\$\w+)",
 )
 PERSIST = re.compile(
     r"(?<![\w-])(?:CLAUDE|AGENTS|GEMINI)\.md|\.cursorrules|\.windsurfrules|copilot-instructions|"

@@ -143,7 +143,8 @@ def mcp_tools(files: list[Source], trees: dict[str, ast.Module | None]) -> list[
 
 OTHER_TOOL = re.compile(
     r"(?:the|another|other)\s+[`'\"]?([a-z][a-z0-9]*_[a-z0-9_]+|[a-z][a-zA-Z0-9]+)[`'\"]?\s+tool\b|"
-    r"[`'\"]([a-z][a-z0-9]*_[a-z0-9_]+)[`'\"]|\b([a-z]+_[a-z0-9_]+)\s+tool\b"
+    r"\btools?\s+(?:named\s+|called\s+)?[`'\"]([a-z][a-z0-9]*_[a-z0-9_]+)[`'\"]|"
+    r"\b([a-z]+_[a-z0-9_]+)[`'\"]?\s+tool\b"
 )
 ROUTING = re.compile(
     r"instead of|when this tool is available|side effect on|must (?:always )?(?:send|route|"
@@ -171,8 +172,9 @@ AUTHORITY_CLAIM = re.compile(
 
 # Text that tells the model to pick this tool over every other: selection hijacking.
 PREFERENCE = re.compile(
-    r"\balways (?:choose|use|pick|select|prefer) this tool|\bignore (?:all )?(?:the )?other "
-    r"(?:\w+ )?tools|\bnever use (?:any )?other (?:\w+ )?tools|\bdon'?t settle for",
+    r"\balways (?:choose|use|pick|select|prefer) this tool\b(?!\s+(?:when|if|for|to|over)\b)|"
+    r"\bignore (?:all )?(?:the )?other (?:\w+ )?tools|"
+    r"\bnever use (?:any )?other (?:\w+ )?tools|\bdon'?t settle for",
     re.IGNORECASE,
 )
 
@@ -323,7 +325,7 @@ def tool_code_signals(trees: dict[str, ast.Module | None]) -> list[Signal]:
                 signals.append(
                     _code_signal(
                         "credential_exposure",
-                        f"{func.name} hands hard-coded credentials to the model",
+                        f"{func.name} hands stored credentials to the model",
                         rel,
                         secret,
                         "READ_SECRET",
@@ -348,6 +350,12 @@ def _opens_argument(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 def _served_secret(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
+    """A literal credential in a tool, or a stored one formatted into the text it returns."""
+    returned = {
+        n.value.id
+        for n in ast.walk(func)
+        if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)
+    }
     for node in ast.walk(func):
         if (
             isinstance(node, ast.Constant)
@@ -355,7 +363,23 @@ def _served_secret(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
             and SERVED_SECRET.search(node.value)
         ):
             return node.lineno
+        value = node.value if isinstance(node, ast.Return | ast.Assign) else None
+        if isinstance(node, ast.Assign) and not any(
+            isinstance(t, ast.Name) and t.id in returned for t in node.targets
+        ):
+            continue
+        if isinstance(value, ast.JoinedStr) and any(
+            isinstance(part, ast.FormattedValue)
+            and CREDENTIAL_FIELD.search(ast.unparse(part.value))
+            for part in value.values
+        ):
+            return node.lineno
     return None
+
+
+CREDENTIAL_FIELD = re.compile(
+    r"api_?key|access_?token|refresh_?token|password|passwd|secret|private_?key", re.I
+)
 
 
 def _code_signal(category: str, title: str, rel: str, line: int, capability: str) -> Signal:

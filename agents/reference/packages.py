@@ -239,9 +239,6 @@ def _hook_script_dangerous(facts: FileFacts, ranges: list[tuple[int, int]] | Non
     return bool(shell_fetch) or bool(inside("egress") and inside("odd_host"))
 
 
-REQUIRE_ONLY = re.compile(r"[\"']?(?:try\s*\{)?\s*require\([^)]*\)[^\"']*[\"']?")
-
-
 def npm_hook_signals(
     manifest: Manifest, files: dict[str, Source], facts: dict[str, FileFacts]
 ) -> list[Signal]:

@@ -101,65 +101,36 @@ def _line_of(source: Source, start: int, text: str, pattern: re.Pattern[str]) ->
     return start + text[: match.start()].count("\n") if match else start
 
 
+RCE = "remote_code_execution"
+DECODED_TO_SHELL = "has the agent decode a hidden command and pipe it to a shell"
+LOCKED_DOWNLOAD = "asks for a password-protected download from outside the artifact to be run"
+
+
 def _setup_signals(source: Source) -> list[Signal]:
     signals = []
     paragraphs = _paragraphs(source)
     for index, (start, text) in enumerate(paragraphs):
         # A step and its password often sit in neighbouring list items or paragraphs.
         near = "\n".join(t for _, t in paragraphs[index : index + 3])
-        if ENCODED_TO_SHELL.search(text):
-            line = _line_of(source, start, text, ENCODED_TO_SHELL)
-            signals.append(
-                _signal(
-                    "obfuscation",
-                    "CRIT",
-                    f"{source.base} has the agent decode a hidden command and pipe it to a shell",
-                    source,
-                    line,
-                    7.0,
-                    "EXEC_SHELL",
-                )
-            )
-        pipe = PIPE_TO_SHELL.search(text)
-        if pipe and (RAW_IP.search(text) or ODD_HOST.search(text)):
-            line = _line_of(source, start, text, PIPE_TO_SHELL)
-            signals.append(
-                _signal(
-                    "remote_code_execution",
-                    "CRIT",
-                    f"{source.base} pipes a script from a bare IP or drop host into a shell",
-                    source,
-                    line,
-                    7.0,
-                    "EXEC_SHELL",
-                )
-            )
         archive = ARCHIVE_URL.search(text)
-        if archive and ARCHIVE_PASSWORD.search(near):
-            line = _line_of(source, start, text, ARCHIVE_URL)
-            signals.append(
-                _signal(
-                    "remote_code_execution",
-                    "CRIT",
-                    f"{source.base} asks for a "
-                    "password-protected download from outside the artifact to be run",
-                    source,
-                    line,
-                    7.0,
-                    "EXEC_SHELL",
-                )
+        pipe = PIPE_TO_SHELL.search(text)
+        found: list[tuple[re.Pattern[str], str, str]] = []
+        if ENCODED_TO_SHELL.search(text):
+            found.append((ENCODED_TO_SHELL, "obfuscation", DECODED_TO_SHELL))
+        if pipe and (RAW_IP.search(text) or ODD_HOST.search(text)):
+            found.append(
+                (PIPE_TO_SHELL, RCE, "pipes a script from a bare IP or drop host to a shell")
             )
+        if archive and ARCHIVE_PASSWORD.search(near):
+            found.append((ARCHIVE_URL, RCE, LOCKED_DOWNLOAD))
         elif archive and RAW_IP.search(archive.group(0).replace("http://", "//")):
-            line = _line_of(source, start, text, ARCHIVE_URL)
+            found.append((ARCHIVE_URL, RCE, "asks for an executable download from a bare IP"))
+        for pattern, category, what in found:
+            line = _line_of(source, start, text, pattern)
+            severity, weight = ("HIGH", 6.0) if what.endswith("bare IP") else ("CRIT", 7.0)
             signals.append(
                 _signal(
-                    "remote_code_execution",
-                    "HIGH",
-                    f"{source.base} asks for an executable download from a bare IP",
-                    source,
-                    line,
-                    6.0,
-                    "EXEC_SHELL",
+                    category, severity, f"{source.base} {what}", source, line, weight, "EXEC_SHELL"
                 )
             )
     return _first_per_category(signals)

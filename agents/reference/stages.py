@@ -40,10 +40,11 @@ LAUNCH = re.compile(
 CHECKSUM = re.compile(r"sha256|sha512|sha384|createHash|hashlib|checksum|integrity|verify_sig")
 # Where honest installers fetch their own prebuilt binaries from.
 RELEASE_HOSTS = re.compile(
-    r"^(?:github\.com|objects\.githubusercontent\.com|registry\.npmjs\.org|nodejs\.org|"
+    r"^(?:(?:api\.)?github\.com|objects\.githubusercontent\.com|registry\.npmjs\.org|nodejs\.org|"
     r"files\.pythonhosted\.org|pypi\.org|registry\.yarnpkg\.com)$"
 )
 URL_HOST = re.compile(r"https?://([^/\s\"'`:?#]+)")
+COMMENT_LINE = re.compile(r"^[ \t]*(?:#|//|\*|/\*).*$", re.M)
 
 
 def _launched(text: str, name: str) -> bool:
@@ -69,7 +70,9 @@ def _hosts_kind(text: str, odd: bool) -> str:
     """'odd' for raw IPs and throwaway hosts, 'own' for release hosts or checked bytes."""
     if odd:
         return "odd"
-    hosts = {h.lower() for h in URL_HOST.findall(text) if "${" not in h and "{" not in h}
+    code = COMMENT_LINE.sub("", text)  # a licence header's URL is nothing fetched
+    hosts = {h.lower().replace("\\", "") for h in URL_HOST.findall(code)}
+    hosts = {h for h in hosts if re.fullmatch(r"[\w.-]+", h)}  # an allow-list's `github\.com`
     if CHECKSUM.search(text) or (hosts and all(RELEASE_HOSTS.match(h) for h in hosts)):
         return "own"
     return "unknown"
