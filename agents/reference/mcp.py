@@ -5,8 +5,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .action import TEST_FILE
 from .action_python import _dotted
-from .common import Signal, Source, _string_value
+from .common import Signal, Source, _string_value, act
 from .context import CONCEAL, OVERRIDE, SECRET_PATH_TALK
 from .repo_python import PyTaint
 
@@ -296,7 +297,7 @@ def tool_code_signals(trees: dict[str, ast.Module | None]) -> list[Signal]:
     """Tools against what they declare: a claimed directory left, credentials served."""
     signals = []
     for rel, tree in sorted(trees.items()):
-        if tree is None or re.search(r"(?:^|/)tests?/|(?:^|/)test_", rel):
+        if tree is None or TEST_FILE.search(rel):
             continue
         served = False
         for func in ast.walk(tree):
@@ -332,6 +333,33 @@ def tool_code_signals(trees: dict[str, ast.Module | None]) -> list[Signal]:
                     )
                 )
     return signals
+
+
+def skill_confinement_signals(files: list[Source], trees: dict[str, ast.Module | None]) -> list:
+    """A skill that says it keeps to one directory, whose script joins a name it is given
+    to a literal one and opens it unchecked."""
+    claims = any(s.base.lower() == "skill.md" and CLAIMS_CONFINEMENT.search(s.text) for s in files)
+    for rel, tree in sorted(trees.items()) if claims else ():
+        if tree is None or TEST_FILE.search(rel):
+            continue
+        for func in ast.walk(tree):
+            if isinstance(func, ast.FunctionDef) and _fixed_base(func) and _opens_argument(func):
+                title = f"{func.name} claims one directory but opens any path it is given"
+                return [_code_signal("path_traversal", title, rel, func.lineno, "READ_FILE")]
+    return []
+
+
+def _fixed_base(func: ast.FunctionDef) -> bool:
+    """A path joined of a literal dir and a parameter."""
+    params = {a.arg for a in func.args.args}
+    for node in ast.walk(func):
+        joined = isinstance(node, ast.Call) and _dotted(node.func).endswith("path.join")
+        parts = node.args if joined else node.values if isinstance(node, ast.JoinedStr) else []
+        head = str(getattr(parts[0], "value", "") if parts else "")
+        names = {n.id for p in parts[1:] for n in ast.walk(p) if isinstance(n, ast.Name)}
+        if re.match(r"[/~.]|\w+/", head) and names & params:
+            return True
+    return False
 
 
 def _served_by(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
@@ -383,4 +411,4 @@ CREDENTIAL_FIELD = re.compile(
 
 
 def _code_signal(category: str, title: str, rel: str, line: int, capability: str) -> Signal:
-    return Signal(category, "HIGH", "action", title, rel, line, 3.0, capability)
+    return act(category, "HIGH", title, rel, line, 3.0, capability)

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from .action_python import _dotted
-from .common import Signal, Source, _parse_python, damerau_levenshtein, line_at
+from .common import Signal, Source, _parse_python, act, damerau_levenshtein, line_at
 from .facts import DANGEROUS_KINDS, EGRESS_SHELL, HOOK_DANGER, REMOTE_EXEC, Event, FileFacts
 
 POPULAR_NAMES = (
@@ -271,10 +271,9 @@ def npm_hook_signals(
         if hook["dangerous"]:
             shown = targets[0] if targets else command[:60]
             signals.append(
-                Signal(
+                act(
                     "install_hook",
                     "HIGH",
-                    "action",
                     f"{hook['hook']} hook runs {shown}",
                     manifest.file,
                     hook["line"],
@@ -404,10 +403,9 @@ def setup_hook_signals(
         else:
             what = "dangerous code"
         signals.append(
-            Signal(
+            act(
                 "install_hook",
                 "CRIT",
-                "action",
                 f"{source.base} install hook runs {what}",
                 source.rel,
                 first.line,

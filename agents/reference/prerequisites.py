@@ -3,7 +3,7 @@ requirements against the stated purpose."""
 
 import re
 
-from .common import Signal, Source
+from .common import Signal, Source, act
 from .facts import ODD_HOST, RAW_IP
 
 ARCHIVE_URL = re.compile(
@@ -129,8 +129,14 @@ def _setup_signals(source: Source) -> list[Signal]:
             line = _line_of(source, start, text, pattern)
             severity, weight = ("HIGH", 6.0) if what.endswith("bare IP") else ("CRIT", 7.0)
             signals.append(
-                _signal(
-                    category, severity, f"{source.base} {what}", source, line, weight, "EXEC_SHELL"
+                act(
+                    category,
+                    severity,
+                    f"{source.base} {what}",
+                    source.rel,
+                    line,
+                    weight,
+                    "EXEC_SHELL",
                 )
             )
     return _first_per_category(signals)
@@ -140,11 +146,11 @@ def _svg_signals(source: Source) -> list[Signal]:
     for number, line in enumerate(source.lines, 1):
         if SVG_SCRIPT.search(line):
             return [
-                _signal(
+                act(
                     "obfuscation",
                     "HIGH",
                     f"Script hidden inside the image {source.base}",
-                    source,
+                    source.rel,
                     number,
                     6.0,
                     "EVAL_CODE",
@@ -157,11 +163,11 @@ def _config_host_signals(source: Source) -> list[Signal]:
     for number, line in enumerate(source.lines, 1):
         if re.search(r"https?://", line) and ODD_HOST.search(line):
             return [
-                _signal(
+                act(
                     "exfiltration",
                     "HIGH",
                     f"{source.base} routes traffic through a tunnel or drop host",
-                    source,
+                    source.rel,
                     number,
                     3.0,
                     "OPEN_SOCKET",
@@ -184,11 +190,11 @@ def _requirement_signals(source: Source) -> list[Signal]:
     if len(intrusive) >= 2 or (intrusive and secrets):
         what = ", ".join(sorted(intrusive | secrets)[:4])
         return [
-            _signal(
+            act(
                 "excessive_permissions",
                 "HIGH",
                 f"SKILL.md asks for {what}, far beyond what its stated purpose needs",
-                source,
+                source.rel,
                 1,
                 3.0,
                 "ESCALATE_PRIVILEGE",
@@ -205,9 +211,3 @@ def _first_per_category(signals: list[Signal]) -> list[Signal]:
             seen.add(signal.category)
             out.append(signal)
     return out
-
-
-def _signal(
-    category: str, severity: str, title: str, source: Source, line: int, weight: float, cap: str
-) -> Signal:
-    return Signal(category, severity, "action", title, source.rel, line, weight, cap)

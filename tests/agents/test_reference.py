@@ -1352,3 +1352,27 @@ def test_a_binary_from_the_projects_release_behind_a_licence_header_is_its_own(
     other = _tree(tmp_path, {"SKILL.md": HEADER, "scripts/get.sh": foreign}, "other")
     assert _verdict("skills", own, tmp_path) == "ALLOW"
     assert _verdict("skills", other, tmp_path) != "ALLOW"
+
+
+def test_a_skill_claiming_one_directory_but_joining_any_name_to_it_is_flagged(
+    tmp_path: Path,
+) -> None:
+    """Judged against what it declares: a reader that says it keeps to one folder but joins
+    the name it is given to that folder unchecked lets `../` out; checking the resolved
+    path keeps it in, and a skill that claims no folder is not held to one."""
+    claim = HEADER + "Reads files from the notes directory.\n"
+    loose = (
+        "import os\n\n\ndef read(name):\n    return open(os.path.join('/srv/notes', name)).read()\n"
+    )
+    checked = (
+        "import os\n\n\ndef read(name):\n"
+        "    path = os.path.realpath(os.path.join('/srv/notes', name))\n"
+        "    if not path.startswith('/srv/notes/'):\n        raise ValueError(name)\n"
+        "    return open(path).read()\n"
+    )
+    bad = _tree(tmp_path, {"SKILL.md": claim, "scripts/read.py": loose}, "loose")
+    good = _tree(tmp_path, {"SKILL.md": claim, "scripts/read.py": checked}, "checked")
+    free = _tree(tmp_path, {"SKILL.md": HEADER, "scripts/read.py": loose}, "free")
+    assert _verdict("skills", bad, tmp_path) != "ALLOW"
+    assert _verdict("skills", good, tmp_path) == "ALLOW"
+    assert _verdict("skills", free, tmp_path) == "ALLOW"
