@@ -7,7 +7,8 @@ from .common import Signal, Source, act
 from .facts import ODD_HOST, RAW_IP
 
 ARCHIVE_URL = re.compile(
-    r"https?://[^\s)\"'<>`]+\.(?:zip|7z|rar|tar\.gz|tgz|exe|dmg|pkg|msi|appimage|bin)(?=[\s)\"'<>`?#]|$)",
+    r"https?://[^\s)\"'<>`]+\.(?:zip|7z|rar|tar\.gz|tgz|exe|dmg|pkg|msi|appimage|bin)"
+    r"(?=[\s)\"'<>`?#]|[.,;:!](?:\s|$)|$)",
     re.I,
 )
 ARCHIVE_PASSWORD = re.compile(
