@@ -599,18 +599,26 @@ def _ci_and_dns_signals(facts: FileFacts) -> list[Signal]:
     return out
 
 
+HOME_WIPE = re.compile(
+    r"rmtree\([^)\n]*(?:expanduser\(\s*[\"']~|home\(\))|\brm -rf (?:~|\$HOME|/)\*?(?:\s|$)|"
+    r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"
+)
+
+
 def _wiper_signal(facts: FileFacts) -> Signal | None:
-    """Walks directories overwriting or deleting files, keyed to where the machine is."""
+    """Wipes home or root, forks without end, or overwrites files keyed to the place."""
     text = facts.source.text
-    walk, write, keyed = WALKS.search(text), OVERWRITES.search(text), PLACE_KEYED.search(text)
-    if not (walk and write and keyed):
+    wipe = HOME_WIPE.search(text)
+    hit = wipe or (WALKS.search(text) and PLACE_KEYED.search(text) and OVERWRITES.search(text))
+    if not hit:
         return None
+    title = "Wipes home or root, or forks" if wipe else "Overwrites files, gated on location"
     return act(
         "destructive",
         "CRIT",
-        "Overwrites files across directories, gated on the machine's location",
+        title,
         facts.source.rel,
-        line_at(text, write.start()),
+        line_at(text, hit.start()),
         8.0,
         "WRITE_FILE",
     )

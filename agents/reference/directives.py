@@ -1,10 +1,6 @@
-"""Context plane: instructions aimed at the reading agent, found by what they ask for.
-
-A text unit (a Markdown section, a string literal, a long identifier) is flagged when a harm
-(reach credentials, ship data out, persist rules, shadow a tool, redirect installs, destroy)
-meets, close by, a manipulation (hide it, claim approval, skip confirmation, make it a
-prerequisite, override instructions), or when the harm is unambiguous (a data-carrying image URL).
-"""
+"""Context plane: instructions aimed at the reading agent. A text unit is flagged when a
+harm (credentials, data out, persistence, shadowing, destruction) meets a manipulation close
+by (hide it, claim approval, skip confirmation, override), or when the harm is unambiguous."""
 
 import ast
 import json
@@ -135,6 +131,11 @@ def _credential_match(text: str) -> re.Match[str] | None:
     return first
 
 
+CONTEXT_OUT = re.compile(
+    r"\b(?:send|post|upload|append|forward)\w*\s[^.\n]{0,40}\b(?:(?:full|entire|whole)\s+"
+    r"(?:conversation|chat)|system\s+prompt)",
+    re.I,
+)
 # Most specific first: the first harm named is the one a finding is reported at.
 HARMS = (
     ("exfiltrate data in a URL", DATA_URL),
@@ -142,6 +143,7 @@ HARMS = (
     ("install from another package index", INSTALL_REDIRECT),
     ("force destructive commands", DESTRUCT),
     ("persist its rules", PERSIST),
+    ("send the chat out", CONTEXT_OUT),
 )
 
 

@@ -317,9 +317,8 @@ PTH_HIDDEN = re.compile(
 
 
 def pth_signals(files: list[Source]) -> list[Signal]:
-    """A .pth file line starting with `import` runs at every interpreter start-up. Honest
-    packages use that too (editable-install finders, setuptools' distutils shim, coverage):
-    they import their own module and call it, which is judged where that module is."""
+    """A .pth line starting with `import` runs at every start-up; honest packages import
+    their own module that way (editable finders, coverage), judged where that module is."""
     signals = []
     for source in files:
         if source.suffix != ".pth":

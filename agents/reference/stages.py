@@ -79,9 +79,8 @@ def _hosts_kind(text: str, odd: bool) -> str:
 
 
 def second_stage_events(source: Source, odd: bool) -> list[Event]:
-    """A file fetched from the network (or cut out of a bundled image or sound file), saved,
-    then made executable or run, all in one stretch of code (a big bundle holds downloads and
-    launches that have nothing in common). `odd`: the file names a raw IP or a throwaway host."""
+    """A file fetched (or cut out of a bundled image or sound), saved, then run, in one
+    stretch of code. `odd`: the file names a raw IP or a throwaway host."""
     text = source.text
     saved: list[tuple[int, str, bool]] = []
     for keyword, pattern in DOWNLOAD_TO:
