@@ -185,9 +185,8 @@ URL_HOST = re.compile(r"https?://([\w.-]+)")
 
 
 def _own_service_credentials(facts: FileFacts, secrets: list[Event]) -> bool:
-    """Credentials used with their own service, and nothing odd: stored registry or git
-    credentials with that registry, or one cloud's credentials sent only to that cloud
-    (a storage uploader exchanging its gcloud refresh token at Google)."""
+    """Credentials used with their own service and nothing odd: a registry's with that
+    registry, one cloud's sent only to that cloud."""
     if facts.of("odd_host"):
         return False
     if all(e.detail == "stored" for e in secrets):
@@ -394,9 +393,8 @@ ARGUMENT_HARM = {
 
 
 def _argument_signals(facts: FileFacts, track: str) -> list[Signal]:
-    """A skill's script or a server's tool takes what a model passes it: an argument that
-    reaches eval or an SQL string is an attack surface (a test of the artifact's own is
-    not). Shell injection is told by `_command_signals`."""
+    """A script's or a tool's argument (a model fills it) reaching eval or built SQL; shell
+    injection is told by `_command_signals`."""
     if TEST_FILE.search(facts.source.rel):
         return []
     signals = []
@@ -788,6 +786,13 @@ def _extra_action_signals(facts: FileFacts) -> list[Signal]:
     return signals
 
 
+def _child_env(event: Event, facts: FileFacts) -> bool:
+    """The env copied for a child process is no harvest."""
+    name = re.match(r"\s*(\w+)\s*=", event.text)
+    given = name and re.search(rf"[(,]\s*env\s*=\s*{name.group(1)}\b", facts.source.text)
+    return bool(given or re.search(r"[(,]\s*env\s*=\s*(?:\{\s*\*\*|dict\()os\.environ", event.text))
+
+
 def action_signals(facts: FileFacts, track: str) -> list[Signal]:
     signals, loot = _secret_signals(facts)
     dotenv = _dotenv_signal(facts) if loot is None else None
@@ -799,7 +804,7 @@ def action_signals(facts: FileFacts, track: str) -> list[Signal]:
         exfil = _exfil_signal(facts, loot)
         if exfil is not None:
             signals.append(exfil)
-    elif facts.of("env_bulk") and facts.of("egress"):
+    elif any(not _child_env(e, facts) for e in facts.of("env_bulk")) and facts.of("egress"):
         exfil = _exfil_signal(facts, "environment")
         if exfil is not None:
             signals.append(exfil)

@@ -339,8 +339,8 @@ SERVICE_API = re.compile(
 
 
 def env_harvest_events(source: Source, odd: bool) -> list[Event]:
-    """Secret environment variables read one by one and sent out: several services' tokens
-    to a host that is none of those services, or any token to a throwaway host (`odd`)."""
+    """Secret environment variables read one by one and sent to a host none of them is
+    for, or to a throwaway host (`odd`)."""
     text = source.text
     if "environ" not in text and "getenv" not in text and "process.env" not in text:
         return []
@@ -369,8 +369,8 @@ SDK_CREDENTIALS = (
 
 
 def sdk_credential_events(source: Source, odd: bool) -> list[Event]:
-    """Cloud keys pulled through an SDK's credential chain in a file that also talks to a raw
-    IP or a throwaway host (`odd`): the keys are bound for somewhere that is not their cloud."""
+    """Cloud keys pulled through an SDK's credential chain in a file that names a raw IP or
+    a throwaway host (`odd`)."""
     text = source.text
     found = [at for call in SDK_CREDENTIALS if odd and (at := text.find(call)) >= 0]
     if not found:
@@ -391,8 +391,7 @@ ESCAPES_LOOP = re.compile(
 
 
 def endless_output_events(source: Source) -> list[Event]:
-    """An unconditional loop that only prints, with nothing that could end or pace it: the
-    sabotage that turned a popular colour library into a denial of service for dependents."""
+    """An unconditional loop that only prints, with nothing to end or pace it (sabotage)."""
     if "while" not in source.text and "for" not in source.text:
         return []
     lines = source.lines
