@@ -9,7 +9,7 @@ import zlib
 
 from .action_js import _js_gates
 from .action_python import _import_time_lines, _python_gates, _python_obfuscation
-from .common import Signal, Source, _code_lines, _parse_python, line_at
+from .common import Signal, Source, _code_lines, _parse_python, act, line_at
 from .facts import (
     BLOB,
     HOOK_DANGER,
@@ -185,9 +185,8 @@ URL_HOST = re.compile(r"https?://([\w.-]+)")
 
 
 def _own_service_credentials(facts: FileFacts, secrets: list[Event]) -> bool:
-    """Credentials used with their own service, and nothing odd: stored registry or git
-    credentials with that registry, or one cloud's credentials sent only to that cloud
-    (a storage uploader exchanging its gcloud refresh token at Google)."""
+    """Credentials used with their own service and nothing odd: a registry's with that
+    registry, one cloud's sent only to that cloud."""
     if facts.of("odd_host"):
         return False
     if all(e.detail == "stored" for e in secrets):
@@ -232,10 +231,9 @@ def _secret_signals(facts: FileFacts) -> tuple[list[Signal], str | None]:
         gate = _gate_for(facts, first.line)
         title = _credential_title(kinds, secrets, facts) + _qualifier(gate)
         signals.append(
-            Signal(
+            act(
                 "credential_theft",
                 "CRIT",
-                "action",
                 title,
                 src.rel,
                 first.line,
@@ -251,10 +249,9 @@ def _secret_signals(facts: FileFacts) -> tuple[list[Signal], str | None]:
         if not qualifier and first.line in facts.import_time:
             qualifier = " at import time"
         signals.append(
-            Signal(
+            act(
                 "credential_theft",
                 "CRIT",
-                "action",
                 "Collects secret environment variables" + qualifier,
                 src.rel,
                 first.line,
@@ -279,9 +276,7 @@ def _exfil_signal(facts: FileFacts, loot: str) -> Signal | None:
         capability = "EXEC_SHELL"
     else:
         title, capability = f"Posts the {loot} to a remote host", "POST_WEB"
-    return Signal(
-        "exfiltration", "CRIT", "action", title, facts.source.rel, chosen.line, 6.0, capability
-    )
+    return act("exfiltration", "CRIT", title, facts.source.rel, chosen.line, 6.0, capability)
 
 
 def _persistence_signal(facts: FileFacts) -> Signal | None:
@@ -303,9 +298,7 @@ def _persistence_signal(facts: FileFacts) -> Signal | None:
     else:
         title = _schedule_title(event)
         capability = "SCHEDULE_JOB"
-    return Signal(
-        "persistence", "HIGH", "action", title, facts.source.rel, event.line, 7.0, capability
-    )
+    return act("persistence", "HIGH", title, facts.source.rel, event.line, 7.0, capability)
 
 
 def _schedule_title(event: Event) -> str:
@@ -332,10 +325,9 @@ def _command_signals(facts: FileFacts, track: str, injected_lines: set[int]) -> 
         if any(abs(event.line - p) <= 4 for p in persistence_lines):
             continue  # already told as the persistence payload
         signals.append(
-            Signal(
+            act(
                 "remote_code_execution",
                 "CRIT",
-                "action",
                 "Downloads and runs a remote script (curl | sh)",
                 src.rel,
                 event.line,
@@ -348,10 +340,9 @@ def _command_signals(facts: FileFacts, track: str, injected_lines: set[int]) -> 
     hidden = [e for e in facts.events if e.line in escaped and e.kind in (*HOOK_DANGER, "shell")]
     if hidden:
         signals.append(
-            Signal(
+            act(
                 "obfuscation",
                 "HIGH",
-                "action",
                 f"{src.base} hides a command in escaped string literals",
                 src.rel,
                 hidden[0].line,
@@ -361,10 +352,9 @@ def _command_signals(facts: FileFacts, track: str, injected_lines: set[int]) -> 
         )
     for event in facts.of("obfuscated_exec"):
         signals.append(
-            Signal(
+            act(
                 "obfuscation",
                 "CRIT",
-                "action",
                 f"{src.base} executes a {event.detail} payload",
                 src.rel,
                 event.line,
@@ -373,16 +363,15 @@ def _command_signals(facts: FileFacts, track: str, injected_lines: set[int]) -> 
             )
         )
         break
-    for line in sorted(injected_lines):
+    for line in sorted(injected_lines) if not TEST_FILE.search(src.rel) else ():
         who = "Tool argument" if track == "mcp_servers" else "Argument"
         # A model fills a tool's or a skill's arguments, so injection there is an attack
         # surface; a library taking a shell string from its caller is merely a weakness.
         weight = 1.5 if track == "packages" else 3.0
         signals.append(
-            Signal(
+            act(
                 "command_injection",
                 "HIGH",
-                "action",
                 f"{who} is interpolated into a shell command",
                 src.rel,
                 line,
@@ -394,6 +383,8 @@ def _command_signals(facts: FileFacts, track: str, injected_lines: set[int]) -> 
     return signals
 
 
+# A test's helpers take what the test passes them, not what a model does.
+TEST_FILE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$)")
 ARGUMENT_HARM = {
     "CWE-94": ("code_injection", "is executed as code (exec)"),
     "CWE-95": ("code_injection", "is evaluated as code (eval)"),
@@ -402,10 +393,9 @@ ARGUMENT_HARM = {
 
 
 def _argument_signals(facts: FileFacts, track: str) -> list[Signal]:
-    """A skill's script or a server's tool takes what a model passes it: an argument that
-    reaches eval or an SQL string is an attack surface (a test of the artifact's own is
-    not). Shell injection is told by `_command_signals`."""
-    if re.search(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$)", facts.source.rel):
+    """A script's or a tool's argument (a model fills it) reaching eval or built SQL; shell
+    injection is told by `_command_signals`."""
+    if TEST_FILE.search(facts.source.rel):
         return []
     signals = []
     seen = set()
@@ -416,16 +406,7 @@ def _argument_signals(facts: FileFacts, track: str) -> list[Signal]:
         seen.add(category)
         who = "Tool argument" if track == "mcp_servers" else "Argument"
         signals.append(
-            Signal(
-                category,
-                "HIGH",
-                "action",
-                f"{who} {what}",
-                facts.source.rel,
-                line,
-                3.0,
-                "EVAL_CODE",
-            )
+            act(category, "HIGH", f"{who} {what}", facts.source.rel, line, 3.0, "EVAL_CODE")
         )
     return signals
 
@@ -464,10 +445,9 @@ def _exhaustion_signal(facts: FileFacts) -> list[Signal]:
                 line, what = node.lineno, "allocates millions of copies at once"
         if line is not None:
             return [
-                Signal(
+                act(
                     "resource_exhaustion",
                     "MED",
-                    "action",
                     f"{facts.source.base} {what}",
                     facts.source.rel,
                     line,
@@ -527,10 +507,9 @@ def _dotenv_signal(facts: FileFacts) -> Signal | None:
     reads = facts.of("dotenv_read")
     if not (reads and facts.of("egress") and facts.of("odd_host")):
         return None
-    return Signal(
+    return act(
         "credential_theft",
         "CRIT",
-        "action",
         "Reads the project .env secrets",
         facts.source.rel,
         reads[0].line,
@@ -564,10 +543,9 @@ def _fetched_code_signal(facts: FileFacts) -> Signal | None:
         if EVALUATES.search(line) and not LITERAL_CODE.search(line):
             window = "\n".join(lines[max(0, index - 8) : index + 1])
             if FETCHES.search(window):
-                return Signal(
+                return act(
                     "remote_code_execution",
                     "CRIT",
-                    "action",
                     "Downloads code at run time and evaluates it",
                     facts.source.rel,
                     index + 1,
@@ -608,34 +586,37 @@ def _ci_and_dns_signals(facts: FileFacts) -> list[Signal]:
         title = "Writes a CI workflow into repositories"
         if "secrets" in text and re.search(r"toJSON\(\s*secrets\s*\)", text):
             title += " that sends out every repository secret"
-        out.append(
-            Signal("persistence", "CRIT", "action", title, rel, line, 7.0, "MODIFY_CI_WORKFLOW")
-        )
+        out.append(act("persistence", "CRIT", title, rel, line, 7.0, "MODIFY_CI_WORKFLOW"))
     dns = DNS_CARRIER.search(text)
     if dns is None and DNS_ENCODER.search(text):
         dns = DNS_BUILT.search(text)
     if dns:
         line = line_at(text, dns.start())
         title = "Encodes data into DNS names it looks up (DNS exfiltration)"
-        out.append(
-            Signal("exfiltration", "HIGH", "action", title, rel, line, 6.0, "EXFILTRATE_DATA")
-        )
+        out.append(act("exfiltration", "HIGH", title, rel, line, 6.0, "EXFILTRATE_DATA"))
     return out
 
 
+HOME_WIPE = re.compile(
+    r"rmtree\([^)\n]*(?:expanduser\(\s*[\"']~|home\(\))|\brm -rf (?:~|\$HOME|/)\*?(?:\s|$)|"
+    r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"
+)
+
+
 def _wiper_signal(facts: FileFacts) -> Signal | None:
-    """Walks directories overwriting or deleting files, keyed to where the machine is."""
+    """Wipes home or root, forks without end, or overwrites files keyed to the place."""
     text = facts.source.text
-    walk, write, keyed = WALKS.search(text), OVERWRITES.search(text), PLACE_KEYED.search(text)
-    if not (walk and write and keyed):
+    wipe = HOME_WIPE.search(text)
+    hit = wipe or (WALKS.search(text) and PLACE_KEYED.search(text) and OVERWRITES.search(text))
+    if not hit:
         return None
-    return Signal(
+    title = "Wipes home or root, or forks" if wipe else "Overwrites files, gated on location"
+    return act(
         "destructive",
         "CRIT",
-        "action",
-        "Overwrites files across directories, gated on the machine's location",
+        title,
         facts.source.rel,
-        line_at(text, write.start()),
+        line_at(text, hit.start()),
         8.0,
         "WRITE_FILE",
     )
@@ -720,10 +701,9 @@ def _stage_signals(facts: FileFacts) -> list[Signal]:
         # host without a checksum it is at least a binary nobody reviewed, run on the machine.
         weight, severity, title = DROPPER_TITLES.get(event.detail, DROPPER_TITLES["unknown"])
         signals.append(
-            Signal(
+            act(
                 "remote_code_execution",
                 severity,
-                "action",
                 title,
                 facts.source.rel,
                 event.line,
@@ -778,10 +758,9 @@ def _extra_action_signals(facts: FileFacts) -> list[Signal]:
         shells = facts.of("shell_pipe")
     if shells and (facts.of("egress") or facts.of("odd_host") or "/dev/tcp/" in shells[0].text):
         signals.append(
-            Signal(
+            act(
                 "remote_code_execution",
                 "CRIT",
-                "action",
                 "Opens a reverse shell to a remote host",
                 facts.source.rel,
                 shells[0].line,
@@ -807,6 +786,13 @@ def _extra_action_signals(facts: FileFacts) -> list[Signal]:
     return signals
 
 
+def _child_env(event: Event, facts: FileFacts) -> bool:
+    """The env copied for a child process is no harvest."""
+    name = re.match(r"\s*(\w+)\s*=", event.text)
+    given = name and re.search(rf"[(,]\s*env\s*=\s*{name.group(1)}\b", facts.source.text)
+    return bool(given or re.search(r"[(,]\s*env\s*=\s*(?:\{\s*\*\*|dict\()os\.environ", event.text))
+
+
 def action_signals(facts: FileFacts, track: str) -> list[Signal]:
     signals, loot = _secret_signals(facts)
     dotenv = _dotenv_signal(facts) if loot is None else None
@@ -818,7 +804,7 @@ def action_signals(facts: FileFacts, track: str) -> list[Signal]:
         exfil = _exfil_signal(facts, loot)
         if exfil is not None:
             signals.append(exfil)
-    elif facts.of("env_bulk") and facts.of("egress"):
+    elif any(not _child_env(e, facts) for e in facts.of("env_bulk")) and facts.of("egress"):
         exfil = _exfil_signal(facts, "environment")
         if exfil is not None:
             signals.append(exfil)

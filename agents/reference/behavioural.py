@@ -23,7 +23,7 @@ from .context import (
 )
 from .directives import code_signals, prose_signals
 from .facts import SECRET_KINDS, TOOL_HINT, Event, FileFacts
-from .mcp import Tool, mcp_tools, tool_code_signals, tool_signals
+from .mcp import Tool, mcp_tools, skill_confinement_signals, tool_code_signals, tool_signals
 from .observed import _evidence_text, _observed_capabilities, observed_signals
 from .packages import (
     content_signals,
@@ -216,6 +216,7 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
         signals = _expected_of_purpose(signals, files, facts)
     if track == "skills":
         signals += prerequisite_signals(files)
+        signals += skill_confinement_signals(files, {r: f.tree for r, f in facts.items()})
         if declares_scanning(files):
             signals = [_as_documented(s, by_rel) for s in signals]
     signals = [_as_documented(s, by_rel) if _is_record(s) else s for s in signals]

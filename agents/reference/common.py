@@ -292,3 +292,16 @@ def _string_value(node: ast.AST) -> str | None:
     except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
         return None
     return value if isinstance(value, str) else None
+
+
+def act(
+    category: str,
+    severity: str,
+    title: str,
+    rel: str | None,
+    line: int | None,
+    weight: float,
+    cap: str,
+) -> Signal:
+    """An action-plane signal: what the artifact's code does."""
+    return Signal(category, severity, "action", title, rel, line, weight, cap)

@@ -49,7 +49,9 @@ MENTION_CUES = re.compile(
     r"treat such|malicious)(?![\w./-])",
     re.IGNORECASE,
 )
-SECRET_PATH_TALK = re.compile(r"~/\.ssh|id_rsa|\.aws|\.git-credentials|\.netrc|\.env\b|mcp\.json")
+SECRET_PATH_TALK = re.compile(
+    r"~/\.ssh|id_rsa|(?<![\w.-])(?:\.aws\b(?!\.)|\.git-credentials|\.netrc|\.env\b)|mcp\.json"
+)
 
 
 def _frontmatter_description(source: Source, line: int) -> bool:

@@ -1,14 +1,6 @@
-"""Context plane: instructions aimed at the reading agent, found by what they ask for.
-
-A text unit (a Markdown section, a string literal of any language, a long identifier such as a
-parameter name) is read for the intents an injected instruction combines: something harmful
-(reach credentials, ship data out, persist rules, shadow another tool, redirect installs, run
-destructive commands) and something manipulative (hide it, claim prior authorisation, skip the
-user's confirmation, make it a mandatory prerequisite, override earlier instructions). Either
-kind alone is ordinary prose — documentation talks about tokens, destructive tools ask for
-confirmation — so a unit is flagged only when they meet, or when the harm is unambiguous
-(an image URL built to carry data out, a parameter named after a private key).
-"""
+"""Context plane: instructions aimed at the reading agent. A text unit is flagged when a
+harm (credentials, data out, persistence, shadowing, destruction) meets a manipulation close
+by (hide it, claim approval, skip confirmation, override), or when the harm is unambiguous."""
 
 import ast
 import json
@@ -53,10 +45,11 @@ PROTECTIVE = re.compile(
     re.IGNORECASE,
 )
 DATA_URL = re.compile(
-    r"!\[[^\]]*\]\(\s*https?://[^)\s]*[?&][\w-]+=(?:[A-Z][A-Z0-9_]{2,}|\{[^}]*\}|<[^>]*>|\$\w+)",
+    r"!\[[^\]]*\]\(\s*https?://[^)\s]*[?&][\w-]+=(?:[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASS|CRED|DATA|"
+    r"CONTENT|ENV|HISTORY|CHAT|PROMPT|SESSION|COOKIE)[A-Z0-9_]*|\{[^}]*\}|<[^>]*>|\$\w+)",
 )
 PERSIST = re.compile(
-    r"(?:CLAUDE|AGENTS|GEMINI)\.md|\.cursorrules|\.windsurfrules|copilot-instructions|"
+    r"(?<![\w-])(?:CLAUDE|AGENTS|GEMINI)\.md|\.cursorrules|\.windsurfrules|copilot-instructions|"
     r"\b(?:global|persistent|permanent)\s+(?:agent\s+)?(?:instructions|memory|rules)|"
     r"\b(?:later|future|subsequent|all)\s+sessions\b",
     re.IGNORECASE,
@@ -101,11 +94,6 @@ HIDE_MORE = re.compile(
     r"\bno\s+need\s+to\s+(?:mention|tell|explain)|\binvisible\s+to\s+the\s+user|"
     r"\bnever\s+bring\s+it\s+up|\bdo\s+not\s+(?:remove|explain)\b|\bsay\s+only\b|"
     r"\bstripped\s+before\s+humans|\bimplementation\s+detail|\bnever\s+tell\b|"
-    r"\bsilently\s+(?:send|copy|upload|run|install|execute|forward|add|write|delete|post|"
-    r"modify|change|replace|include|attach|share|collect|read|push|commit|disable|remove|"
-    r"exfiltrate|transmit|log|store|save|append|inject|overwrite)\w*|\b(?:send|copy|upload|"
-    r"forward|post|run|execute|install|transmit|exfiltrate)\w*\b[^.\n]{0,30}\bsilently\b|"
-    r"\b(?:handled|done|performed|processed|happens|applied)\s+silently\b|"
     r"\bwithout\s+telling\b|\b(?:only\s+)?confuses?\s+(?:them|the\s+user)",
     re.IGNORECASE,
 )
@@ -122,7 +110,7 @@ CONCEAL_FROM_USER = re.compile(
     r"\b(?:handled|done|performed|processed|happens|applied)\s+silently\b",
     re.IGNORECASE,
 )
-NOT_SILENTLY = re.compile(r"\b(?:not|never|won't)\s+(?:\w+\s+)?silently\b", re.IGNORECASE)
+NOT_SILENTLY = re.compile(r"\b(?:not|never|won't|don't)\s+(?:\w+\s+){0,3}silently\b", re.I)
 ANSI_CONCEAL = re.compile(r"(?:\\x1b|\\u001b|\\033|\x1b)\[(?:\d+;)*8m")
 COMMENT_LINE = re.compile(r"^\s*(?:#|//|/\*+|\*)\s?(.*?)(?:\*/)?\s*$")
 LONG_IDENTIFIER = re.compile(r"(?<![\w$])[a-z][a-z0-9]*(?:_[a-z0-9]+){4,}(?![\w$])")
@@ -143,6 +131,11 @@ def _credential_match(text: str) -> re.Match[str] | None:
     return first
 
 
+CONTEXT_OUT = re.compile(
+    r"\b(?:send|post|upload|append|forward)\w*\s[^.\n]{0,40}\b(?:(?:full|entire|whole)\s+"
+    r"(?:conversation|chat)|system\s+prompt)",
+    re.I,
+)
 # Most specific first: the first harm named is the one a finding is reported at.
 HARMS = (
     ("exfiltrate data in a URL", DATA_URL),
@@ -150,6 +143,7 @@ HARMS = (
     ("install from another package index", INSTALL_REDIRECT),
     ("force destructive commands", DESTRUCT),
     ("persist its rules", PERSIST),
+    ("send the chat out", CONTEXT_OUT),
 )
 
 
@@ -164,17 +158,33 @@ def _harms(text: str) -> dict[str, re.Match[str]]:
     leak = LEAK.search(leak_text)
     if strong and (leak or READ.search(text)):
         harms["read credentials"] = strong
-    if (
-        (strong or SECRET_WEAK.search(leak_text))
-        and leak
-        and re.search(
-            r"\b(?:argument|parameter|field|header|query|url|badge|body|note|section|commit)\b",
-            leak_text,
-            re.I,
-        )
-    ):
-        harms["exfiltrate them"] = leak
+    relay = _relay(leak_text)
+    if relay:
+        harms["exfiltrate them"] = relay
     return harms
+
+
+CARRIER = re.compile(
+    r"\b(?:argument|parameter|field|header|query|url|badge|body|note|section|commit)\b", re.I
+)
+
+
+def _relay(text: str) -> re.Match[str] | None:
+    """A sentence that names a secret and has it passed into a carrier (a parameter, a
+    header, a URL): the three words a page apart are ordinary API documentation."""
+    for sentence in SENTENCE.finditer(text):
+        body = sentence.group(0)
+        leak = LEAK.search(body)
+        if (
+            leak
+            and CARRIER.search(body)
+            and (SECRET_STRONG.search(body) or SECRET_WEAK.search(body))
+        ):
+            return LEAK.search(text, sentence.start() + leak.start())
+    return None
+
+
+SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?](?!\s)[^.!?\n]*)*")
 
 
 # Asking for a step first is how honest docs read too; it only counts next to a credential
@@ -218,6 +228,23 @@ def _phrase(intents: list[str]) -> str:
     return intents[0] if len(intents) == 1 else ", ".join(intents[:-1]) + " and " + intents[-1]
 
 
+# An injected instruction says what to do and how to disguise it in one breath; a harm
+# and a manipulation a page apart are two unrelated sentences of a long document.
+NEAR_CHARS = 300
+
+
+def _near(harms: dict[str, re.Match[str]], manipulations: dict[str, re.Match[str]]) -> set[str]:
+    """The manipulations that sit within NEAR_CHARS of some harm."""
+    return {
+        name
+        for name, m in manipulations.items()
+        if any(
+            m.start() - h.end() <= NEAR_CHARS and h.start() - m.end() <= NEAR_CHARS
+            for h in harms.values()
+        )
+    }
+
+
 def judge(text: str) -> tuple[list[str], list[str], int, int] | None:
     """(harms, manipulations, offset of the first harm, of the first manipulation), when the
     text is an instruction aimed at the agent; None when it is ordinary prose."""
@@ -225,10 +252,11 @@ def judge(text: str) -> tuple[list[str], list[str], int, int] | None:
     manipulations = _manipulations(text)
     strong = set(manipulations) - WEAK_MANIPULATIONS
     credential_relay = {"read credentials", "exfiltrate them"} <= set(harms)
+    near = _near(harms, manipulations)
     if not (
-        (harms and strong)
+        (near and strong & near)
         or "exfiltrate data in a URL" in harms
-        or (credential_relay and manipulations)
+        or (credential_relay and near)
     ):
         return None
     harm = next(iter(harms.values()))

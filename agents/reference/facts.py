@@ -19,7 +19,8 @@ SECRET_KINDS: dict[str, tuple[re.Pattern[str], str, str, str]] = {
     ),
     "cloud": (
         re.compile(
-            r"\.aws\b[\"'/\\, ]{0,6}(?:credentials|config)|\.aws[\"']|"
+            r"\.aws\b[\"'/\\, ]{0,6}(?:credentials|config)|"
+            r"(?<![\w-])\.aws[\"'](?!\s*[/,]\s*[\"'](?!credentials|config))|"
             r"application_default_credentials|\.azure/|gcloud/credentials"
         ),
         "READ_CLOUD_CREDENTIALS",

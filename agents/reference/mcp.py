@@ -5,8 +5,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .action import TEST_FILE
 from .action_python import _dotted
-from .common import Signal, Source, _string_value
+from .common import Signal, Source, _string_value, act
 from .context import CONCEAL, OVERRIDE, SECRET_PATH_TALK
 from .repo_python import PyTaint
 
@@ -143,7 +144,8 @@ def mcp_tools(files: list[Source], trees: dict[str, ast.Module | None]) -> list[
 
 OTHER_TOOL = re.compile(
     r"(?:the|another|other)\s+[`'\"]?([a-z][a-z0-9]*_[a-z0-9_]+|[a-z][a-zA-Z0-9]+)[`'\"]?\s+tool\b|"
-    r"[`'\"]([a-z][a-z0-9]*_[a-z0-9_]+)[`'\"]|\b([a-z]+_[a-z0-9_]+)\s+tool\b"
+    r"\btools?\s+(?:named\s+|called\s+)?[`'\"]([a-z][a-z0-9]*_[a-z0-9_]+)[`'\"]|"
+    r"\b([a-z]+_[a-z0-9_]+)[`'\"]?\s+tool\b"
 )
 ROUTING = re.compile(
     r"instead of|when this tool is available|side effect on|must (?:always )?(?:send|route|"
@@ -171,8 +173,9 @@ AUTHORITY_CLAIM = re.compile(
 
 # Text that tells the model to pick this tool over every other: selection hijacking.
 PREFERENCE = re.compile(
-    r"\balways (?:choose|use|pick|select|prefer) this tool|\bignore (?:all )?(?:the )?other "
-    r"(?:\w+ )?tools|\bnever use (?:any )?other (?:\w+ )?tools|\bdon'?t settle for",
+    r"\balways (?:choose|use|pick|select|prefer) this tool\b(?!\s+(?:when|if|for|to|over)\b)|"
+    r"\bignore (?:all )?(?:the )?other (?:\w+ )?tools|"
+    r"\bnever use (?:any )?other (?:\w+ )?tools|\bdon'?t settle for",
     re.IGNORECASE,
 )
 
@@ -294,7 +297,7 @@ def tool_code_signals(trees: dict[str, ast.Module | None]) -> list[Signal]:
     """Tools against what they declare: a claimed directory left, credentials served."""
     signals = []
     for rel, tree in sorted(trees.items()):
-        if tree is None or re.search(r"(?:^|/)tests?/|(?:^|/)test_", rel):
+        if tree is None or TEST_FILE.search(rel):
             continue
         served = False
         for func in ast.walk(tree):
@@ -323,13 +326,40 @@ def tool_code_signals(trees: dict[str, ast.Module | None]) -> list[Signal]:
                 signals.append(
                     _code_signal(
                         "credential_exposure",
-                        f"{func.name} hands hard-coded credentials to the model",
+                        f"{func.name} hands stored credentials to the model",
                         rel,
                         secret,
                         "READ_SECRET",
                     )
                 )
     return signals
+
+
+def skill_confinement_signals(files: list[Source], trees: dict[str, ast.Module | None]) -> list:
+    """A skill that says it keeps to one directory, whose script joins a name it is given
+    to a literal one and opens it unchecked."""
+    claims = any(s.base.lower() == "skill.md" and CLAIMS_CONFINEMENT.search(s.text) for s in files)
+    for rel, tree in sorted(trees.items()) if claims else ():
+        if tree is None or TEST_FILE.search(rel):
+            continue
+        for func in ast.walk(tree):
+            if isinstance(func, ast.FunctionDef) and _fixed_base(func) and _opens_argument(func):
+                title = f"{func.name} claims one directory but opens any path it is given"
+                return [_code_signal("path_traversal", title, rel, func.lineno, "READ_FILE")]
+    return []
+
+
+def _fixed_base(func: ast.FunctionDef) -> bool:
+    """A path joined of a literal dir and a parameter."""
+    params = {a.arg for a in func.args.args}
+    for node in ast.walk(func):
+        joined = isinstance(node, ast.Call) and _dotted(node.func).endswith("path.join")
+        parts = node.args if joined else node.values if isinstance(node, ast.JoinedStr) else []
+        head = str(getattr(parts[0], "value", "") if parts else "")
+        names = {n.id for p in parts[1:] for n in ast.walk(p) if isinstance(n, ast.Name)}
+        if re.match(r"[/~.]|\w+/", head) and names & params:
+            return True
+    return False
 
 
 def _served_by(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
@@ -348,6 +378,12 @@ def _opens_argument(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 def _served_secret(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
+    """A literal credential in a tool, or a stored one formatted into the text it returns."""
+    returned = {
+        n.value.id
+        for n in ast.walk(func)
+        if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)
+    }
     for node in ast.walk(func):
         if (
             isinstance(node, ast.Constant)
@@ -355,8 +391,24 @@ def _served_secret(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
             and SERVED_SECRET.search(node.value)
         ):
             return node.lineno
+        value = node.value if isinstance(node, ast.Return | ast.Assign) else None
+        if isinstance(node, ast.Assign) and not any(
+            isinstance(t, ast.Name) and t.id in returned for t in node.targets
+        ):
+            continue
+        if isinstance(value, ast.JoinedStr) and any(
+            isinstance(part, ast.FormattedValue)
+            and CREDENTIAL_FIELD.search(ast.unparse(part.value))
+            for part in value.values
+        ):
+            return node.lineno
     return None
 
 
+CREDENTIAL_FIELD = re.compile(
+    r"api_?key|access_?token|refresh_?token|password|passwd|secret|private_?key", re.I
+)
+
+
 def _code_signal(category: str, title: str, rel: str, line: int, capability: str) -> Signal:
-    return Signal(category, "HIGH", "action", title, rel, line, 3.0, capability)
+    return act(category, "HIGH", title, rel, line, 3.0, capability)

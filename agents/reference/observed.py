@@ -1,12 +1,5 @@
-"""The validator's own detonation (`context.observed`) as signals.
-
-The detonation is first-class evidence: what the artifact did when it was installed,
-imported and run, whatever its code looks like. Beyond the capabilities the validator
-maps, the raw record is read for what an install should never do: start a network
-tool or a shell that names one, fingerprint the machine, reach a host, or rewrite the
-interpreter's or the system's files. What the package manager does on its own behalf
-(npm reading its own ~/.npmrc) is not held against the artifact.
-"""
+"""The validator's own detonation (`context.observed`) as signals: what the artifact did
+decides over what its code looks like; what the package manager does for itself does not."""
 
 import re
 

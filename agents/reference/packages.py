@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from .action_python import _dotted
-from .common import Signal, Source, _parse_python, damerau_levenshtein, line_at
+from .common import Signal, Source, _parse_python, act, damerau_levenshtein, line_at
 from .facts import DANGEROUS_KINDS, EGRESS_SHELL, HOOK_DANGER, REMOTE_EXEC, Event, FileFacts
 
 POPULAR_NAMES = (
@@ -239,9 +239,6 @@ def _hook_script_dangerous(facts: FileFacts, ranges: list[tuple[int, int]] | Non
     return bool(shell_fetch) or bool(inside("egress") and inside("odd_host"))
 
 
-REQUIRE_ONLY = re.compile(r"[\"']?(?:try\s*\{)?\s*require\([^)]*\)[^\"']*[\"']?")
-
-
 def npm_hook_signals(
     manifest: Manifest, files: dict[str, Source], facts: dict[str, FileFacts]
 ) -> list[Signal]:
@@ -274,10 +271,9 @@ def npm_hook_signals(
         if hook["dangerous"]:
             shown = targets[0] if targets else command[:60]
             signals.append(
-                Signal(
+                act(
                     "install_hook",
                     "HIGH",
-                    "action",
                     f"{hook['hook']} hook runs {shown}",
                     manifest.file,
                     hook["line"],
@@ -321,9 +317,8 @@ PTH_HIDDEN = re.compile(
 
 
 def pth_signals(files: list[Source]) -> list[Signal]:
-    """A .pth file line starting with `import` runs at every interpreter start-up. Honest
-    packages use that too (editable-install finders, setuptools' distutils shim, coverage):
-    they import their own module and call it, which is judged where that module is."""
+    """A .pth line starting with `import` runs at every start-up; honest packages import
+    their own module that way (editable finders, coverage), judged where that module is."""
     signals = []
     for source in files:
         if source.suffix != ".pth":
@@ -407,10 +402,9 @@ def setup_hook_signals(
         else:
             what = "dangerous code"
         signals.append(
-            Signal(
+            act(
                 "install_hook",
                 "CRIT",
-                "action",
                 f"{source.base} install hook runs {what}",
                 source.rel,
                 first.line,

@@ -3,13 +3,18 @@ requirements against the stated purpose."""
 
 import re
 
-from .common import Signal, Source
+from .common import Signal, Source, act
 from .facts import ODD_HOST, RAW_IP
 
 ARCHIVE_URL = re.compile(
-    r"https?://[^\s)\"'<>`]+\.(?:zip|7z|rar|tar\.gz|tgz|exe|dmg|pkg|msi|appimage|bin)\b", re.I
+    r"https?://[^\s)\"'<>`]+\.(?:zip|7z|rar|tar\.gz|tgz|exe|dmg|pkg|msi|appimage|bin)"
+    r"(?=[\s)\"'<>`?#]|[.,;:!](?:\s|$)|$)",
+    re.I,
 )
-ARCHIVE_PASSWORD = re.compile(r"\b(?:password|passphrase|pass|pwd)\b\s*[:=(`'\"]|\b-p\s*\S", re.I)
+ARCHIVE_PASSWORD = re.compile(
+    r"\b(?:password|passphrase|pass|pwd)\b\s*[:=(`'\"]|\b(?:unzip|7za?|unrar)\b[^\n]*\s-p\s*\S",
+    re.I,
+)
 ENCODED_TO_SHELL = re.compile(
     r"base64\s+(?:-d|--decode|-D)\b[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|"
     r"(?:eval|bash\s+-c|sh\s+-c)\s+[\"']?\$\([^)\n]*base64\s+(?:-d|--decode|-D)|"
@@ -97,64 +102,41 @@ def _line_of(source: Source, start: int, text: str, pattern: re.Pattern[str]) ->
     return start + text[: match.start()].count("\n") if match else start
 
 
+RCE = "remote_code_execution"
+DECODED_TO_SHELL = "has the agent decode a hidden command and pipe it to a shell"
+LOCKED_DOWNLOAD = "asks for a password-protected download from outside the artifact to be run"
+
+
 def _setup_signals(source: Source) -> list[Signal]:
     signals = []
     paragraphs = _paragraphs(source)
     for index, (start, text) in enumerate(paragraphs):
         # A step and its password often sit in neighbouring list items or paragraphs.
         near = "\n".join(t for _, t in paragraphs[index : index + 3])
-        if ENCODED_TO_SHELL.search(text):
-            line = _line_of(source, start, text, ENCODED_TO_SHELL)
-            signals.append(
-                _signal(
-                    "obfuscation",
-                    "CRIT",
-                    f"{source.base} has the agent decode a hidden command and pipe it to a shell",
-                    source,
-                    line,
-                    7.0,
-                    "EXEC_SHELL",
-                )
-            )
-        pipe = PIPE_TO_SHELL.search(text)
-        if pipe and (RAW_IP.search(text) or ODD_HOST.search(text)):
-            line = _line_of(source, start, text, PIPE_TO_SHELL)
-            signals.append(
-                _signal(
-                    "remote_code_execution",
-                    "CRIT",
-                    f"{source.base} pipes a script from a bare IP or drop host into a shell",
-                    source,
-                    line,
-                    7.0,
-                    "EXEC_SHELL",
-                )
-            )
         archive = ARCHIVE_URL.search(text)
-        if archive and ARCHIVE_PASSWORD.search(near):
-            line = _line_of(source, start, text, ARCHIVE_URL)
-            signals.append(
-                _signal(
-                    "remote_code_execution",
-                    "CRIT",
-                    f"{source.base} asks for a "
-                    "password-protected download from outside the artifact to be run",
-                    source,
-                    line,
-                    7.0,
-                    "EXEC_SHELL",
-                )
+        pipe = PIPE_TO_SHELL.search(text)
+        found: list[tuple[re.Pattern[str], str, str]] = []
+        if ENCODED_TO_SHELL.search(text):
+            found.append((ENCODED_TO_SHELL, "obfuscation", DECODED_TO_SHELL))
+        if pipe and (RAW_IP.search(text) or ODD_HOST.search(text)):
+            found.append(
+                (PIPE_TO_SHELL, RCE, "pipes a script from a bare IP or drop host to a shell")
             )
+        if archive and ARCHIVE_PASSWORD.search(near):
+            found.append((ARCHIVE_URL, RCE, LOCKED_DOWNLOAD))
         elif archive and RAW_IP.search(archive.group(0).replace("http://", "//")):
-            line = _line_of(source, start, text, ARCHIVE_URL)
+            found.append((ARCHIVE_URL, RCE, "asks for an executable download from a bare IP"))
+        for pattern, category, what in found:
+            line = _line_of(source, start, text, pattern)
+            severity, weight = ("HIGH", 6.0) if what.endswith("bare IP") else ("CRIT", 7.0)
             signals.append(
-                _signal(
-                    "remote_code_execution",
-                    "HIGH",
-                    f"{source.base} asks for an executable download from a bare IP",
-                    source,
+                act(
+                    category,
+                    severity,
+                    f"{source.base} {what}",
+                    source.rel,
                     line,
-                    6.0,
+                    weight,
                     "EXEC_SHELL",
                 )
             )
@@ -165,11 +147,11 @@ def _svg_signals(source: Source) -> list[Signal]:
     for number, line in enumerate(source.lines, 1):
         if SVG_SCRIPT.search(line):
             return [
-                _signal(
+                act(
                     "obfuscation",
                     "HIGH",
                     f"Script hidden inside the image {source.base}",
-                    source,
+                    source.rel,
                     number,
                     6.0,
                     "EVAL_CODE",
@@ -182,11 +164,11 @@ def _config_host_signals(source: Source) -> list[Signal]:
     for number, line in enumerate(source.lines, 1):
         if re.search(r"https?://", line) and ODD_HOST.search(line):
             return [
-                _signal(
+                act(
                     "exfiltration",
                     "HIGH",
                     f"{source.base} routes traffic through a tunnel or drop host",
-                    source,
+                    source.rel,
                     number,
                     3.0,
                     "OPEN_SOCKET",
@@ -209,11 +191,11 @@ def _requirement_signals(source: Source) -> list[Signal]:
     if len(intrusive) >= 2 or (intrusive and secrets):
         what = ", ".join(sorted(intrusive | secrets)[:4])
         return [
-            _signal(
+            act(
                 "excessive_permissions",
                 "HIGH",
                 f"SKILL.md asks for {what}, far beyond what its stated purpose needs",
-                source,
+                source.rel,
                 1,
                 3.0,
                 "ESCALATE_PRIVILEGE",
@@ -230,9 +212,3 @@ def _first_per_category(signals: list[Signal]) -> list[Signal]:
             seen.add(signal.category)
             out.append(signal)
     return out
-
-
-def _signal(
-    category: str, severity: str, title: str, source: Source, line: int, weight: float, cap: str
-) -> Signal:
-    return Signal(category, severity, "action", title, source.rel, line, weight, cap)

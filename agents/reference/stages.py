@@ -40,10 +40,11 @@ LAUNCH = re.compile(
 CHECKSUM = re.compile(r"sha256|sha512|sha384|createHash|hashlib|checksum|integrity|verify_sig")
 # Where honest installers fetch their own prebuilt binaries from.
 RELEASE_HOSTS = re.compile(
-    r"^(?:github\.com|objects\.githubusercontent\.com|registry\.npmjs\.org|nodejs\.org|"
+    r"^(?:(?:api\.)?github\.com|objects\.githubusercontent\.com|registry\.npmjs\.org|nodejs\.org|"
     r"files\.pythonhosted\.org|pypi\.org|registry\.yarnpkg\.com)$"
 )
 URL_HOST = re.compile(r"https?://([^/\s\"'`:?#]+)")
+COMMENT_LINE = re.compile(r"^[ \t]*(?:#|//|\*|/\*).*$", re.M)
 
 
 def _launched(text: str, name: str) -> bool:
@@ -69,16 +70,17 @@ def _hosts_kind(text: str, odd: bool) -> str:
     """'odd' for raw IPs and throwaway hosts, 'own' for release hosts or checked bytes."""
     if odd:
         return "odd"
-    hosts = {h.lower() for h in URL_HOST.findall(text) if "${" not in h and "{" not in h}
+    code = COMMENT_LINE.sub("", text)  # a licence header's URL is nothing fetched
+    hosts = {h.lower().replace("\\", "") for h in URL_HOST.findall(code)}
+    hosts = {h for h in hosts if re.fullmatch(r"[\w.-]+", h)}  # an allow-list's `github\.com`
     if CHECKSUM.search(text) or (hosts and all(RELEASE_HOSTS.match(h) for h in hosts)):
         return "own"
     return "unknown"
 
 
 def second_stage_events(source: Source, odd: bool) -> list[Event]:
-    """A file fetched from the network (or cut out of a bundled image or sound file), saved,
-    then made executable or run, all in one stretch of code (a big bundle holds downloads and
-    launches that have nothing in common). `odd`: the file names a raw IP or a throwaway host."""
+    """A file fetched (or cut out of a bundled image or sound), saved, then run, in one
+    stretch of code. `odd`: the file names a raw IP or a throwaway host."""
     text = source.text
     saved: list[tuple[int, str, bool]] = []
     for keyword, pattern in DOWNLOAD_TO:
@@ -337,8 +339,8 @@ SERVICE_API = re.compile(
 
 
 def env_harvest_events(source: Source, odd: bool) -> list[Event]:
-    """Secret environment variables read one by one and sent out: several services' tokens
-    to a host that is none of those services, or any token to a throwaway host (`odd`)."""
+    """Secret environment variables read one by one and sent to a host none of them is
+    for, or to a throwaway host (`odd`)."""
     text = source.text
     if "environ" not in text and "getenv" not in text and "process.env" not in text:
         return []
@@ -367,8 +369,8 @@ SDK_CREDENTIALS = (
 
 
 def sdk_credential_events(source: Source, odd: bool) -> list[Event]:
-    """Cloud keys pulled through an SDK's credential chain in a file that also talks to a raw
-    IP or a throwaway host (`odd`): the keys are bound for somewhere that is not their cloud."""
+    """Cloud keys pulled through an SDK's credential chain in a file that names a raw IP or
+    a throwaway host (`odd`)."""
     text = source.text
     found = [at for call in SDK_CREDENTIALS if odd and (at := text.find(call)) >= 0]
     if not found:
@@ -389,8 +391,7 @@ ESCAPES_LOOP = re.compile(
 
 
 def endless_output_events(source: Source) -> list[Event]:
-    """An unconditional loop that only prints, with nothing that could end or pace it: the
-    sabotage that turned a popular colour library into a denial of service for dependents."""
+    """An unconditional loop that only prints, with nothing to end or pace it (sabotage)."""
     if "while" not in source.text and "for" not in source.text:
         return []
     lines = source.lines
