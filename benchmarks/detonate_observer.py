@@ -86,12 +86,11 @@ def _bpftrace_start_cpu() -> float:
     group = identity_group()
     try:
         with tempfile.TemporaryDirectory() as work:
-            run = ebpf.BpftraceRun(group.id, Path(work) / "events")
-            run.wait_ready()
-            fields = Path(f"/proc/{run.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-            run.stop()
-            return cpu
+            session = ebpf.Session(group.path.parent.stat().st_ino, Path(work))
+            fields = Path(f"/proc/{session.process.pid}/stat").read_text().rsplit(")", 1)[1]
+            ticks = fields.split()[11:13]
+            session.stop()
+            return sum(map(int, ticks)) / os.sysconf("SC_CLK_TCK")
     finally:
         group.remove()
 
