@@ -87,6 +87,7 @@ def _bpftrace_start_cpu() -> float:
     try:
         with tempfile.TemporaryDirectory() as work:
             session = ebpf.Session(group.path.parent.stat().st_ino, Path(work))
+            session.wait_ready()
             fields = Path(f"/proc/{session.process.pid}/stat").read_text().rsplit(")", 1)[1]
             ticks = fields.split()[11:13]
             session.stop()

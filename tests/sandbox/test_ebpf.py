@@ -4,6 +4,11 @@ failing closed where it cannot run. Each beside an open control."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from assay.detonate.canaries import CanarySet
@@ -128,3 +133,67 @@ def test_without_bpftrace_the_run_fails_closed(
         observe(backend, "true")
     control = backend.run(SealedRequest(argv=("/bin/true",), limits=LIMITS))  # strace
     assert control.exit_code == 0
+
+
+def test_concurrent_runs_share_one_session_and_each_sees_only_its_own_records(
+    backend: BwrapBackend,
+) -> None:
+    # A name holding what bpftrace's text output would have read as its own report of
+    # lost events: in its JSON, a printed string cannot end a line.
+    forged = "/tmp/a\nLost 9 events\nx"
+    scripts = {
+        "a": f"echo 1 > /tmp/a-first; sleep 0.5; echo 2 > '{forged}'; echo 3 > /tmp/a-last",
+        "b": "echo 1 > /tmp/b-first; sleep 0.5; echo 2 > /tmp/b-last",
+    }
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = {name: pool.submit(observe, backend, script) for name, script in scripts.items()}
+        traces = {name: run.result().trace for name, run in runs.items()}
+    session = backend._ebpf
+    assert session is not None and session.alive
+    assert {"/tmp/a-first", forged, "/tmp/a-last"} <= set(traces["a"].writes)
+    assert {"/tmp/b-first", "/tmp/b-last"} <= set(traces["b"].writes)
+    assert not any(path.startswith("/tmp/b-") for path in traces["a"].writes)
+    assert not any(path.startswith("/tmp/a") for path in traces["b"].writes)
+    assert not traces["a"].truncated and not traces["b"].truncated
+    observe(backend, "true")
+    assert backend._ebpf is session  # the next run is watched by the same bpftrace
+
+
+def test_a_file_name_beyond_ascii_is_seen_as_written(backend: BwrapBackend) -> None:
+    trace = observe(backend, "echo x > /tmp/été; echo y > /tmp/plain").trace
+    assert {"/tmp/été", "/tmp/plain"} <= set(trace.writes)
+
+
+def test_a_session_that_dies_fails_its_runs_and_the_next_run_starts_another(
+    backend: BwrapBackend,
+) -> None:
+    observe(backend, "true")
+    first = backend._ebpf
+    assert first is not None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        watched = pool.submit(observe, backend, "sleep 2; echo x > /tmp/late")
+        while not first._watches and not watched.done():
+            time.sleep(0.01)
+        os.killpg(first.process.pid, signal.SIGKILL)
+        with pytest.raises(InfrastructureError, match="died"):
+            watched.result()
+    trace = observe(backend, "echo x > /tmp/after").trace
+    assert "/tmp/after" in trace.writes
+    assert backend._ebpf is not None and backend._ebpf is not first
+    backend.release()
+    assert first.process.poll() is not None
+    assert backend._ebpf is None
+
+
+def test_a_kernel_without_a_known_parent_field_fails_closed(
+    backend: BwrapBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ebpf.parent_field.cache_clear()
+    monkeypatch.setattr(ebpf, "_PARENT_FIELDS", ("no_such_field",))
+    try:
+        with pytest.raises(InfrastructureError, match="no parent field"):
+            observe(backend, "true")
+    finally:
+        ebpf.parent_field.cache_clear()
+    monkeypatch.undo()
+    assert observe(backend, "echo x > /tmp/x").trace.writes  # the control: the real field

@@ -587,8 +587,8 @@ class BwrapBackend(SandboxBackend):
         )
 
     def _ebpf_session(self, parent_id: int) -> ebpf.Session:
-        """The running session on `parent_id`; one that died, or watches another parent
-        (its groups were removed), is replaced."""
+        """The running session on `parent_id` (perhaps still starting); one that died,
+        or watches another parent (its groups were removed), is replaced."""
         with self._ebpf_lock:
             session = self._ebpf
             if session is not None and session.alive and session.parent_id == parent_id:
@@ -750,6 +750,8 @@ class BwrapBackend(SandboxBackend):
                 request.limits.workspace_bytes,
             )
             run.home_watch = HomeWatch(run.homes, request.home)  # from here, nothing of ours
+        if run.watch is not None:
+            run.watch.session.wait_ready()  # its start overlapped this sandbox's
         limits = request.limits
         cpu_base = run.cpu_s()  # the launcher's, bubblewrap's and their tracing's start-up
         tracer_base = run.tracer_clock.cpu_s()

@@ -73,6 +73,7 @@ DRAIN_TIMEOUT_S = 30.0
 _PARENT_FIELDS = ("__parent", "parent")  # kernfs_node's, newest kernels first
 _SIGNED_BYTE = re.compile("\uffffff([0-9a-f]{2})")
 _WATCH_BUFFER = 1 << 16
+_READ_BYTES = 1 << 16
 _MARKER_WHICH = 1 << 29  # getpriority()'s `which` for markers: this plus a secret draw
 _PROC_MAGIC = 0x9FA0
 _WRITE_FLAGS = 0o3 | 0o100 | 0o1000 | 0o2000  # O_WRONLY|O_RDWR, O_CREAT, O_TRUNC, O_APPEND
@@ -572,6 +573,20 @@ def _printed(data: str) -> bytes:
     return data.encode("latin-1", "replace")
 
 
+_PRINTF = b'{"type": "printf", "data": "'
+_PRINTF_END = b'\\n"}'  # the printf's own newline, escaped, and the JSON's end
+
+
+def _plain_printf(line: bytes) -> bytes | None:
+    """A printf's output with nothing escaped but its final newline, read without a JSON
+    parser (most lines: the reader's cost is per line); None for any other line."""
+    if line.startswith(_PRINTF) and line.endswith(_PRINTF_END):
+        inner = line[len(_PRINTF) : -len(_PRINTF_END)]
+        if b"\\" not in inner:  # a quote inside is escaped too
+            return inner + b"\n"
+    return None
+
+
 def _online_cpus() -> list[int]:
     """The CPUs the kernel runs tasks on (/sys/devices/system/cpu/online: "0-3,6")."""
     try:
@@ -619,8 +634,9 @@ class Session:
     """One bpftrace for many runs, filtered in the kernel on the parent group their
     cgroup v2 groups are made under; each line names its run's group, by which the
     reader thread writes it to that run's watch (a line of a group not watched is
-    dropped). bpftrace prints JSON, in which a printed string cannot end its line: a
-    line is one printf, and bpftrace's own report of lost events cannot be forged.
+    dropped). It is ready once `wait_ready` returns. bpftrace prints JSON, in which a
+    printed string cannot end its line: a line is one printf, and bpftrace's own report
+    of lost events cannot be forged.
 
     The kernel hands events over in a buffer per CPU, each in order: a run's end is
     drained by a marker called on every CPU (`drain`) once the run is over."""
@@ -650,11 +666,6 @@ class Session:
             self.process = self._spawn(script, errors)
         self._reader = threading.Thread(target=self._read, name="assay-ebpf", daemon=True)
         self._reader.start()
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
 
     @staticmethod
     def _spawn(script: Path, errors: BinaryIO) -> subprocess.Popen[bytes]:
@@ -675,8 +686,9 @@ class Session:
     def alive(self) -> bool:
         return self.process.poll() is None and not self._ended
 
-    def _wait_ready(self) -> None:
-        """Until the probes are attached; bpftrace failing is the host's fault."""
+    def wait_ready(self) -> None:
+        """Until the probes are attached (compiling and attaching them takes seconds: a
+        run waits only before its command starts); bpftrace failing is the host's fault."""
         with self._changed:
             self._changed.wait_for(lambda: self._ready or self._ended, READY_TIMEOUT_S)
             if self._ready:
@@ -741,44 +753,55 @@ class Session:
         return marked
 
     def _read(self) -> None:
+        """Hand each line to its run, as many as one read brought under one lock."""
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._take(line)
+        stdout, pending = self.process.stdout.fileno(), b""
+        while chunk := os.read(stdout, _READ_BYTES):
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            with self._changed:
+                for line in lines:
+                    self._take(line)
         with self._changed:
             self._ended = True
             self._changed.notify_all()
 
     def _take(self, line: bytes) -> None:
+        """One JSON line of bpftrace's (the lock held)."""
+        printed = _plain_printf(line)
+        if printed is None:
+            printed = self._parsed(line)
+        if printed is None or not printed.startswith(self._prefix):
+            return
+        word, _, rest = printed[len(self._prefix) :].partition(b" ")
+        if word.isdigit():
+            owner = self._watches.get(int(word))
+            if owner is not None:
+                owner.write(self._prefix + rest)
+        elif word == b"m":
+            marker, _, cpu = rest.partition(b" ")
+            self._marks.setdefault(int(marker), set()).add(int(cpu))
+            self._changed.notify_all()
+        elif word == b"ready\n":
+            self._ready = True
+            self._changed.notify_all()
+
+    def _parsed(self, line: bytes) -> bytes | None:
+        """A printf's output from a line JSON must decode; bpftrace's report of lost
+        events marks every run watched now (whose they were is not known)."""
         try:
             message = json.loads(line)
         except ValueError:
-            return
+            return None
         if not isinstance(message, dict):
-            return
+            return None
         if message.get("type") == "lost_events":
-            with self._changed:  # not known whose: every run watched now is truncated
-                for each in self._watches.values():
-                    each.lost = True
-            return
+            for watch in self._watches.values():
+                watch.lost = True
         data = message.get("data")
         if message.get("type") != "printf" or not isinstance(data, str):
-            return
-        printed = _printed(data)
-        if not printed.startswith(self._prefix):
-            return
-        word, _, rest = printed[len(self._prefix) :].partition(b" ")
-        with self._changed:
-            if word.isdigit():
-                owner = self._watches.get(int(word))
-                if owner is not None:
-                    owner.write(self._prefix + rest)
-            elif word == b"m":
-                marker, _, cpu = rest.partition(b" ")
-                self._marks.setdefault(int(marker), set()).add(int(cpu))
-                self._changed.notify_all()
-            elif word == b"ready\n":
-                self._ready = True
-                self._changed.notify_all()
+            return None
+        return _printed(data)
 
     def stop(self) -> None:
         """Interrupt bpftrace (killed if it does not exit); the runs still watched then
