@@ -804,21 +804,19 @@ class Session:
         return _printed(data)
 
     def stop(self) -> None:
-        """Interrupt bpftrace (killed if it does not exit); the runs still watched then
-        fail at their drain."""
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(DRAIN_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+        """Kill bpftrace; the runs still watched then fail at their drain. Its exit waits
+        on the kernel (its probes' detach: seconds on a busy host), so it is reaped, and
+        its reader ends, off the caller's path."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        threading.Thread(target=self._reap, name="assay-ebpf-reap", daemon=True).start()
+        shutil.rmtree(self._work, ignore_errors=True)
+
+    def _reap(self) -> None:
+        self.process.wait()
         self._reader.join()
         assert self.process.stdout is not None
         self.process.stdout.close()
-        shutil.rmtree(self._work, ignore_errors=True)
 
 
 def _bpftrace_env() -> dict[str, str]:
