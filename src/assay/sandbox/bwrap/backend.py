@@ -645,8 +645,9 @@ class BwrapBackend(SandboxBackend):
     def _views(self, run: _Run, request: SealedRequest) -> list[ebpf.View]:
         """Where the sandbox shows each host path it binds (as `_bwrap_options` binds them)."""
         views = [ebpf.View("/usr", "/usr"), ebpf.View("/dev", "/dev")]
-        views.append(ebpf.View(str(self._etc_dir()), "/etc"))
+        views.append(ebpf.View(str(self._etc_dir(run.shape.home_user is not None)), "/etc"))
         binds = {"stat": "/proc/stat", "passwd": "/etc/passwd", "group": "/etc/group"}
+        binds |= {"hostname": "/etc/hostname", "hosts": "/etc/hosts"}
         views += [ebpf.View(str(run.box / name), shown) for name, shown in binds.items()]
         if request.home is not None:
             views.append(ebpf.View(str(run.homes), "/home"))
