@@ -8,11 +8,14 @@ import os
 import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
+from assay.detonate import detonate
 from assay.detonate.canaries import CanarySet
 from assay.detonate.mapping import Attribution, map_trace
+from assay.mechanism.spec import Track
 from assay.sandbox.bwrap import ebpf
 from assay.sandbox.bwrap.backend import BwrapBackend
 from assay.sandbox.interface import (
@@ -43,6 +46,7 @@ LIMITS = ResourceLimits(
     result_bytes=1 << 16,
 )
 HOME = Home(user="sam", files=(HomeFile(".config/autostart/.keep", b""),))
+TIMEBOMB = Path(__file__).resolve().parents[2] / "corpus" / "skills" / "skill-0037" / "artifact"
 
 
 def dns_query(name: str) -> bytes:
@@ -198,3 +202,14 @@ def test_a_kernel_without_a_known_parent_field_fails_closed(
         ebpf.parent_field.cache_clear()
     monkeypatch.undo()
     assert observe(backend, "echo x > /tmp/x").trace.writes  # the control: the real field
+
+
+def test_a_detonation_by_default_fails_closed_without_bpftrace(
+    backend: BwrapBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ebpf, "BPFTRACE", "/nonexistent/bpftrace")
+    with pytest.raises(InfrastructureError, match="bpftrace is not installed"):
+        detonate(TIMEBOMB, Track.SKILLS, backend=backend, only={"baseline"})
+    monkeypatch.undo()
+    control = detonate(TIMEBOMB, Track.SKILLS, backend=backend, only={"baseline"})
+    assert [p.status for p in control.profiles] == ["ok"]

@@ -155,14 +155,18 @@ def harness_files() -> tuple[InputFile, InputFile]:
     return _shipped(HARNESS), _shipped("wire.py")
 
 
-# The observer detonation uses unless told otherwise. eBPF sees more from below (paths
-# as the kernel resolved them, programs by content, survivors, no per-call stop), but as
-# built on Debian's bpftrace 0.17 a profile pays about 1.7 CPU-s for bpftrace's compile
-# and attach and every printed event wakes its reader: a Python package's detonation took
-# 16 s wall and 9.3 CPU-s under eBPF against 5.0 s and 1.8 CPU-s under strace
-# (`assay detonate corpus/packages/pkg-0002/artifact --observer ...`, same host, same
-# minute). Until events are aggregated in the kernel, strace stays the default.
-DEFAULT_OBSERVER = ObserverKind.STRACE
+# The observer detonation uses unless told otherwise: eBPF, which sees from below (paths
+# as the kernel resolved them, programs by content, survivors, no per-call stop). Where
+# it cannot run, the backend raises InfrastructureError and the validator abstains on the
+# behavioural tracks; it never falls back to strace, which stays for local use
+# (`--observer strace`, the weaker one: a payload can time its stops). Its cost, measured
+# by benchmarks/detonate_observer.py on the 2-core host (loaded), a Python package's
+# whole detonation (pkg-0002, 4 profiles) on a fresh backend: 8.7 s wall, 9.0 CPU-s
+# with bpftrace's start (2.5 CPU-s, once per backend), 10.2 s and 7.7 CPU-s once its
+# session runs, against 10.9-12.4 s and 7.5-8.4 CPU-s under strace; `assay detonate
+# corpus/packages/pkg-0002/artifact --track packages` took 13.8-14.6 s against 12.2-12.8
+# s (same minute). A bpftrace per profile had cost 31-45 s and 13.5-14.3 CPU-s.
+DEFAULT_OBSERVER = ObserverKind.EBPF
 
 
 def detonate(

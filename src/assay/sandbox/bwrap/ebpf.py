@@ -756,15 +756,17 @@ class Session:
         """Hand each line to its run, as many as one read brought under one lock."""
         assert self.process.stdout is not None
         stdout, pending = self.process.stdout.fileno(), b""
-        while chunk := os.read(stdout, _READ_BYTES):
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()
+        try:
+            while chunk := os.read(stdout, _READ_BYTES):
+                lines = (pending + chunk).split(b"\n")
+                pending = lines.pop()
+                with self._changed:
+                    for line in lines:
+                        self._take(line)
+        finally:  # whatever ended the reading, the session's runs are failed, not hung
             with self._changed:
-                for line in lines:
-                    self._take(line)
-        with self._changed:
-            self._ended = True
-            self._changed.notify_all()
+                self._ended = True
+                self._changed.notify_all()
 
     def _take(self, line: bytes) -> None:
         """One JSON line of bpftrace's (the lock held)."""
