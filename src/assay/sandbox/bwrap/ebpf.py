@@ -9,9 +9,9 @@ stops a traced process, so a payload timing its own calls sees the same cost ins
 the sandbox as outside.
 
 One session serves a backend's runs (`Session`): bpftrace compiles and attaches its
-program once (about 1.5 CPU-s here), on the first observed run, and every line it
-prints names the run's group, by which the session hands each run (`Watch`) its own
-records alone. At a run's end the session is drained for it: a marker is called on
+program once (about 2.5 CPU-s on a 2-core host), on the first observed run, and every
+line it prints names the run's group, by which the session hands each run (`Watch`)
+its own records alone. At a run's end the session is drained for it: a marker is called on
 every CPU, and once each CPU's marker is read, everything the kernel buffered for the
 run has been read too. Events the kernel could not buffer are reported by bpftrace as
 lost: the summaries of the runs watched then are marked truncated. A session whose
@@ -68,7 +68,7 @@ from assay.sandbox.paths import resolved
 BPFTRACE = "bpftrace"
 BTF = Path("/sys/kernel/btf/vmlinux")
 _TRACEFS = (("tracefs", Path("/sys/kernel/tracing")), ("debugfs", Path("/sys/kernel/debug")))
-READY_TIMEOUT_S = 60.0  # compiling and attaching the program (about 1.5 CPU-s here)
+READY_TIMEOUT_S = 60.0  # compiling and attaching the program (about 2.5 CPU-s here)
 DRAIN_TIMEOUT_S = 30.0
 _PARENT_FIELDS = ("__parent", "parent")  # kernfs_node's, newest kernels first
 _SIGNED_BYTE = re.compile("\uffffff([0-9a-f]{2})")
