@@ -85,6 +85,20 @@ def test_a_relative_rename_after_chdir_is_seen_at_the_resolved_path(
     assert "/tmp/run.desktop" in trace.writes
 
 
+def test_a_rename_relative_to_a_directory_handle_is_seen_at_the_resolved_path(
+    backend: BwrapBackend,
+) -> None:
+    code = (
+        "import os; d = os.open('/home/sam/.config', os.O_RDONLY | os.O_DIRECTORY);"
+        " os.close(os.open('staged', os.O_WRONLY | os.O_CREAT, dir_fd=d));"
+        " os.rename('staged', 'autostart/run.desktop', src_dir_fd=d, dst_dir_fd=d);"
+        " os.rename('/tmp/x', '/tmp/y') if os.path.exists('/tmp/x') else None"
+    )
+    trace = observe(backend, f'echo > /tmp/x; python3 -S -c "{code}"', home=HOME).trace
+    assert ("/home/sam/.config/staged", "/home/sam/.config/autostart/run.desktop") in trace.renames
+    assert ("/tmp/x", "/tmp/y") in trace.renames  # the control: absolute paths
+
+
 def test_a_copy_of_curl_under_another_name_is_known_by_its_content(
     backend: BwrapBackend,
 ) -> None:

@@ -187,9 +187,11 @@ def _file_calls(w: _Writer) -> None:
     for slot in (1, 2):
         pointer, dfd = f"@p{slot}[tid]", f"@d{slot}[tid]"
         tag = f"b{slot}"
+        # One walk of whichever it was relative to (each walk written is compile time).
         relative_base = (
-            f"if ((int32){dfd} == {AT_FDCWD}) {{ {w.walk('curtask->fs->pwd.dentry', tag)} }} "
-            f"else {{ {w.fd_file(dfd)} {w.walk('$f->f_path.dentry', tag)} }}"
+            f"if ((int32){dfd} == {AT_FDCWD}) {{ $base = (uint64)curtask->fs->pwd.dentry; }} "
+            f"else {{ {w.fd_file(dfd)} $base = (uint64)$f->f_path.dentry; }}"
+            f"{w.walk('$base', tag)}"
         )
         named = w.line(f"s %d {slot} %s", "tid", f"str(uptr({pointer}))") if slot > 1 else ""
         body.append(
