@@ -227,3 +227,15 @@ def test_a_detonation_by_default_fails_closed_without_bpftrace(
     monkeypatch.undo()
     control = detonate(TIMEBOMB, Track.SKILLS, backend=backend, only={"baseline"})
     assert [p.status for p in control.profiles] == ["ok"]
+
+
+def test_events_the_kernel_could_not_buffer_mark_the_summary_truncated(
+    backend: BwrapBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    burst = "python3 -S -c \"[open('/dev/null').close() for _ in range(20000)]\""
+    small = {**ebpf._bpftrace_env(), "BPFTRACE_PERF_RB_PAGES": "1"}
+    monkeypatch.setattr(ebpf, "_bpftrace_env", lambda: small)  # one page a CPU: it overflows
+    assert observe(backend, burst).trace.truncated
+    monkeypatch.undo()
+    backend.release()  # the next run starts a session with the usual buffers
+    assert not observe(backend, "echo x > /tmp/x").trace.truncated
