@@ -159,13 +159,15 @@ def harness_files() -> tuple[InputFile, InputFile]:
 # as the kernel resolved them, programs by content, survivors, no per-call stop). Where
 # it cannot run, the backend raises InfrastructureError and the validator abstains on the
 # behavioural tracks; it never falls back to strace, which stays for local use
-# (`--observer strace`, the weaker one: a payload can time its stops). Its cost, measured
-# by benchmarks/detonate_observer.py on the 2-core host (loaded), a Python package's
-# whole detonation (pkg-0002, 4 profiles) on a fresh backend: 8.7 s wall, 9.0 CPU-s
-# with bpftrace's start (2.5 CPU-s, once per backend), 10.2 s and 7.7 CPU-s once its
-# session runs, against 10.9-12.4 s and 7.5-8.4 CPU-s under strace; `assay detonate
-# corpus/packages/pkg-0002/artifact --track packages` took 13.8-14.6 s against 12.2-12.8
-# s (same minute). A bpftrace per profile had cost 31-45 s and 13.5-14.3 CPU-s.
+# (`--observer strace`, the weaker one: a payload can time its stops). Its cost, from
+# benchmarks/detonate_observer.py on the 2-core host, a Python package's whole detonation
+# (pkg-0002, 4 profiles, all its CPU): on a backend whose bpftrace already runs, as a
+# round's later detonations find it, 4.7 s and 6.1 CPU-s against 4.5 s and 5.5 CPU-s
+# under strace; the first on a fresh backend, which pays bpftrace's start (2.2-2.4 CPU-s,
+# once per backend), 7.5 s and 8.4 CPU-s against 4.2 s and 5.1 CPU-s. `assay detonate
+# corpus/packages/pkg-0002/artifact --track packages` (a fresh backend) took 7.0-8.6 s
+# against 5.4-5.6 s, same minutes. A bpftrace per profile had cost 31-45 s and 13.5-14.3
+# CPU-s against 12-16 s and 2.7-3.0 CPU-s (that command, the sandboxed trees uncounted).
 DEFAULT_OBSERVER = ObserverKind.EBPF
 
 
