@@ -664,6 +664,9 @@ class Session:
         self._ready = self._ended = False
         with self._errors.open("wb") as errors:
             self.process = self._spawn(script, errors)
+        # Signalled through its pidfd: never another process that took its pid once reaped.
+        self._pidfd = os.pidfd_open(self.process.pid)
+        self._stopped = False
         self._reader = threading.Thread(target=self._read, name="assay-ebpf", daemon=True)
         self._reader.start()
 
@@ -696,6 +699,7 @@ class Session:
         stderr = ""
         with contextlib.suppress(OSError):
             stderr = self._errors.read_text(errors="replace")
+        self.stop()  # one that never got ready is not waited on again: the next run starts anew
         errors = [line for line in stderr.splitlines() if "ERROR" in line and "MEMLOCK" not in line]
         raise InfrastructureError(f"bpftrace did not attach its probes: {' '.join(errors)[-400:]}")
 
@@ -808,15 +812,22 @@ class Session:
     def stop(self) -> None:
         """Kill bpftrace; the runs still watched then fail at their drain. Its exit waits
         on the kernel (its probes' detach: seconds on a busy host), so it is reaped, and
-        its reader ends, off the caller's path."""
+        its reader ends, off the caller's path. Once only, whoever calls it."""
+        with self._changed:
+            stopped, self._stopped = self._stopped, True
+            self._ended = True  # no run waits on it any more
+            self._changed.notify_all()
+        if stopped:
+            return
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+            signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
         threading.Thread(target=self._reap, name="assay-ebpf-reap", daemon=True).start()
         shutil.rmtree(self._work, ignore_errors=True)
 
     def _reap(self) -> None:
         self.process.wait()
         self._reader.join()
+        os.close(self._pidfd)
         assert self.process.stdout is not None
         self.process.stdout.close()
 
