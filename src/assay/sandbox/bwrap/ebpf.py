@@ -648,7 +648,7 @@ class Session:
         self.parent_id = parent_id
         self.nonce = secrets.token_hex(6)
         self._prefix = self.nonce.encode() + b" "
-        spec = ebpf_program.Session(
+        spec = ebpf_program.SessionSpec(
             self.nonce, parent_id, parent_field(), _MARKER_WHICH + secrets.randbelow(1 << 29)
         )
         self._marker_which = spec.marker_which

@@ -72,7 +72,7 @@ FILE_CALLS = (
 
 
 @dataclass(frozen=True)
-class Session:
+class SessionSpec:
     """What a session's program is written for: its nonce, the parent group its runs'
     groups are made under (its cgroup v2 id, and the name of kernfs_node's parent field
     on this kernel), and the `which` its markers are called with."""
@@ -84,7 +84,7 @@ class Session:
 
 
 class _Writer:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SessionSpec) -> None:
         self.nonce = session.nonce
         self.group = f"curtask->cgroups->dfl_cgrp->kn->{session.parent_field}->id"
         self.filter = f"/{self.group} == {session.parent_id}/"
@@ -136,7 +136,7 @@ class _Writer:
         self.parts.append(f"{name} {predicate or self.filter} {{ {body} }}")
 
 
-def program(session: Session) -> str:
+def program(session: SessionSpec) -> str:
     """The bpftrace program: process lifetime, execs, file calls, connects and sends."""
     w = _Writer(session)
     w.parts.append(f'BEGIN {{ printf("{session.nonce} ready\\n"); }}')
