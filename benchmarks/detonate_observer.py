@@ -4,8 +4,15 @@ Per behavioural track, one bundled sample (for packages, a Python one) is detona
 twice, its first profile only, under each observer. Printed per track and observer: the
 detonation's wall time and the profile's CPU as the backend bills it (the sandboxed tree
 and its observer's process, from the command's release on). What the eBPF observer
-costs before that, bpftrace compiling and attaching its program for the profile's
-sandbox, is printed once beside them (strace's start, ~12 ms, is not).
+costs before that, bpftrace compiling and attaching its program once per backend (its
+session, which every later run shares), is printed once beside them (strace's start,
+~12 ms a run, is not).
+
+Then the Python package's whole detonation (every profile), on a fresh backend per
+observer, twice: the first pays the eBPF session's start (as `assay detonate` does), the
+second finds it running (as a validator's later detonations do). Its CPU is all of it:
+the validator's process (planning, mapping, the session's reader), the sandboxed trees,
+and the observer's processes (each run's strace; bpftrace, its start included).
 
 Then the timing probe: one program, in the sandbox under each observer and outside
 any sandbox, times 2,000 failing opens of missing files and 2,000 stats of the same
@@ -20,6 +27,7 @@ Run as root (bubblewrap, cgroups, bpftrace), under the heavy-work lock.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,7 +42,13 @@ from assay.mechanism.spec import BEHAVIOURAL_TRACKS, Track
 from assay.sandbox.bwrap import ebpf
 from assay.sandbox.bwrap.backend import BwrapBackend
 from assay.sandbox.bwrap.cgroups import identity_group
-from assay.sandbox.interface import InputFile, ObserverKind, ResourceLimits, SealedRequest
+from assay.sandbox.interface import (
+    InputFile,
+    Observation,
+    ObserverKind,
+    ResourceLimits,
+    SealedRequest,
+)
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 ROUNDS = 2
@@ -81,16 +95,58 @@ def _detonation(
     return time.monotonic() - started, sum(p.cpu_s for p in result.profiles)
 
 
+class _Billing(BwrapBackend):
+    """The backend, adding up what its runs' observers were billed."""
+
+    tracer_cpu_s = 0.0
+
+    def run(self, request: SealedRequest) -> Observation:
+        observation = super().run(request)
+        self.tracer_cpu_s += observation.tracer_cpu_s
+        return observation
+
+
+def _process_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _bpftrace_cpu(backend: BwrapBackend) -> float:
+    session = backend._ebpf
+    return _process_cpu(session.process.pid) if session is not None else 0.0
+
+
+def _whole_detonation(backend: _Billing, artifact: Path, observer: ObserverKind) -> str:
+    """Wall time and all the CPU of one detonation (see the module's docstring)."""
+    own, billed, bpftrace = _own_cpu(), backend.tracer_cpu_s, _bpftrace_cpu(backend)
+    started = time.monotonic()
+    result = detonate(artifact, Track.PACKAGES, backend=backend, observer=observer)
+    wall = time.monotonic() - started
+    tracer = backend.tracer_cpu_s - billed
+    trees = sum(p.cpu_s for p in result.profiles) - tracer
+    observed = _bpftrace_cpu(backend) - bpftrace if observer is ObserverKind.EBPF else tracer
+    own = _own_cpu() - own
+    total = own + trees + observed
+    return (
+        f"wall {wall:5.2f} s, cpu {total:5.2f} s (validator {own:.2f}, sandboxed {trees:.2f},"
+        f" observer {observed:.2f}; {len(result.profiles)} profiles)"
+    )
+
+
 def _bpftrace_start_cpu() -> float:
     """CPU seconds bpftrace takes to compile and attach the observer's program."""
     group = identity_group()
     try:
         with tempfile.TemporaryDirectory() as work:
-            run = ebpf.BpftraceRun(group.id, Path(work) / "events")
-            run.wait_ready()
-            fields = Path(f"/proc/{run.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-            run.stop()
+            session = ebpf.Session(group.path.parent.stat().st_ino, Path(work))
+            session.wait_ready()
+            cpu = _process_cpu(session.process.pid)
+            session.stop()
             return cpu
     finally:
         group.remove()
@@ -120,7 +176,7 @@ def main() -> None:
                     f"({artifact.parent.name}, best of {ROUNDS})",
                     flush=True,
                 )
-        print(f"bpftrace start per profile (compile, attach): {_bpftrace_start_cpu():.2f} CPU-s")
+        print(f"bpftrace start per backend (compile, attach): {_bpftrace_start_cpu():.2f} CPU-s")
         ratios: dict[str, list[float]] = {"outside": [], "ebpf": [], "strace": []}
         for _ in range(PROBES):
             outside = subprocess.run(
@@ -133,6 +189,19 @@ def main() -> None:
         print(f"timing probe (failing opens / stats, median of {PROBES}): {shown}")
     finally:
         backend.release()
+    package = _sample(Track.PACKAGES)
+    for observer in (ObserverKind.EBPF, ObserverKind.STRACE):
+        fresh = _Billing()
+        try:
+            for which in ("first", "second"):
+                shown = _whole_detonation(fresh, package, observer)
+                print(
+                    f"whole detonation of {package.parent.name}, {observer.value:6} {which:6}:"
+                    f" {shown}",
+                    flush=True,
+                )
+        finally:
+            fresh.release()
 
 
 if __name__ == "__main__":

@@ -38,13 +38,14 @@ def test_json_output_is_the_observed_context() -> None:
     assert capability["evidence"][0]["path"] == "~/.bashrc"
     assert "baseline" not in capability["profiles"]
     assert {p["name"] for p in data["profiles"]} >= {"baseline", "ci", "clock_plus_13mo"}
-    assert "observer: strace, the weaker one" in " ".join(result.stderr.split())
+    assert "weaker" not in result.stderr  # eBPF, the default
 
 
-def test_the_ebpf_observer_detonates_alike_and_says_nothing_of_weakness() -> None:
-    result = assay("detonate", str(TIMEBOMB), "--track", "skills", "--json", "--observer", "ebpf")
+def test_the_strace_observer_detonates_alike_and_says_it_is_the_weaker_one() -> None:
+    args = ("--track", "skills", "--json", "--observer", "strace")
+    result = assay("detonate", str(TIMEBOMB), *args)
     assert result.returncode == 0, result.stderr
-    assert "weaker" not in result.stderr
+    assert "observer: strace, the weaker one" in " ".join(result.stderr.split())
     (capability,) = json.loads(result.stdout)["capabilities"]
     assert capability["capability"] == "WRITE_SHELL_PROFILE"
 

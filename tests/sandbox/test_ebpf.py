@@ -4,10 +4,18 @@ failing closed where it cannot run. Each beside an open control."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
 import pytest
 
+from assay.detonate import detonate
 from assay.detonate.canaries import CanarySet
 from assay.detonate.mapping import Attribution, map_trace
+from assay.mechanism.spec import Track
 from assay.sandbox.bwrap import ebpf
 from assay.sandbox.bwrap.backend import BwrapBackend
 from assay.sandbox.interface import (
@@ -38,6 +46,7 @@ LIMITS = ResourceLimits(
     result_bytes=1 << 16,
 )
 HOME = Home(user="sam", files=(HomeFile(".config/autostart/.keep", b""),))
+TIMEBOMB = Path(__file__).resolve().parents[2] / "corpus" / "skills" / "skill-0037" / "artifact"
 
 
 def dns_query(name: str) -> bytes:
@@ -74,6 +83,20 @@ def test_a_relative_rename_after_chdir_is_seen_at_the_resolved_path(
     assert ("/tmp/run.desktop", "/home/sam/.config/autostart/run.desktop") in trace.renames
     assert ("/tmp/open.txt", "/tmp/plain.txt") in trace.renames
     assert "/tmp/run.desktop" in trace.writes
+
+
+def test_a_rename_relative_to_a_directory_handle_is_seen_at_the_resolved_path(
+    backend: BwrapBackend,
+) -> None:
+    code = (
+        "import os; d = os.open('/home/sam/.config', os.O_RDONLY | os.O_DIRECTORY);"
+        " os.close(os.open('staged', os.O_WRONLY | os.O_CREAT, dir_fd=d));"
+        " os.rename('staged', 'autostart/run.desktop', src_dir_fd=d, dst_dir_fd=d);"
+        " os.rename('/tmp/x', '/tmp/y') if os.path.exists('/tmp/x') else None"
+    )
+    trace = observe(backend, f'echo > /tmp/x; python3 -S -c "{code}"', home=HOME).trace
+    assert ("/home/sam/.config/staged", "/home/sam/.config/autostart/run.desktop") in trace.renames
+    assert ("/tmp/x", "/tmp/y") in trace.renames  # the control: absolute paths
 
 
 def test_a_copy_of_curl_under_another_name_is_known_by_its_content(
@@ -128,3 +151,91 @@ def test_without_bpftrace_the_run_fails_closed(
         observe(backend, "true")
     control = backend.run(SealedRequest(argv=("/bin/true",), limits=LIMITS))  # strace
     assert control.exit_code == 0
+
+
+def test_concurrent_runs_share_one_session_and_each_sees_only_its_own_records(
+    backend: BwrapBackend,
+) -> None:
+    # A name holding what bpftrace's text output would have read as its own report of
+    # lost events: in its JSON, a printed string cannot end a line.
+    forged = "/tmp/a\nLost 9 events\nx"
+    scripts = {
+        "a": f"echo 1 > /tmp/a-first; sleep 0.5; echo 2 > '{forged}'; echo 3 > /tmp/a-last",
+        "b": "echo 1 > /tmp/b-first; sleep 0.5; echo 2 > /tmp/b-last",
+    }
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = {name: pool.submit(observe, backend, script) for name, script in scripts.items()}
+        traces = {name: run.result().trace for name, run in runs.items()}
+    session = backend._ebpf
+    assert session is not None and session.alive
+    assert {"/tmp/a-first", forged, "/tmp/a-last"} <= set(traces["a"].writes)
+    assert {"/tmp/b-first", "/tmp/b-last"} <= set(traces["b"].writes)
+    assert not any(path.startswith("/tmp/b-") for path in traces["a"].writes)
+    assert not any(path.startswith("/tmp/a") for path in traces["b"].writes)
+    assert not traces["a"].truncated and not traces["b"].truncated
+    observe(backend, "true")
+    assert backend._ebpf is session  # the next run is watched by the same bpftrace
+
+
+def test_a_file_name_beyond_ascii_is_seen_as_written(backend: BwrapBackend) -> None:
+    trace = observe(backend, "echo x > /tmp/été; echo y > /tmp/plain").trace
+    assert {"/tmp/été", "/tmp/plain"} <= set(trace.writes)
+
+
+def test_a_session_that_dies_fails_its_runs_and_the_next_run_starts_another(
+    backend: BwrapBackend,
+) -> None:
+    observe(backend, "true")
+    first = backend._ebpf
+    assert first is not None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        watched = pool.submit(observe, backend, "sleep 2; echo x > /tmp/late")
+        while not first._watches and not watched.done():
+            time.sleep(0.01)
+        os.killpg(first.process.pid, signal.SIGKILL)
+        with pytest.raises(InfrastructureError, match="died"):
+            watched.result()
+    trace = observe(backend, "echo x > /tmp/after").trace
+    assert "/tmp/after" in trace.writes
+    assert backend._ebpf is not None and backend._ebpf is not first
+    second = backend._ebpf
+    backend.release()
+    assert backend._ebpf is None
+    assert second.process.wait(timeout=60) is not None  # released: killed
+
+
+def test_a_kernel_without_a_known_parent_field_fails_closed(
+    backend: BwrapBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ebpf.parent_field.cache_clear()
+    monkeypatch.setattr(ebpf, "_PARENT_FIELDS", ("no_such_field",))
+    try:
+        with pytest.raises(InfrastructureError, match="no parent field"):
+            observe(backend, "true")
+    finally:
+        ebpf.parent_field.cache_clear()
+    monkeypatch.undo()
+    assert observe(backend, "echo x > /tmp/x").trace.writes  # the control: the real field
+
+
+def test_a_detonation_by_default_fails_closed_without_bpftrace(
+    backend: BwrapBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ebpf, "BPFTRACE", "/nonexistent/bpftrace")
+    with pytest.raises(InfrastructureError, match="bpftrace is not installed"):
+        detonate(TIMEBOMB, Track.SKILLS, backend=backend, only={"baseline"})
+    monkeypatch.undo()
+    control = detonate(TIMEBOMB, Track.SKILLS, backend=backend, only={"baseline"})
+    assert [p.status for p in control.profiles] == ["ok"]
+
+
+def test_events_the_kernel_could_not_buffer_mark_the_summary_truncated(
+    backend: BwrapBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    burst = "python3 -S -c \"[open('/dev/null').close() for _ in range(20000)]\""
+    small = {**ebpf._bpftrace_env(), "BPFTRACE_PERF_RB_PAGES": "1"}
+    monkeypatch.setattr(ebpf, "_bpftrace_env", lambda: small)  # one page a CPU: it overflows
+    assert observe(backend, burst).trace.truncated
+    monkeypatch.undo()
+    backend.release()  # the next run starts a session with the usual buffers
+    assert not observe(backend, "echo x > /tmp/x").trace.truncated

@@ -15,6 +15,7 @@ from assay.cli import EXIT_INFRA, app
 from assay.cli.output import OutputOption, console, emit_text, errors, fail
 from assay.records.codec import to_builtins
 from assay.validator.api import (
+    DEFAULT_OBSERVER,
     Detonation,
     EvidenceRecord,
     InfrastructureError,
@@ -29,7 +30,7 @@ _STYLE = {"normal": "green", "dangerous": "yellow", "system": "bold magenta", "r
 
 _WEAKER = (
     "observer: strace, the weaker one (every traced call stops the process, which a "
-    "payload can time; --observer ebpf watches from the kernel, at several times the cost)"
+    "payload can time; the default, --observer ebpf, watches from the kernel)"
 )
 
 
@@ -55,10 +56,11 @@ def detonate_command(
         ObserverKind,
         typer.Option(
             "--observer",
-            help="strace (the default; a payload can time its stops) or ebpf (from the "
-            "kernel, several times the cost)",
+            help="ebpf (the default: from the kernel, as the validator observes) or strace "
+            "(for local use where eBPF cannot run: the weaker one, a payload can time its "
+            "stops)",
         ),
-    ] = ObserverKind.STRACE,
+    ] = DEFAULT_OBSERVER,
 ) -> None:
     """Detonate an artifact under the validator's observer and map what it did to capabilities."""
     shown = fmt or (DetonateFormat.JSON if as_json else DetonateFormat.TABLE)

@@ -156,14 +156,20 @@ def harness_files() -> tuple[InputFile, InputFile]:
     return _shipped(HARNESS), _shipped("wire.py")
 
 
-# The observer detonation uses unless told otherwise. eBPF sees more from below (paths
-# as the kernel resolved them, programs by content, survivors, no per-call stop), but as
-# built on Debian's bpftrace 0.17 a profile pays about 1.7 CPU-s for bpftrace's compile
-# and attach and every printed event wakes its reader: a Python package's detonation took
-# 16 s wall and 9.3 CPU-s under eBPF against 5.0 s and 1.8 CPU-s under strace
-# (`assay detonate corpus/packages/pkg-0002/artifact --observer ...`, same host, same
-# minute). Until events are aggregated in the kernel, strace stays the default.
-DEFAULT_OBSERVER = ObserverKind.STRACE
+# The observer detonation uses unless told otherwise: eBPF, which sees from below (paths
+# as the kernel resolved them, programs by content, survivors, no per-call stop). Where
+# it cannot run, the backend raises InfrastructureError and the validator abstains on the
+# behavioural tracks; it never falls back to strace, which stays for local use
+# (`--observer strace`, the weaker one: a payload can time its stops). Its cost, from
+# benchmarks/detonate_observer.py on the 2-core host, a Python package's whole detonation
+# (pkg-0002, 4 profiles, all its CPU): on a backend whose bpftrace already runs, as a
+# round's later detonations find it, 4.7 s and 6.1 CPU-s against 4.5 s and 5.5 CPU-s
+# under strace; the first on a fresh backend, which pays bpftrace's start (2.2-2.4 CPU-s,
+# once per backend), 7.5 s and 8.4 CPU-s against 4.2 s and 5.1 CPU-s. `assay detonate
+# corpus/packages/pkg-0002/artifact --track packages` (a fresh backend) took 7.0-8.6 s
+# against 5.4-5.6 s, same minutes. A bpftrace per profile had cost 31-45 s and 13.5-14.3
+# CPU-s against 12-16 s and 2.7-3.0 CPU-s (that command, the sandboxed trees uncounted).
+DEFAULT_OBSERVER = ObserverKind.EBPF
 
 
 def detonate(

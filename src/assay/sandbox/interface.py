@@ -45,8 +45,9 @@ class LimitHit(StrEnum):
 class ObserverKind(StrEnum):
     """What watches a run's process tree from outside it.
 
-    EBPF: kernel probes filtered by the run's cgroup; nothing stops the traced
-    processes, so their own timing shows no tracer. STRACE: ptrace, every traced call
+    EBPF: kernel probes filtered by the observed runs' parent cgroup, each record
+    handed to its own run by the run's cgroup; nothing stops the traced processes, so
+    their own timing shows no tracer (detonation's default). STRACE: ptrace, every traced call
     a stop, which a payload can time (the weaker observer, kept for local use and for
     agents' reps, whose liveness evidence it reads).
     """

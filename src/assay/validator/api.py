@@ -293,6 +293,7 @@ def export_attestations(db: Path, round_id: str, out: Path, key: Path | None = N
 
 __all__ = [
     "DEFAULT_ENTRYPOINT",
+    "DEFAULT_OBSERVER",
     "EXAMPLE_ROUND_TOML",
     "MANIFEST_SUFFIX",
     "USER_ERRORS",

@@ -262,8 +262,8 @@ class _Run:
     streams: tuple[int, int, int] = (-1, -1, -1)  # read ends: stdout, stderr, result
     release_fd: int = -1  # writing here lets bubblewrap execute the command
     tracer_clock: _ProcessClock | None = None
-    bpftrace: ebpf.BpftraceRun | None = None  # the eBPF observer's, when it observes
-    identity: IdentityGroup | None = None  # the cgroup v2 group its probes filter on
+    watch: ebpf.Watch | None = None  # its part of the eBPF session, when that observes
+    identity: IdentityGroup | None = None  # on a v1 host, the cgroup v2 group it is known by
     home_watch: HomeWatch | None = None
     netsink: NetSink | None = None  # the run's network, when it has one
     cancelled: bool = False  # by `cancel_all`: the run ends as `RunCancelled`
@@ -351,6 +351,8 @@ class BwrapBackend(SandboxBackend):
         self._janitor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-sandbox")
         self._pending: list[Future[None]] = []
         self._in_flight: set[_Run] = set()
+        self._ebpf: ebpf.Session | None = None  # started by the first eBPF-observed run
+        self._ebpf_lock = threading.Lock()
         self._watchdog = Watchdog(self._tree.base)
         atexit.register(self.release)
 
@@ -474,12 +476,19 @@ class BwrapBackend(SandboxBackend):
                 warm, self._warm = self._warm, []
             for started in warm:
                 _cleanup(started)
+            self._stop_ebpf()
             if self._cgroups is not None:
                 self._cgroups.release()
             remove_identity_groups(stale=False)
             self._tree.release()
             self._etc = {}
             self._watchdog.stand_down()  # only once nothing of ours is left
+
+    def _stop_ebpf(self) -> None:
+        with self._ebpf_lock:
+            session, self._ebpf = self._ebpf, None
+        if session is not None:
+            session.stop()
 
     def _settle(self) -> None:
         """Wait for the background cleanup; a cleanup that failed fails the caller."""
@@ -493,8 +502,8 @@ class BwrapBackend(SandboxBackend):
         # An eBPF-observed shape, or one with a network sink, is a detonation profile's,
         # whose hostname is drawn per detonation: a sandbox started ahead for it would
         # seldom be claimed (only by a later profile of the same shape in the same
-        # detonation), and its bpftrace (a CPU-second) or its sink (a namespace and a
-        # process) would be started for nothing.
+        # detonation), and its sink (a namespace and a process) would be started for
+        # nothing.
         detonation = shape.observer is ObserverKind.EBPF or shape.network_sink
         ahead = self._prestart and not detonation
         while ahead and self._refill(shape):
@@ -565,21 +574,41 @@ class BwrapBackend(SandboxBackend):
             (run.box / "stat").touch()
         if shape.network_sink:
             run.netsink = NetSink(self._python, SANDBOX_UID, SANDBOX_GID)
-        run.cgroup = self._driver().create(run.shape.memory_bytes, run.shape.pids)
+        observed = shape.observer is ObserverKind.EBPF
+        run.cgroup = self._driver().create(shape.memory_bytes, shape.pids, observed=observed)
         run.cgroup.permit_join(SANDBOX_UID)
-        if shape.observer is ObserverKind.EBPF:
+        if observed:
             self._observe_from_below(run)
 
     def _observe_from_below(self, run: _Run) -> None:
-        """Start bpftrace on the run's cgroup v2 id, and wait until it is attached."""
+        """Have the backend's eBPF session watch the run's cgroup v2 group (made under
+        the one parent of every observed run's), starting the session if none runs."""
         assert run.cgroup is not None
         if self._driver().version == "v2":
-            cgroup_id = run.cgroup.join_files[0].parent.stat().st_ino
+            group = run.cgroup.join_files[0].parent
         else:
             run.identity = identity_group()
-            cgroup_id = run.identity.id
-        run.bpftrace = ebpf.BpftraceRun(cgroup_id, run.trace_prefix.with_name("events"))
-        run.bpftrace.wait_ready()
+            group = run.identity.path
+        try:
+            cgroup_id, parent_id = group.stat().st_ino, group.parent.stat().st_ino
+        except OSError as exc:
+            raise InfrastructureError(f"cannot read the run's cgroup v2 id: {exc}") from exc
+        run.watch = self._ebpf_session(parent_id).watch(
+            cgroup_id, run.trace_prefix.with_name("events")
+        )
+
+    def _ebpf_session(self, parent_id: int) -> ebpf.Session:
+        """The running session on `parent_id` (perhaps still starting); one that died,
+        or watches another parent (its groups were removed), is replaced."""
+        with self._ebpf_lock:
+            session = self._ebpf
+            if session is not None and session.alive and session.parent_id == parent_id:
+                return session
+            self._ebpf = None
+            if session is not None:
+                session.stop()  # the runs it watched fail at their drain
+            self._ebpf = ebpf.Session(parent_id, self._tree.ensure())
+            return self._ebpf
 
     def _spawn(self, run: _Run) -> None:
         seccomp_fd = _memfd(run, "assay-seccomp", compiled_filter())
@@ -620,7 +649,9 @@ class BwrapBackend(SandboxBackend):
             for fd in (result_w, out_w, err_w, block_r):
                 os.close(fd)
         try:
-            observer = run.bpftrace.process if run.bpftrace is not None else run.process
+            # An eBPF session's CPU while the run goes on is billed to it (and to any
+            # other run it watches meanwhile).
+            observer = run.watch.session.process if run.watch is not None else run.process
             run.tracer_clock = _ProcessClock(observer.pid)
         except OSError as exc:
             raise InfrastructureError(f"the tracer died at start: {exc}") from exc
@@ -628,8 +659,9 @@ class BwrapBackend(SandboxBackend):
     def _views(self, run: _Run, request: SealedRequest) -> list[ebpf.View]:
         """Where the sandbox shows each host path it binds (as `_bwrap_options` binds them)."""
         views = [ebpf.View("/usr", "/usr"), ebpf.View("/dev", "/dev")]
-        views.append(ebpf.View(str(self._etc_dir()), "/etc"))
+        views.append(ebpf.View(str(self._etc_dir(run.shape.home_user is not None)), "/etc"))
         binds = {"stat": "/proc/stat", "passwd": "/etc/passwd", "group": "/etc/group"}
+        binds |= {"hostname": "/etc/hostname", "hosts": "/etc/hosts"}
         views += [ebpf.View(str(run.box / name), shown) for name, shown in binds.items()]
         if request.home is not None:
             views.append(ebpf.View(str(run.homes), "/home"))
@@ -688,13 +720,15 @@ class BwrapBackend(SandboxBackend):
         join = "; ".join(f'echo 0 > "{p}"' for p in run.cgroup.join_files)
         # Into the sink's namespace first: everything after it, bubblewrap included, is in it.
         netns = run.netsink.nsenter() if run.netsink is not None else []
-        if run.bpftrace is not None and run.identity is not None:
+        if run.watch is not None:
             # Joining a v2 group takes write access to the common ancestor's procs
             # (the root's), so the launcher joins as root, then setpriv drops it to the
             # sandbox user. Nothing traces the launcher (bubblewrap's --die-with-parent
             # ties the sandbox to the validator, whose child it is).
             drop = ["setpriv", "--reuid", str(SANDBOX_UID), "--regid", str(SANDBOX_GID)]
-            script = f'{join}; echo 0 > "{run.identity.join_file}" && exec "$@"'
+            if run.identity is not None:
+                join += f'; echo 0 > "{run.identity.join_file}"'
+            script = f'{join} && exec "$@"'
             run.launcher = ("/bin/sh", "-c", script, "sh", *drop, "--clear-groups", *bwrap_argv)
             return [*netns, *run.launcher]
         script = f'{join} && exec "$@"'
@@ -735,6 +769,8 @@ class BwrapBackend(SandboxBackend):
                 request.limits.workspace_bytes,
             )
             run.home_watch = HomeWatch(run.homes, request.home)  # from here, nothing of ours
+        if run.watch is not None:
+            run.watch.session.wait_ready()  # its start overlapped this sandbox's
         limits = request.limits
         cpu_base = run.cpu_s()  # the launcher's, bubblewrap's and their tracing's start-up
         tracer_base = run.tracer_clock.cpu_s()
@@ -768,15 +804,14 @@ class BwrapBackend(SandboxBackend):
         assert run.cgroup is not None and run.process is not None
         assert run.tracer_clock is not None
         over_cap = limit_hit is LimitHit.TRACE_CAP
-        if run.bpftrace is not None:
-            run.bpftrace.stop()  # drains the kernel's buffers: every event is in its file
+        if run.watch is not None:
+            run.watch.session.drain(run.watch)  # every event the kernel kept is in its file
         if over_cap and not tracer.PROFILES[request.trace].read_over_cap:
             trace = TraceSummary(truncated=True)
-        elif run.bpftrace is not None:
+        elif run.watch is not None:
             past_cap = _trace_left(run, request.limits) <= 0
             trace = ebpf.summarise(
-                run.bpftrace.output,
-                run.bpftrace.nonce,
+                run.watch,
                 ebpf.Views(self._views(run, request)),
                 request.argv,
                 harness_command=request.harness_command,
@@ -949,8 +984,8 @@ def _cleanup(run: _Run) -> None:
             # attached, it dies by a signal whenever the tree does: it ends as its
             # command ended, and a run past a limit is killed.)
             attempt(functools.partial(hostfs.kill_run_processes, run.run_dir))
-    if run.bpftrace is not None:
-        attempt(run.bpftrace.kill)
+    if run.watch is not None:
+        attempt(run.watch.close)
     if run.identity is not None:
         attempt(run.identity.remove)
     if run.tracer_clock is not None:

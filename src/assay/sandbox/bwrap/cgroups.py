@@ -103,8 +103,9 @@ class CgroupDriver(ABC):
     version: str
 
     @abstractmethod
-    def create(self, memory_bytes: int, pids: int) -> Cgroup:
-        """A new group capped at `memory_bytes` (no swap) and `pids` tasks."""
+    def create(self, memory_bytes: int, pids: int, *, observed: bool = False) -> Cgroup:
+        """A new group capped at `memory_bytes` (no swap) and `pids` tasks; `observed`:
+        one the eBPF observer watches (on v2, made under the one parent of those)."""
 
     @abstractmethod
     def owner_dirs(self) -> list[Path]:
@@ -132,6 +133,9 @@ class CgroupDriver(ABC):
                 self.remove_tree(owner_dir)
                 swept += 1
         return swept
+
+
+_OBSERVED = "observed"  # the parent of the eBPF-observed runs' groups
 
 
 def _new_run_name() -> str:
@@ -217,7 +221,8 @@ class CgroupV1Driver(CgroupDriver):
     def available(cls, root: Path = CGROUP_ROOT) -> bool:
         return all(os.access(root / c / "cgroup.procs", os.W_OK) for c in cls.CONTROLLERS)
 
-    def create(self, memory_bytes: int, pids: int) -> Cgroup:
+    def create(self, memory_bytes: int, pids: int, *, observed: bool = False) -> Cgroup:
+        # An observed run is known on v2 by its `identity_group`, which is made apart.
         name = _new_run_name()
         dirs = {c: self._root / c / _GROUP / self._owner / name for c in self.CONTROLLERS}
         try:
@@ -300,7 +305,8 @@ class CgroupV2Driver(CgroupDriver):
     def _enable_controllers(self, path: Path) -> None:
         (path / "cgroup.subtree_control").write_text("+memory +pids")
 
-    def create(self, memory_bytes: int, pids: int) -> Cgroup:
+    def create(self, memory_bytes: int, pids: int, *, observed: bool = False) -> Cgroup:
+        parent = self._owner / _OBSERVED if observed else self._owner
         try:
             if not self._owner.is_dir():
                 self._base.mkdir(exist_ok=True)
@@ -308,17 +314,24 @@ class CgroupV2Driver(CgroupDriver):
                 self._enable_controllers(self._base)
                 self._owner.mkdir()
                 self._enable_controllers(self._owner)
-            run = self._owner / _new_run_name()
+            if not parent.is_dir():
+                parent.mkdir()
+                self._enable_controllers(parent)
+            run = parent / _new_run_name()
             run.mkdir()
             return CgroupV2(run, memory_bytes, pids)
         except OSError as exc:
-            raise InfrastructureError(f"cannot create cgroup under {self._owner}: {exc}") from exc
+            raise InfrastructureError(f"cannot create cgroup under {parent}: {exc}") from exc
 
     def owner_dirs(self) -> list[Path]:
         return [p for p in self._base.iterdir() if p.is_dir()] if self._base.is_dir() else []
 
     def remove_tree(self, owner_dir: Path) -> None:
+        """The owner's run groups, those under its observed runs' parent included."""
         for run_dir in (p for p in owner_dir.iterdir() if p.is_dir()):
+            if run_dir.name == _OBSERVED:
+                self.remove_tree(run_dir)
+                continue
             (run_dir / "cgroup.kill").write_text("1")
             _remove_dir(run_dir, run_dir / "cgroup.procs")
         _remove_dir(owner_dir, owner_dir / "cgroup.procs")
@@ -355,9 +368,6 @@ def unified_root(root: Path = CGROUP_ROOT) -> Path | None:
         if (candidate / "cgroup.procs").exists() and (candidate / "cgroup.controllers").exists():
             return candidate
     return None
-
-
-_OBSERVED = "observed"
 
 
 def identity_group(root: Path = CGROUP_ROOT) -> IdentityGroup:

@@ -1,16 +1,22 @@
-"""The eBPF observer: bpftrace, started for one run's cgroup, and its output summarised.
+"""The eBPF observer: one bpftrace session for many runs, and each run's summary.
 
 bpftrace runs as root outside the sandbox, on a program (`ebpf_program`) filtered in
-the kernel by the run's cgroup v2 id: the launcher joins that group (beside its v1
-groups, which hold the limits) before it execs bubblewrap, so everything the sandbox
-starts is in it and nothing can leave it (the sandbox never sees the cgroup tree).
-Nothing stops a traced process, so a payload timing its own calls sees the same cost
-inside the sandbox as outside.
+the kernel on the parent cgroup v2 group under which every observed run's group is
+made: the launcher joins its run's group (beside its v1 groups, which hold the
+limits, on a v1 host) before it execs bubblewrap, so everything the sandbox starts is
+in it and nothing can leave it (the sandbox never sees the cgroup tree). Nothing
+stops a traced process, so a payload timing its own calls sees the same cost inside
+the sandbox as outside.
 
-It is started with the sandbox (off the caller's path, like the sandbox itself) and
-waited on until its probes are attached; at the run's end it is interrupted, and
-bpftrace drains what the kernel buffered before it exits. Events the kernel could not
-buffer are reported by bpftrace as lost: the summary is then marked truncated.
+One session serves a backend's runs (`Session`): bpftrace compiles and attaches its
+program once (about 2.5 CPU-s on a 2-core host), on the first observed run, and every
+line it prints names the run's group, by which the session hands each run (`Watch`)
+its own records alone. At a run's end the session is drained for it: a marker is called on
+every CPU, and once each CPU's marker is read, everything the kernel buffered for the
+run has been read too. Events the kernel could not buffer are reported by bpftrace as
+lost: the summaries of the runs watched then are marked truncated. A session whose
+bpftrace dies fails the runs it watched (the host's fault); the next run starts
+another.
 
 Paths come from the kernel's dentries (see `ebpf_program`), each made of a filesystem
 (its device) and a path inside it; `Views` says where the sandbox mounts each of
@@ -25,19 +31,22 @@ import contextlib
 import functools
 import hashlib
 import ipaddress
+import itertools
+import json
 import os
 import re
 import secrets
 import shutil
 import signal
 import subprocess
-import time
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from assay.sandbox.bwrap.ebpf_program import FILE_CALLS, program
+from assay.sandbox.bwrap import ebpf_program
+from assay.sandbox.bwrap.ebpf_program import FILE_CALLS
 from assay.sandbox.bwrap.tracer import (
     _FINGERPRINTS,
     _PROBE_NAMES,
@@ -59,8 +68,13 @@ from assay.sandbox.paths import resolved
 BPFTRACE = "bpftrace"
 BTF = Path("/sys/kernel/btf/vmlinux")
 _TRACEFS = (("tracefs", Path("/sys/kernel/tracing")), ("debugfs", Path("/sys/kernel/debug")))
-READY_TIMEOUT_S = 60.0  # compiling and attaching the program (about 1 CPU-s here)
+READY_TIMEOUT_S = 60.0  # compiling and attaching the program (about 2.5 CPU-s here)
 DRAIN_TIMEOUT_S = 30.0
+_PARENT_FIELDS = ("__parent", "parent")  # kernfs_node's, newest kernels first
+_SIGNED_BYTE = re.compile("\uffffff([0-9a-f]{2})")
+_WATCH_BUFFER = 1 << 16
+_READ_BYTES = 1 << 16
+_MARKER_WHICH = 1 << 29  # getpriority()'s `which` for markers: this plus a secret draw
 _PROC_MAGIC = 0x9FA0
 _WRITE_FLAGS = 0o3 | 0o100 | 0o1000 | 0o2000  # O_WRONLY|O_RDWR, O_CREAT, O_TRUNC, O_APPEND
 _NOT_A_SOCKET = (-9, -88, -14)  # EBADF, ENOTSOCK, EFAULT: no attempt at all
@@ -165,9 +179,8 @@ def _unescape(text: bytes) -> bytes:
     return _ESCAPED.sub(lambda m: bytes((int(m[1], 16),)), text)
 
 
-def parse(path: Path, nonce: str, read_bytes: int | None) -> tuple[list[_Record], bool]:
-    """The records of a bpftrace output file, in the kernel's time order, and whether
-    events were lost."""
+def parse(path: Path, nonce: str, read_bytes: int | None) -> list[_Record]:
+    """The records of a run's output file, in the kernel's time order."""
     marker = nonce.encode() + b" "
     with path.open("rb") as handle:
         data = handle.read(read_bytes) if read_bytes is not None else handle.read()
@@ -177,7 +190,6 @@ def parse(path: Path, nonce: str, read_bytes: int | None) -> tuple[list[_Record]
             lines.append(line)
         else:  # a printed string held a newline
             lines[-1] += b"\n" + line
-    lost = any(line.startswith(b"Lost ") for line in lines)
     current: dict[int, _Record] = {}
     records: list[_Record] = []
     for line in lines:
@@ -196,7 +208,7 @@ def parse(path: Path, nonce: str, read_bytes: int | None) -> tuple[list[_Record]
             continue
         _feed(current[int(tid_text)], tag, rest)
     records.sort(key=lambda r: r.nsecs)
-    return records, lost
+    return records
 
 
 # Records whose first line ends with a string (the call's first path), after this many numbers.
@@ -477,15 +489,15 @@ class _Reader:
 
 
 def summarise(
-    output: Path,
-    nonce: str,
+    watch: Watch,
     views: Views,
     command: Iterable[str],
     harness_command: bool = False,
     read_bytes: int | None = None,
 ) -> TraceSummary:
-    """The command's events (from its exec on) and all its descendants'."""
-    records, lost = parse(output, nonce, read_bytes)
+    """The command's events (from its exec on) and all its descendants', from a
+    drained watch."""
+    records = parse(watch.output, watch.session.nonce, read_bytes)
     reader = _Reader(views, tuple(command), harness_command)
     for record in records:
         reader.feed(record)
@@ -502,7 +514,7 @@ def summarise(
         connects=s.get("connects"),
         dns_queries=s.get("dns"),
         survivors=reader.survivors(),
-        truncated=s.truncated or lost,
+        truncated=s.truncated or watch.lost,
     )
 
 
@@ -528,73 +540,303 @@ def unavailable() -> str | None:
     return None
 
 
-class BpftraceRun:
-    """bpftrace watching one cgroup, its output in `output` (on the trace tmpfs)."""
+@functools.cache
+def parent_field() -> str:
+    """The name of kernfs_node's parent pointer on this kernel, as its BTF says (6.15
+    renamed `parent` to `__parent`)."""
+    try:
+        shown = subprocess.run(
+            [BPFTRACE, "-lv", "struct kernfs_node"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=READY_TIMEOUT_S,
+            env=_bpftrace_env(),
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InfrastructureError(f"cannot read the kernel's struct kernfs_node: {exc}") from exc
+    fields = set(re.findall(r"struct kernfs_node \*(\w+);", shown))
+    for name in _PARENT_FIELDS:
+        if name in fields:
+            return name
+    raise InfrastructureError(
+        "the kernel's struct kernfs_node has no parent field (neither __parent nor parent):"
+        " the eBPF observer cannot filter its runs by their parent group"
+    )
 
-    def __init__(self, cgroup_id: int, output: Path) -> None:
+
+def _printed(data: str) -> bytes:
+    """A printf's output as bpftrace's JSON holds it, back to its bytes: bpftrace 0.17
+    escapes a byte >= 0x80 as a sign-extended \\uffffffXX (\\uffff, then "ffXX")."""
+    if "\uffff" in data:
+        data = _SIGNED_BYTE.sub(lambda m: chr(int(m[1], 16)), data)
+    return data.encode("latin-1", "replace")
+
+
+_PRINTF = b'{"type": "printf", "data": "'
+_PRINTF_END = b'\\n"}'  # the printf's own newline, escaped, and the JSON's end
+
+
+def _plain_printf(line: bytes) -> bytes | None:
+    """A printf's output with nothing escaped but its final newline, read without a JSON
+    parser (most lines: the reader's cost is per line); None for any other line."""
+    if line.startswith(_PRINTF) and line.endswith(_PRINTF_END):
+        inner = line[len(_PRINTF) : -len(_PRINTF_END)]
+        if b"\\" not in inner:  # a quote inside is escaped too
+            return inner + b"\n"
+    return None
+
+
+def _online_cpus() -> list[int]:
+    """The CPUs the kernel runs tasks on (/sys/devices/system/cpu/online: "0-3,6")."""
+    try:
+        ranges = Path("/sys/devices/system/cpu/online").read_text().strip().split(",")
+        return [
+            cpu
+            for first, _, last in (r.partition("-") for r in ranges)
+            for cpu in range(int(first), int(last or first) + 1)
+        ]
+    except (OSError, ValueError):
+        return list(range(os.cpu_count() or 1))
+
+
+class Watch:
+    """One run's part of a session: the records printed for its cgroup, written to
+    `output` (on the run's trace tmpfs, which caps them) as the session reads them."""
+
+    def __init__(self, session: Session, cgroup_id: int, output: Path) -> None:
+        self.session = session
+        self.cgroup_id = cgroup_id
+        self.output = output
+        self.lost = False  # events the kernel could not buffer while the run was watched
+        self._file: BinaryIO | None = output.open("wb", buffering=_WATCH_BUFFER)
+
+    def write(self, data: bytes) -> None:
+        if self._file is None:
+            return
+        try:
+            self._file.write(data)
+        except OSError:  # the trace tmpfs is full: the run is past its cap
+            self.close_file()
+
+    def close_file(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None
+
+    def close(self) -> None:
+        """Stop watching (idempotent): nothing more is written to `output`."""
+        self.session.forget(self)
+
+
+class Session:
+    """One bpftrace for many runs, filtered in the kernel on the parent group their
+    cgroup v2 groups are made under; each line names its run's group, by which the
+    reader thread writes it to that run's watch (a line of a group not watched is
+    dropped). It is ready once `wait_ready` returns. bpftrace prints JSON, in which a
+    printed string cannot end its line: a line is one printf, and bpftrace's own report
+    of lost events cannot be forged.
+
+    The kernel hands events over in a buffer per CPU, each in order: a run's end is
+    drained by a marker called on every CPU (`drain`) once the run is over."""
+
+    def __init__(self, parent_id: int, work: Path) -> None:
         reason = unavailable()
         if reason is not None:
             raise InfrastructureError(f"the eBPF observer cannot run: {reason}")
+        self.parent_id = parent_id
         self.nonce = secrets.token_hex(6)
-        self.output = output
-        script = output.with_suffix(".bt")
-        script.write_text(program(self.nonce, cgroup_id))
-        self.errors = output.with_suffix(".err")
-        with output.open("wb") as events, self.errors.open("wb") as errors:
-            self.process = self._spawn(script, events, errors)
+        self._prefix = self.nonce.encode() + b" "
+        spec = ebpf_program.SessionSpec(
+            self.nonce, parent_id, parent_field(), _MARKER_WHICH + secrets.randbelow(1 << 29)
+        )
+        self._marker_which = spec.marker_which
+        self._work = work / f"ebpf-{secrets.token_hex(6)}"
+        self._work.mkdir(mode=0o700)
+        script = self._work / "program.bt"
+        script.write_text(ebpf_program.program(spec))
+        self._errors = self._work / "errors"
+        self._changed = threading.Condition()
+        self._watches: dict[int, Watch] = {}
+        self._marks: dict[int, set[int]] = {}
+        self._markers = itertools.count(1)
+        self._ready = self._ended = False
+        with self._errors.open("wb") as errors:
+            self.process = self._spawn(script, errors)
+        # Signalled through its pidfd: never another process that took its pid once reaped.
+        self._pidfd = os.pidfd_open(self.process.pid)
+        self._stopped = False
+        self._reader = threading.Thread(target=self._read, name="assay-ebpf", daemon=True)
+        self._reader.start()
 
     @staticmethod
-    def _spawn(script: Path, events: BinaryIO, errors: BinaryIO) -> subprocess.Popen[bytes]:
+    def _spawn(script: Path, errors: BinaryIO) -> subprocess.Popen[bytes]:
         try:
             return subprocess.Popen(
                 # Its stdout, line-buffered (-o would buffer even the readiness line).
-                [BPFTRACE, "-B", "line", str(script)],
+                [BPFTRACE, "-f", "json", "-B", "line", str(script)],
                 stdin=subprocess.DEVNULL,
-                stdout=events,
+                stdout=subprocess.PIPE,
                 stderr=errors,
                 start_new_session=True,
-                env={**_bpftrace_env(), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+                env=_bpftrace_env(),
             )
         except OSError as exc:
             raise InfrastructureError(f"cannot start bpftrace: {exc}") from exc
 
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None and not self._ended
+
     def wait_ready(self) -> None:
-        """Until the probes are attached; bpftrace failing is the host's fault."""
-        ready = f"{self.nonce} ready".encode()
+        """Until the probes are attached (compiling and attaching them takes seconds: a
+        run waits only before its command starts); bpftrace failing is the host's fault."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._ready or self._ended, READY_TIMEOUT_S)
+            if self._ready:
+                return
         stderr = ""
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), self.output.open("rb") as handle:
-                if ready in handle.read(4096):
-                    return
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.02)
-        self.kill()
         with contextlib.suppress(OSError):
-            stderr = self.errors.read_text(errors="replace")
+            stderr = self._errors.read_text(errors="replace")
+        self.stop()  # one that never got ready is not waited on again: the next run starts anew
         errors = [line for line in stderr.splitlines() if "ERROR" in line and "MEMLOCK" not in line]
         raise InfrastructureError(f"bpftrace did not attach its probes: {' '.join(errors)[-400:]}")
 
-    def stop(self) -> None:
-        """Interrupt it; it drains the kernel's buffers into `output` and exits."""
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(DRAIN_TIMEOUT_S)
-        except subprocess.TimeoutExpired as exc:
-            self.kill()
-            raise InfrastructureError("bpftrace did not drain its buffers") from exc
+    def watch(self, cgroup_id: int, output: Path) -> Watch:
+        """Start handing the records of group `cgroup_id` to a watch (before anything
+        joins the group)."""
+        watch = Watch(self, cgroup_id, output)
+        with self._changed:
+            self._watches[cgroup_id] = watch
+        return watch
 
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+    def forget(self, watch: Watch) -> None:
+        with self._changed:
+            if self._watches.get(watch.cgroup_id) is watch:
+                del self._watches[watch.cgroup_id]
+            watch.close_file()
+
+    def drain(self, watch: Watch) -> None:
+        """Once the run has ended: wait until every CPU's buffer has been read past this
+        moment, so `watch.output` holds every event of the run the kernel kept, then
+        close the watch. bpftrace dying first fails the run (the host's fault)."""
+        marker = next(self._markers)
+        try:
+            marked = self._mark_every_cpu(marker)
+            with self._changed:
+                drained = self._changed.wait_for(
+                    lambda: self._ended or marked <= self._marks.get(marker, set()),
+                    DRAIN_TIMEOUT_S,
+                )
+                if self._ended and not marked <= self._marks.get(marker, set()):
+                    raise InfrastructureError("bpftrace (the eBPF observer) died during the run")
+                if not drained:
+                    raise InfrastructureError("bpftrace did not hand over the run's events")
+        finally:
+            with self._changed:
+                self._marks.pop(marker, None)
+            self.forget(watch)
+
+    def _mark_every_cpu(self, marker: int) -> set[int]:
+        """Call the marker from every CPU this thread may run on (the runs' processes
+        share the validator's cpuset), pinned to each in turn; the CPUs marked."""
+        allowed = os.sched_getaffinity(0)
+        marked: set[int] = set()
+        try:
+            for cpu in _online_cpus():
+                try:
+                    os.sched_setaffinity(0, {cpu})  # migrates this thread before it returns
+                except OSError:
+                    continue  # outside the cpuset: no run's process runs there either
+                with contextlib.suppress(OSError):  # EINVAL: `which` is no real one
+                    os.getpriority(self._marker_which, marker)
+                marked.add(cpu)
+        finally:
+            os.sched_setaffinity(0, allowed)
+        return marked
+
+    def _read(self) -> None:
+        """Hand each line to its run, as many as one read brought under one lock."""
+        assert self.process.stdout is not None
+        stdout, pending = self.process.stdout.fileno(), b""
+        try:
+            while chunk := os.read(stdout, _READ_BYTES):
+                lines = (pending + chunk).split(b"\n")
+                pending = lines.pop()
+                with self._changed:
+                    for line in lines:
+                        self._take(line)
+        finally:  # whatever ended the reading, the session's runs are failed, not hung
+            with self._changed:
+                self._ended = True
+                self._changed.notify_all()
+
+    def _take(self, line: bytes) -> None:
+        """One JSON line of bpftrace's (the lock held)."""
+        printed = _plain_printf(line)
+        if printed is None:
+            printed = self._parsed(line)
+        if printed is None or not printed.startswith(self._prefix):
+            return
+        word, _, rest = printed[len(self._prefix) :].partition(b" ")
+        if word.isdigit():
+            owner = self._watches.get(int(word))
+            if owner is not None:
+                owner.write(self._prefix + rest)
+        elif word == b"m":
+            marker, _, cpu = rest.partition(b" ")
+            self._marks.setdefault(int(marker), set()).add(int(cpu))
+            self._changed.notify_all()
+        elif word == b"ready\n":
+            self._ready = True
+            self._changed.notify_all()
+
+    def _parsed(self, line: bytes) -> bytes | None:
+        """A printf's output from a line JSON must decode; bpftrace's report of lost
+        events marks every run watched now (whose they were is not known)."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(message, dict):
+            return None
+        if message.get("type") == "lost_events":
+            for watch in self._watches.values():
+                watch.lost = True
+        data = message.get("data")
+        if message.get("type") != "printf" or not isinstance(data, str):
+            return None
+        return _printed(data)
+
+    def stop(self) -> None:
+        """Kill bpftrace; the runs still watched then fail at their drain. Its exit waits
+        on the kernel (its probes' detach: seconds on a busy host), so it is reaped, and
+        its reader ends, off the caller's path. Once only, whoever calls it."""
+        with self._changed:
+            stopped, self._stopped = self._stopped, True
+            self._ended = True  # no run waits on it any more
+            self._changed.notify_all()
+        if stopped:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+        threading.Thread(target=self._reap, name="assay-ebpf-reap", daemon=True).start()
+        shutil.rmtree(self._work, ignore_errors=True)
+
+    def _reap(self) -> None:
         self.process.wait()
+        self._reader.join()
+        os.close(self._pidfd)
+        assert self.process.stdout is not None
+        self.process.stdout.close()
 
 
 def _bpftrace_env() -> dict[str, str]:
     # Strings and buffers up to the program's CHUNK; a per-CPU buffer big enough for a
     # burst of opens (each ~10 lines) between two of bpftrace's reads.
-    return {"BPFTRACE_STRLEN": "200", "BPFTRACE_PERF_RB_PAGES": "1024"}
+    return {
+        "BPFTRACE_STRLEN": "200",
+        "BPFTRACE_PERF_RB_PAGES": "1024",
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+    }

@@ -1,9 +1,11 @@
-"""The bpftrace program of the eBPF observer, written for one run's cgroup.
+"""The bpftrace program of the eBPF observer, written for one session of many runs.
 
 Only tracepoints are used (syscalls and sched): they need no kprobe or ftrace access,
 which some hosts refuse even to root while BTF and BPF work. Every probe is filtered
-in the kernel by the run's cgroup v2 id, so nothing of the host or of another run
-is seen, and nothing stops the traced process: the programs run in its context.
+in the kernel on the parent cgroup v2 group under which each observed run's group is
+made, so nothing of the host is seen, and nothing stops the traced process: the
+programs run in its context. Every line carries the run's own cgroup v2 id (the
+`cgroup` builtin), by which the session hands each run its own records alone.
 
 Paths are the kernel's own: a dentry walk (`_walk`) prints, leaf first, the names
 from a file's dentry up to its filesystem's root, with the filesystem's device
@@ -14,8 +16,12 @@ relative path, on the directory it was relative to: the working directory the
 kernel holds for the process (`chdir` needs no tracking) or the handle's file.
 
 User strings are read at the syscall's exit, once the kernel has copied them in
-(at entry their page may not be resident yet). Every line starts with a per-run
+(at entry their page may not be resident yet). Every line starts with a per-session
 nonce: a printed string holding a newline cannot forge a record.
+
+A marker line (`m`) is printed when the validator itself calls getpriority() with the
+session's secret `which`: called once on every CPU after a run has ended, it tells the
+session that every CPU's buffer has been read past the run's last event.
 """
 
 from __future__ import annotations
@@ -65,15 +71,29 @@ FILE_CALLS = (
 )
 
 
+@dataclass(frozen=True)
+class SessionSpec:
+    """What a session's program is written for: its nonce, the parent group its runs'
+    groups are made under (its cgroup v2 id, and the name of kernfs_node's parent field
+    on this kernel), and the `which` its markers are called with."""
+
+    nonce: str
+    parent_id: int
+    parent_field: str
+    marker_which: int
+
+
 class _Writer:
-    def __init__(self, nonce: str, cgroup_id: int) -> None:
-        self.nonce = nonce
-        self.filter = f"/cgroup == {cgroup_id}/"
+    def __init__(self, session: SessionSpec) -> None:
+        self.nonce = session.nonce
+        self.group = f"curtask->cgroups->dfl_cgrp->kn->{session.parent_field}->id"
+        self.filter = f"/{self.group} == {session.parent_id}/"
         self.parts: list[str] = []
 
     def line(self, fmt: str, *args: str) -> str:
-        joined = "".join(f", {a}" for a in args)
-        return f'printf("{self.nonce} {fmt}\\n"{joined});'
+        """A line of the run's: the nonce, the run's cgroup id, then `fmt`."""
+        joined = "".join(f", {a}" for a in ("cgroup", *args))
+        return f'printf("{self.nonce} %llu {fmt}\\n"{joined});'
 
     def head(self, kind: str, fmt: str = "", *args: str) -> str:
         """A record's first line: when, which process and thread, what."""
@@ -109,17 +129,23 @@ class _Writer:
         )
 
     def within(self, test: str) -> str:
-        """A predicate: the run's cgroup, and `test`."""
+        """A predicate: the runs' parent group, and `test`."""
         return f"{self.filter[:-1]} && {test}/"
 
     def probe(self, name: str, body: str, predicate: str | None = None) -> None:
         self.parts.append(f"{name} {predicate or self.filter} {{ {body} }}")
 
 
-def program(nonce: str, cgroup_id: int) -> str:
+def program(session: SessionSpec) -> str:
     """The bpftrace program: process lifetime, execs, file calls, connects and sends."""
-    w = _Writer(nonce, cgroup_id)
-    w.parts.append(f"BEGIN {{ {w.line('ready')} }}")
+    w = _Writer(session)
+    w.parts.append(f'BEGIN {{ printf("{session.nonce} ready\\n"); }}')
+    w.parts.append(
+        "tracepoint:syscalls:sys_enter_getpriority"
+        # Never from a run's process (nor would one know the `which`).
+        f" /args->which == {session.marker_which} && {w.group} != {session.parent_id}/"
+        f' {{ printf("{session.nonce} m %d %d\\n", args->who, cpu); }}'
+    )
     w.probe("tracepoint:sched:sched_process_fork", w.head("fork", "%d", "args->child_pid"))
     w.probe("tracepoint:sched:sched_process_exit", w.head("exit"))
     w.probe(
@@ -161,9 +187,11 @@ def _file_calls(w: _Writer) -> None:
     for slot in (1, 2):
         pointer, dfd = f"@p{slot}[tid]", f"@d{slot}[tid]"
         tag = f"b{slot}"
+        # One walk of whichever it was relative to (each walk written is compile time).
         relative_base = (
-            f"if ((int32){dfd} == {AT_FDCWD}) {{ {w.walk('curtask->fs->pwd.dentry', tag)} }} "
-            f"else {{ {w.fd_file(dfd)} {w.walk('$f->f_path.dentry', tag)} }}"
+            f"if ((int32){dfd} == {AT_FDCWD}) {{ $base = (uint64)curtask->fs->pwd.dentry; }} "
+            f"else {{ {w.fd_file(dfd)} $base = (uint64)$f->f_path.dentry; }}"
+            f"{w.walk('$base', tag)}"
         )
         named = w.line(f"s %d {slot} %s", "tid", f"str(uptr({pointer}))") if slot > 1 else ""
         body.append(
@@ -175,8 +203,8 @@ def _file_calls(w: _Writer) -> None:
         f"if (($r >= 0) && ({opens})) {{ {w.fd_file('$r')} {w.walk('$f->f_path.dentry', 'to')} }}"
     )
     body += [f"delete(@{m}[tid]);" for m in ("k", "fl", "p1", "d1", "p2", "d2")]
-    # Every syscall of the host passes this probe: the cgroup is tested first (a helper
-    # call), the map only for the run's own.
+    # Every syscall of the host passes this probe: the parent group is tested first (a
+    # few reads), the map only for the runs' own.
     filed = w.within("@k[tid] > 0 && @k[tid] < 100")
     w.probe("tracepoint:raw_syscalls:sys_exit", "".join(body), filed)
 

@@ -114,13 +114,14 @@ def mounts_under(root: Path) -> list[Path]:
 
 # The programs a run starts whose argv names its directory. A tracer killed before
 # it attached its first child leaves that child stopped (it stops itself to wait
-# for the attach) with init as its parent: it still carries strace's argv.
-_RUN_PROGRAMS = (b"strace", b"bwrap")
+# for the attach) with init as its parent: it still carries strace's argv. The eBPF
+# session's bpftrace names its program in the validator's directory.
+_RUN_PROGRAMS = (b"strace", b"bwrap", b"bpftrace")
 
 
 def _run_processes(directory: Path) -> Iterator[tuple[int, str]]:
-    """Each strace or bwrap with an argument under `directory`, and that argument's
-    path relative to it."""
+    """Each strace, bwrap or bpftrace with an argument under `directory`, and the path
+    of that argument relative to it."""
     prefix = str(directory).rstrip("/").encode() + b"/"
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -143,7 +144,7 @@ def _kill(pid: int) -> None:
 
 
 def kill_run_processes(directory: Path) -> None:
-    """SIGKILL every strace or bwrap whose argv names a path under `directory`."""
+    """SIGKILL every strace, bwrap or bpftrace whose argv names a path under `directory`."""
     for pid, _ in _run_processes(directory):
         _kill(pid)
 
