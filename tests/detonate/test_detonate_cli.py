@@ -38,14 +38,14 @@ def test_json_output_is_the_observed_context() -> None:
     assert capability["evidence"][0]["path"] == "~/.bashrc"
     assert "baseline" not in capability["profiles"]
     assert {p["name"] for p in data["profiles"]} >= {"baseline", "ci", "clock_plus_13mo"}
-    assert "weaker" not in result.stderr  # eBPF, the default
+    assert "observer: strace, the weaker one" in " ".join(result.stderr.split())
 
 
-def test_the_strace_observer_detonates_alike_and_says_it_is_the_weaker_one() -> None:
-    args = ("--track", "skills", "--json", "--observer", "strace")
+def test_the_ebpf_observer_detonates_alike_and_says_nothing_of_weakness() -> None:
+    args = ("--track", "skills", "--json", "--observer", "ebpf")
     result = assay("detonate", str(TIMEBOMB), *args)
     assert result.returncode == 0, result.stderr
-    assert "observer: strace, the weaker one" in " ".join(result.stderr.split())
+    assert "weaker" not in result.stderr
     (capability,) = json.loads(result.stdout)["capabilities"]
     assert capability["capability"] == "WRITE_SHELL_PROFILE"
 

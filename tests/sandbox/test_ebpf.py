@@ -218,14 +218,18 @@ def test_a_kernel_without_a_known_parent_field_fails_closed(
     assert observe(backend, "echo x > /tmp/x").trace.writes  # the control: the real field
 
 
-def test_a_detonation_by_default_fails_closed_without_bpftrace(
+def test_a_detonation_observed_with_ebpf_fails_closed_without_bpftrace(
     backend: BwrapBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(ebpf, "BPFTRACE", "/nonexistent/bpftrace")
     with pytest.raises(InfrastructureError, match="bpftrace is not installed"):
-        detonate(TIMEBOMB, Track.SKILLS, backend=backend, only={"baseline"})
+        detonate(
+            TIMEBOMB, Track.SKILLS, backend=backend, only={"baseline"}, observer=ObserverKind.EBPF
+        )
     monkeypatch.undo()
-    control = detonate(TIMEBOMB, Track.SKILLS, backend=backend, only={"baseline"})
+    control = detonate(
+        TIMEBOMB, Track.SKILLS, backend=backend, only={"baseline"}, observer=ObserverKind.EBPF
+    )
     assert [p.status for p in control.profiles] == ["ok"]
 
 

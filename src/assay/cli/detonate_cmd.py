@@ -30,7 +30,7 @@ _STYLE = {"normal": "green", "dangerous": "yellow", "system": "bold magenta", "r
 
 _WEAKER = (
     "observer: strace, the weaker one (every traced call stops the process, which a "
-    "payload can time; the default, --observer ebpf, watches from the kernel)"
+    "payload can time; --observer ebpf watches from the kernel)"
 )
 
 
@@ -56,9 +56,8 @@ def detonate_command(
         ObserverKind,
         typer.Option(
             "--observer",
-            help="ebpf (the default: from the kernel, as the validator observes) or strace "
-            "(for local use where eBPF cannot run: the weaker one, a payload can time its "
-            "stops)",
+            help="strace (the default; the weaker one: a payload can time its stops) or ebpf "
+            "(from the kernel; nothing stops a traced process)",
         ),
     ] = DEFAULT_OBSERVER,
 ) -> None:

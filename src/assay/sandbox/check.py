@@ -342,7 +342,7 @@ def _limits_enforced(backend: SandboxBackend) -> list[CheckResult]:
     return results
 
 
-# The eBPF observer, which detonation uses by default: a detonation that asks for it
+# The eBPF observer, which detonation uses when it is chosen: a detonation that asks for it
 # where it cannot run raises `InfrastructureError` (the validator abstains on the
 # behavioural tracks). Checked by `assay sandbox check`, not before every round
 # (bpftrace's start costs seconds of wall time, once per backend).

@@ -47,9 +47,10 @@ class ObserverKind(StrEnum):
 
     EBPF: kernel probes filtered by the observed runs' parent cgroup, each record
     handed to its own run by the run's cgroup; nothing stops the traced processes, so
-    their own timing shows no tracer (detonation's default). STRACE: ptrace, every traced call
-    a stop, which a payload can time (the weaker observer, kept for local use and for
-    agents' reps, whose liveness evidence it reads).
+    their own timing shows no tracer. STRACE: ptrace, every traced call a stop, which a
+    payload can time (the weaker one; detonation's default until the bundled detonations
+    match their goldens under eBPF, and what agents' reps use, whose liveness evidence it
+    reads).
     """
 
     EBPF = "ebpf"
