@@ -74,7 +74,7 @@ class Setup:
             env=self.env,
             cwd=self.folder,
         )
-        assert result.returncode == 0, result.stderr
+        assert result.returncode == 0, result.stderr + result.stdout
         payload: dict[str, Any] = json.loads(result.stdout)
         return payload
 

@@ -126,7 +126,8 @@ def test_a_detonation_that_cannot_start_abstains_its_track_and_a_resume_complete
     # Skills abstained, with the reason; repositories scored and weighed alone.
     assert faulted["status"] == "completed"
     assert list(faulted["abstained_tracks"]) == ["skills"]
-    assert "never started the command" in faulted["abstained_tracks"]["skills"]
+    reason = faulted["abstained_tracks"]["skills"]
+    assert "InfrastructureError" in reason and "/nonexistent/python3" in reason, reason
     assert list(faulted["scores"]) == ["repositories"]
     with Store(db, create=False) as store:
         assert list(store.abstained_tracks(faulted["round_id"])) == ["skills"]
