@@ -146,3 +146,9 @@ def reference_round(_reference_round: StoredRound, tmp_path: Path) -> StoredRoun
     if wal.exists():
         shutil.copyfile(wal, db.with_name(f"{db.name}-wal"))
     return StoredRound(db, _reference_round.payload)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests first (in their collected order), so the parallel run does not end
+    waiting on one that started last; every worker sorts alike, as xdist requires."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

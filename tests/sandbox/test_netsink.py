@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import struct
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -178,3 +180,18 @@ def test_a_tls_hello_is_read_only_as_far_as_it_goes() -> None:
     )
     assert server.tls_server_name(record) == "sni.example"
     assert server.tls_server_name(record[:-4]) == "sni.exa"  # cut short: as far as it went
+
+
+def test_a_connection_still_queued_at_the_stop_is_read_and_recorded(tmp_path: Path) -> None:
+    """On a loaded host the sink's accept can lag a client that connected, sent and exited
+    before the run ended: the stop reads what is still queued (the sandbox check saw such
+    a run as 'flows: []')."""
+    records = tmp_path / "records"
+    sink = server.Sink(server.Names(), server.Records(os.open(records, os.O_WRONLY | os.O_CREAT)))
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        for payload in (b"x", b"y" * 70_000):
+            with socket.create_connection(listener.getsockname()) as client:
+                client.sendall(payload)
+        sink.stop([listener])  # nothing accepted them before
+    flows = parse_records(records.read_bytes()).flows
+    assert [(f.data[:1], f.size) for f in flows] == [(b"x", 1), (b"y", 70_000)]

@@ -220,7 +220,11 @@ def test_a_worker_killed_mid_rep_is_rerun_not_held_against_the_agent(
 ) -> None:
     db = setup.folder / "worker-killed.db"
     driver = setup.spawn(*setup.run_args(db, "ray"))
-    wait_for(lambda: stored_reps(db) >= 4, "the round to get going")
+    try:
+        wait_for(lambda: stored_reps(db) >= 4, "the round to get going")
+    except AssertionError:
+        os.killpg(driver.pid, signal.SIGKILL)
+        raise AssertionError(driver.communicate()[1][-3000:]) from None
     kill_a_worker_mid_rep()
     stdout, stderr = driver.communicate(timeout=240)
     assert "retried" in stderr, "the worker must have died mid-rep"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import binascii
 import ctypes
 import json
+import math
 import os
 import signal
 import socket
@@ -36,6 +37,7 @@ CONN_BYTES = 64 * 1024  # kept of what one connection sends (the rest is counted
 RECORD_BYTES = 2 << 20  # what all records together may take
 RECORD_SLACK = 256 * 1024  # past RECORD_BYTES, address-only records up to this much more
 IDLE_S = 1.0  # a connection quiet this long is done
+STOP_GRACE_S = 0.5  # at the sink's stop, for connections the run left to be read
 CONN_S = 10.0  # no connection is read for longer
 CONNECTIONS = 1024  # connections served; later ones are closed at once, and counted
 OPEN_AT_ONCE = 256  # connections read at once (each holds up to CONN_BYTES); as above
@@ -261,22 +263,25 @@ class Sink:
             except OSError:  # out of descriptors: the open connections end first
                 time.sleep(0.05)
                 continue
-            with self.lock:
-                admitted = self.served < CONNECTIONS and len(self.open) < OPEN_AT_ONCE
-                self.served += admitted
-                self.refused += not admitted
-            if admitted:
+            if self._admit(conn):
                 threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
-            else:
-                conn.close()
 
-    def serve(self, conn: socket.socket) -> None:
+    def _admit(self, conn: socket.socket) -> bool:
+        with self.lock:
+            admitted = self.served < CONNECTIONS and len(self.open) < OPEN_AT_ONCE
+            self.served += admitted
+            self.refused += not admitted
+        if not admitted:
+            conn.close()
+        return admitted
+
+    def serve(self, conn: socket.socket, until: float = math.inf) -> None:
         address, port = original_destination(conn)
         flow = Flow(address, port, self.names.name_of(address))
         with self.lock:
             self.open[id(flow)] = flow
         try:
-            flow.read(conn, self.names, self.records)
+            flow.read(conn, self.names, self.records, until)
         except OSError:
             pass
         finally:
@@ -289,8 +294,24 @@ class Sink:
         if ended is not None:  # not yet recorded by `stop`
             self.records.write(flow.record(), cut=("data",))
 
-    def stop(self) -> None:
-        """Record every connection still open as it is, and how many were refused."""
+    def stop(self, listeners: list[socket.socket]) -> None:
+        """Record every connection, and how many were refused. The run has ended when the
+        sink is stopped, so its connections were closed with its processes: those still
+        queued (a loaded host's accept can lag a short-lived client) are read now, those
+        being read get until STOP_GRACE_S to reach their end, the rest are recorded as
+        they are."""
+        deadline = time.monotonic() + STOP_GRACE_S
+        for listener in listeners:
+            listener.settimeout(0)
+            while time.monotonic() < deadline:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    break
+                if self._admit(conn):
+                    self.serve(conn, until=deadline)
+        while self.open and time.monotonic() < deadline:
+            time.sleep(0.01)
         with self.lock:
             still, self.open = list(self.open.values()), {}
         for flow in still:
@@ -309,8 +330,8 @@ class Flow:
         self.size = 0
         self.http: dict[str, str] | None = None
 
-    def read(self, conn: socket.socket, names: Names, records: Records) -> None:
-        deadline = self.at + CONN_S
+    def read(self, conn: socket.socket, names: Names, records: Records, until: float) -> None:
+        deadline = min(self.at + CONN_S, until)
         while (left := deadline - time.monotonic()) > 0:
             conn.settimeout(min(IDLE_S, left))
             try:
@@ -369,6 +390,7 @@ def main(tcp_port: int, dns_port: int, ready_fd: int, records: Records) -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # waited for below
     names = Names()
     sink = Sink(names, records)
+    listeners = []
     for family, loopback in LOOPBACKS:
         try:
             listener = socket.create_server((loopback, tcp_port), family=family, backlog=256)
@@ -378,12 +400,13 @@ def main(tcp_port: int, dns_port: int, ready_fd: int, records: Records) -> None:
             if family == socket.AF_INET:
                 raise
             continue  # no IPv6 on this host: no IPv6 address is reached either
+        listeners.append(listener)
         threading.Thread(target=sink.accept, args=(listener,), daemon=True).start()
         threading.Thread(target=respond, args=(resolver, names, records), daemon=True).start()
     os.write(ready_fd, b"ready\n")
     os.close(ready_fd)
     signal.sigwait({signal.SIGTERM})
-    sink.stop()
+    sink.stop(listeners)
     os._exit(0)  # the connection threads are not waited for: what they saw is recorded
 
 
