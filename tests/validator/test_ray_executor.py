@@ -205,6 +205,16 @@ def wait_for(condition: Any, what: str, timeout: float = 120) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def wait_for_reps(driver: subprocess.Popen[str], db: Path, count: int) -> None:
+    """Until the round has stored `count` reps; if it never does, what its driver said."""
+    try:
+        wait_for(lambda: stored_reps(db) >= count, f"{count} stored reps")
+    except AssertionError:
+        os.killpg(driver.pid, signal.SIGKILL)
+        _, said = driver.communicate()
+        raise AssertionError(f"no {count} stored reps; the driver said: {said[-3000:]}") from None
+
+
 def test_ray_round_is_byte_identical_to_the_local_round(
     setup: Setup, reference: dict[str, Any]
 ) -> None:
@@ -220,11 +230,7 @@ def test_a_worker_killed_mid_rep_is_rerun_not_held_against_the_agent(
 ) -> None:
     db = setup.folder / "worker-killed.db"
     driver = setup.spawn(*setup.run_args(db, "ray"))
-    try:
-        wait_for(lambda: stored_reps(db) >= 4, "the round to get going")
-    except AssertionError:
-        os.killpg(driver.pid, signal.SIGKILL)
-        raise AssertionError(driver.communicate()[1][-3000:]) from None
+    wait_for_reps(driver, db, 4)
     kill_a_worker_mid_rep()
     stdout, stderr = driver.communicate(timeout=240)
     assert "retried" in stderr, "the worker must have died mid-rep"
@@ -240,7 +246,7 @@ def test_driver_killed_mid_round_resumes_on_ray_like_local(
 ) -> None:
     db = setup.folder / "driver-killed.db"
     driver = setup.spawn(*setup.run_args(db, "ray"))
-    wait_for(lambda: stored_reps(db) >= 6, "six stored reps")
+    wait_for_reps(driver, db, 6)
     os.killpg(driver.pid, signal.SIGKILL)
     driver.wait()
     assert 6 <= stored_reps(db) < REPS_IN_ROUND, "the kill must land mid-round"
