@@ -195,3 +195,19 @@ def test_a_connection_still_queued_at_the_stop_is_read_and_recorded(tmp_path: Pa
         sink.stop([listener])  # nothing accepted them before
     flows = parse_records(records.read_bytes()).flows
     assert [(f.data[:1], f.size) for f in flows] == [(b"x", 1), (b"y", 70_000)]
+
+
+def test_a_connection_accepted_but_not_yet_read_at_the_stop_is_recorded(tmp_path: Path) -> None:
+    """Between the accept and its reader thread's start, a connection is already open: a
+    stop then records it as it is, never loses it."""
+    records = tmp_path / "records"
+    sink = server.Sink(server.Names(), server.Records(os.open(records, os.O_WRONLY | os.O_CREAT)))
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        with socket.create_connection(listener.getsockname()):
+            conn, _ = listener.accept()
+            assert sink._admit(conn) is not None  # accepted; its reader never started
+            sink.stop([listener])
+        conn.close()
+    (flow,) = parse_records(records.read_bytes()).flows
+    assert flow.port == port and flow.size == 0

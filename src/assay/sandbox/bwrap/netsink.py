@@ -32,7 +32,7 @@ from assay.sandbox.interface import Flow, InfrastructureError, NameQuery, Networ
 SINK_PORT = 8053  # where the rules send TCP (loopback of the run's namespace)
 DNS_PORT = 5353  # where they send DNS
 READY_S = 5.0  # the sink's start-up, rules included
-STOP_S = 2.0  # for it to read what the run left queued and record connections still open
+STOP_S = 3.0  # for it to read what the run left queued and record connections still open
 _READ_CAP = 3 << 20  # more than the sink ever writes (its RECORD_BYTES and slack)
 _MAX_FLOWS = 1024
 _MAX_QUERIES = 4096

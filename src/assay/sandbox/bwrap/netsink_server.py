@@ -37,7 +37,7 @@ CONN_BYTES = 64 * 1024  # kept of what one connection sends (the rest is counted
 RECORD_BYTES = 2 << 20  # what all records together may take
 RECORD_SLACK = 256 * 1024  # past RECORD_BYTES, address-only records up to this much more
 IDLE_S = 1.0  # a connection quiet this long is done
-STOP_GRACE_S = 0.5  # at the sink's stop, for connections the run left to be read
+STOP_GRACE_S = 1.5  # at the sink's stop, for connections the run left to be read
 CONN_S = 10.0  # no connection is read for longer
 CONNECTIONS = 1024  # connections served; later ones are closed at once, and counted
 OPEN_AT_ONCE = 256  # connections read at once (each holds up to CONN_BYTES); as above
@@ -263,23 +263,26 @@ class Sink:
             except OSError:  # out of descriptors: the open connections end first
                 time.sleep(0.05)
                 continue
-            if self._admit(conn):
-                threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+            if flow := self._admit(conn):
+                threading.Thread(target=self.serve, args=(conn, flow), daemon=True).start()
 
-    def _admit(self, conn: socket.socket) -> bool:
+    def _admit(self, conn: socket.socket) -> Flow | None:
+        """The connection's flow, counted as open from its accept on (a `stop` before its
+        reader thread runs still records it), or None when it is refused."""
+        address, port = original_destination(conn)
+        flow = Flow(address, port, self.names.name_of(address))
         with self.lock:
             admitted = self.served < CONNECTIONS and len(self.open) < OPEN_AT_ONCE
             self.served += admitted
             self.refused += not admitted
+            if admitted:
+                self.open[id(flow)] = flow
         if not admitted:
             conn.close()
-        return admitted
+            return None
+        return flow
 
-    def serve(self, conn: socket.socket, until: float = math.inf) -> None:
-        address, port = original_destination(conn)
-        flow = Flow(address, port, self.names.name_of(address))
-        with self.lock:
-            self.open[id(flow)] = flow
+    def serve(self, conn: socket.socket, flow: Flow, until: float = math.inf) -> None:
         try:
             flow.read(conn, self.names, self.records, until)
         except OSError:
@@ -308,8 +311,8 @@ class Sink:
                     conn, _ = listener.accept()
                 except OSError:
                     break
-                if self._admit(conn):
-                    self.serve(conn, until=deadline)
+                if flow := self._admit(conn):
+                    self.serve(conn, flow, until=deadline)
         while self.open and time.monotonic() < deadline:
             time.sleep(0.01)
         with self.lock:
