@@ -12,6 +12,12 @@ WORKERS ?= 4
 # Real packages `make demo` scores (each is detonated, then the agent runs once on it).
 DEMO_REAL_TASKS ?= 8
 PYTEST := $(BIN)/pytest
+# A run starts hundreds of Python processes (pytest's workers, `python -m assay` children,
+# Ray's workers). Where the host sets PYTHONDONTWRITEBYTECODE, each would compile every
+# module it imports, every time (collecting the suite: 10 CPU-s, 4 with bytecode kept):
+# the project's own bytecode is kept under its __pycache__ folders (ignored by git), and
+# the venv's is compiled when it is installed.
+unexport PYTHONDONTWRITEBYTECODE
 # Tests marked xdist_group share a worker (--dist loadgroup); tests marked serial run
 # after the parallel run, alone.
 PARALLEL := $(PYTEST) -n $(WORKERS) --dist loadgroup
@@ -68,7 +74,7 @@ $(STAMP): pyproject.toml $(SYSTEM_STAMP)
 	@# uv installs the same resolution as pip, in parallel: 9 s for a fresh venv where pip
 	@# took 81 s. The venv keeps pip for the tests and importers that call it.
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'uv>=0.5,<1'
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[test,ray,chain]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[test,ray,chain]'
 	@touch $@
 
 clean:
