@@ -10,7 +10,9 @@ argument, `AT_FDCWD` included, is printed with the path the kernel holds for it,
 and so is the descriptor an open returns. So a file is named by what the kernel
 resolved, not by the string the program passed: an open relative to a handle on
 `/`, through `/proc/self/root`, `//` or a symlink is reported at its target
-(`assay.sandbox.paths` does the lexical part for calls that failed).
+(`assay.sandbox.paths` does the lexical part for calls that failed). A call that
+prints no handle (`rename`, `unlink`) is relative to the working directory, which
+the tracer follows through every `chdir` and `fchdir` (traced for that).
 
 What is traced is the caller's choice (`TraceSet`): an agent's rep traces only
 execs, connects, sends and writes, with short strings; detonation traces every
@@ -69,6 +71,9 @@ _LINK = ("symlink", "symlinkat", "link", "linkat")
 _SEND = ("sendto", "sendmsg", "sendmmsg")
 _WRITE = ("write", "writev")  # a connected UDP socket's DNS query (Go's resolver)
 _CONNECT = ("connect",)
+# A relative path of a call that prints no directory handle (rename, unlink, open) is
+# resolved against the working directory these set (the next `AT_FDCWD<...>` corrects it).
+_CHDIR = ("chdir", "fchdir")
 _FORK = ("clone",)  # how bubblewrap starts its namespace init (recognised as setup)
 # strace steps a new process through every syscall (two stops each) until its first
 # traced one, since it cannot know the process inherited its seccomp filter. These
@@ -154,7 +159,10 @@ PROFILES = {
     ),
     # Any DNS query (< 512 bytes), and argv strings long enough to show a canary.
     TraceSet.FULL: TraceProfile(
-        syscalls=_EXEC + _FILE_CALLS + _CONNECT + _SEND + _WRITE + _FORK + _ENDS_STEPPING,
+        syscalls=(
+            *(_EXEC + _FILE_CALLS + _CHDIR + _CONNECT + _SEND + _WRITE + _FORK),
+            *_ENDS_STEPPING,
+        ),
         string_bytes=512,
         successful_only=False,
         summary_items=1024,
@@ -339,6 +347,12 @@ def _result(line: str) -> str:
     return line.rpartition(") = ")[2].strip()
 
 
+def _succeeded(line: str) -> bool:
+    """Whether a call returned 0 (a short line's result is padded: `chdir("...")   = 0`)."""
+    call, _, result = line.rpartition(" = ")
+    return result.strip() == "0" and call.rstrip().endswith(")")
+
+
 def _count(result: str) -> int | None:
     """The non-negative count a call returned, None when it failed or never returned."""
     head = result.split(" ", 1)[0]
@@ -479,6 +493,19 @@ class _Collector:
                 self._exec(line)
         elif name in _FILE_CALLS and not self.skip_files:
             self._file(name, line)
+        elif name in _CHDIR and _succeeded(line):
+            self._chdir(name, line)
+
+    def _chdir(self, name: str, line: str) -> None:
+        """The working directory a successful chdir or fchdir set."""
+        if name == "fchdir":
+            opened = line.find("<")
+            decoded = _hex_run(line[opened + 1 : line.find(">", opened)]) if opened > 0 else None
+            self.cwd = _text(decoded) if decoded is not None else None
+        else:
+            named = self._named(line)
+            self.cwd = named[0] if named and named[0].startswith("/") else None
+        self.cwd_hex = ""  # whatever `AT_FDCWD<...>` prints next is news
 
     def _exec(self, line: str) -> None:
         event = parse_line(line)
