@@ -501,3 +501,14 @@ def test_a_relative_path_after_chdir_or_fchdir_is_resolved_against_the_new_direc
         ("/home/dev/a", "/home/dev/.bashrc"),
     )
     assert summary.unlinks == (f"{autostart}/old.desktop",)
+
+
+def test_each_write_names_the_program_its_process_last_ran(tmp_path: Path) -> None:
+    npm = ("node", "/usr/share/nodejs/npm/bin/npm-cli.js", "rebuild")
+    hook = ("sh", "-c", "echo x > .github/workflows/x.yml")
+    written = f"openat(AT_FDCWD<{bare('/p')}>, {hexs('/p/f')}, O_WRONLY|O_CREAT, 0666) = 3"
+    trace = write_trace(
+        tmp_path, {7: [EXEC, written, execve(npm), written], 8: [written, execve(hook), written]}
+    )
+    summary = summarise(trace, ("launcher",), ("/x",))
+    assert summary.written_by == (("/p/f", ("/x",)), ("/p/f", npm), ("/p/f", ()), ("/p/f", hook))

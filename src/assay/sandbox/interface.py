@@ -276,6 +276,10 @@ class TraceSummary:
     dns_queries: tuple[str, ...] = ()  # query names decoded from outgoing packets
     links: tuple[Link, ...] = ()  # symlinks and hard links made
     executed: tuple[Executed, ...] = ()  # each distinct successful exec, by file and argv
+    # Each path written, renamed (either side) or removed, with the argv of the program
+    # its process last ran (() when it ran none that was seen): who wrote it, as a
+    # process. Kept as far as room allows; a path missing here has no known writer.
+    written_by: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # Reads of what tells a sandbox from a host (seccomp status, boot time, uptime) and
     # runs of one failing call repeated (timing the tracer), as text.
     probes: tuple[str, ...] = ()

@@ -116,6 +116,7 @@ _FINGERPRINTS = re.compile(r"/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/status
 _PROBE_REPEATS = 48
 _PROBE_NAMES = 48
 _FAILURES_KEPT = 4096  # distinct failing calls counted per process, at most
+WRITERS_KEPT = 8192  # (path, writer) pairs kept: an installer writes thousands
 # strace prints paths whole (up to 4 KiB) whatever its string limit; the summary keeps this much.
 _PATH_CHARS = 512
 # Bubblewrap's traced calls in the command's process, before its exec, are fewer.
@@ -431,6 +432,8 @@ class _Collector:
         self.cwd: str | None = None  # of the process being read, as last printed
         self.skip_files = False  # the process being read is the caller's harness
         self.cwd_hex = ""  # as printed, decoded on demand
+        self.program: tuple[str, ...] = ()  # the argv the process being read last ran
+        self.writers: dict[tuple[str, tuple[str, ...]], None] = {}
         self.failures: dict[str, int] = {}  # of the process being read, by call text
         self.names_failed: dict[str, int] = {}  # and by call text less the path's last name
 
@@ -439,6 +442,7 @@ class _Collector:
         calls are none of the summary's)."""
         self.cwd = None
         self.cwd_hex = ""
+        self.program = ()
         self.failures = {}
         self.names_failed = {}
         self.skip_files = skip_files
@@ -507,11 +511,18 @@ class _Collector:
             self.cwd = named[0] if named and named[0].startswith("/") else None
         self.cwd_hex = ""  # whatever `AT_FDCWD<...>` prints next is news
 
+    def _written(self, path: str) -> None:
+        """`path` written, renamed or removed by the process being read (beyond the
+        summary's room: a path without a known writer is nobody's to discount)."""
+        if len(self.writers) < WRITERS_KEPT:
+            self.writers.setdefault((path, self.program), None)
+
     def _exec(self, line: str) -> None:
         event = parse_line(line)
         named = self._named(line)
         if event is not None and named:
             argv = _argv(event)
+            self.program = argv
             self._add("execs", argv, sum(map(len, argv)) + 1)
             self._add("executed", Executed(named[0], argv), sum(map(len, argv)) + len(named[0]))
 
@@ -560,8 +571,11 @@ class _Collector:
             return
         if kind == "unlinks":
             self._add(kind, named[0], len(named[0]))
+            self._written(named[0])
         elif len(named) == 2:
             self._add(kind, (named[0], named[1]), len(named[0]) + len(named[1]))
+            self._written(named[0])
+            self._written(named[1])
 
     def _open(self, name: str, line: str, result: str) -> None:
         flags = line.rpartition('"')[2]  # the path is the last string; flags follow it
@@ -581,6 +595,7 @@ class _Collector:
         if writing:
             if not self._full("writes"):
                 self._add("writes", path, len(path))
+                self._written(path)
         elif _FINGERPRINTS.fullmatch(path):
             shown = re.sub(r"^/proc/\d+/", "/proc/<pid>/", path)
             self._add("probes", f"read {shown}", len(shown) + 5)
@@ -682,6 +697,7 @@ class _Collector:
             probes=tuple(found["probes"]),  # type: ignore[arg-type]
             connects=tuple(found["connects"]),  # type: ignore[arg-type]
             dns_queries=tuple(found["dns"]),  # type: ignore[arg-type]
+            written_by=tuple(self.writers),
             truncated=self.truncated,
         )
 
