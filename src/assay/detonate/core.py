@@ -246,7 +246,7 @@ def _detonate(
             [e for r in results for e in r.evidence], [p.name for p in profiles]
         ),
         profiles=tuple(r.run for r in results),
-        events=_event_summary(observations, setup.canaries, setup.plan, token),
+        events=_event_summary(results, setup.plan, token),
         mcp=_mcp_summary(observations) if track is Track.MCP_SERVERS else None,
         notes=tuple(notes),
         interference=tuple(dict.fromkeys(interference)),
@@ -261,6 +261,7 @@ class _ProfileResult:
     evidence: tuple[Evidence, ...]
     log: HarnessLog
     interference: tuple[str, ...]
+    installer: frozenset[str] = frozenset()  # paths only the installer's own processes wrote
 
 
 @dataclass(frozen=True)
@@ -302,7 +303,9 @@ class _Setup:
         )
         disturbed = _interference(observation, log, unreadable, run)
         disturbed += _failed_steps(self.plan.steps_for(profile), log)
-        return _ProfileResult(profile, run, observation, tuple(evidence), log, disturbed)
+        installer = who.installer_paths(observation.trace)
+        seen = tuple(evidence)
+        return _ProfileResult(profile, run, observation, seen, log, disturbed, installer)
 
     def request(self, profile: Profile) -> SealedRequest:
         harness_plan = _harness_plan(
@@ -348,6 +351,8 @@ class _Setup:
             harness_files=frozenset(self.plan.placeholders),
             runner_programs=self.plan.runner_programs,
             runner_scripts=self.plan.runner_scripts,
+            installer_argvs=frozenset(self.plan.installer_argvs),
+            installer_scripts=self.plan.installer_scripts,
         )
 
 
@@ -704,10 +709,7 @@ def _aggregate(
 
 
 def _event_summary(
-    observations: list[tuple[Profile, Observation, HarnessLog]],
-    canaries: CanarySet,
-    plan: DetonationPlan,
-    token: str,
+    results: list[_ProfileResult], plan: DetonationPlan, token: str
 ) -> dict[EventKind, tuple[str, ...]]:
     """The raw events of every profile, the harness's own left out; capped, the most
     security-relevant kept first (so decoys cannot push a key read out of the sample)."""
@@ -721,18 +723,18 @@ def _event_summary(
         f"{HOME}/{FAKETIME_RC}",
         *plan.runner_writes,
     )
-    planned = {s.argv for p, _, _ in observations for s in plan.steps_for(p)}
+    planned = {s.argv for r in results for s in plan.steps_for(r.profile)}
     planned |= set(plan.runner_argvs)
     planned |= {
         argv
-        for _, observation, _ in observations
+        for observation in (r.observation for r in results)
         for argv in observation.trace.execs
         if (plan.runner_programs and argv and argv[0].startswith(plan.runner_programs))
         or (plan.runner_scripts and len(argv) > 1 and argv[1].startswith(plan.runner_scripts))
     }
     kinds: dict[EventKind, set[str]] = defaultdict(set)
-    for _profile, observation, log in observations:
-        trace = observation.trace
+    for result in results:
+        observation, log, trace = result.observation, result.log, result.observation.trace
         kinds["execs"].update(
             clip(" ".join(argv), 200) for argv in trace.execs[1:] if argv not in planned
         )
@@ -740,7 +742,9 @@ def _event_summary(
         kinds["writes"].update(
             home_relative(p)
             for p in (*trace.writes, *(dst for _, dst in trace.renames))
-            if not p.startswith(ignored) and p not in plan.placeholders
+            if not p.startswith(ignored)
+            and p not in plan.placeholders
+            and p not in result.installer
         )
         kinds["unlinks"].update(
             home_relative(p) for p in trace.unlinks if not p.startswith(ignored)
