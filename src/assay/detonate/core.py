@@ -25,6 +25,7 @@ from assay.detonate.canaries import (
     make_canaries,
     make_disguise,
 )
+from assay.detonate.files import map_files
 from assay.detonate.harness import BACKSTOP_FACTOR, env_refused
 from assay.detonate.mapping import (
     Attribution,
@@ -102,6 +103,9 @@ from assay.sandbox.script import python_script, script_argv
 from assay.schema.boundedjson import JsonLimitError, parse_bounded
 
 HARNESS = "harness.py"
+# What the artifact may write that a user would care about, recorded from outside the
+# sandbox before and after each profile's run (`assay.detonate.files`).
+COMPARED_TREES = (HOME, PROJECT_DIR)
 LOG_CAP = 1 << 20  # bytes of harness log a profile may return
 _LOG_DEPTH = 40  # the harness bounds what it logs; deeper means it did not write this
 _STDERR_SHOWN = 240
@@ -286,6 +290,10 @@ class _Setup:
         evidence = map_trace(observation.trace, who) + map_harness(log, profile.name)
         evidence += map_network(observation.network, before_steps, self.canaries, profile.name)
         evidence += map_home(observation.home_events, profile.name, evidence)
+        compared, uncompared = map_files(
+            observation.trees, log.layout_done_ns, observation.trace, who, evidence
+        )
+        evidence += compared
         evidence += map_uploads(observation.trace.executed, log, who)
         status = observation.limit_hit.value if observation.limit_hit else "ok"
         if unreadable and status == "ok":
@@ -301,7 +309,7 @@ class _Setup:
             cpu_s=observation.cpu_s,
             wall_s=observation.wall_s,
         )
-        disturbed = _interference(observation, log, unreadable, run)
+        disturbed = _interference(observation, log, unreadable, run) + tuple(uncompared)
         disturbed += _failed_steps(self.plan.steps_for(profile), log)
         installer = who.installer_paths(observation.trace)
         seen = tuple(evidence)
@@ -331,6 +339,7 @@ class _Setup:
             harness_command=True,
             observer=self.observer,
             network_sink=True,
+            compare_trees=COMPARED_TREES,
         )
 
     def attribution(self, profile: Profile) -> Attribution:
@@ -746,6 +755,10 @@ def _event_summary(
             and p not in plan.placeholders
             and p not in result.installer
         )
+        # What only the comparison of the trees saw (its paths are shown already).
+        compared = [e for e in result.evidence if e.source == "files"]
+        kinds["writes"].update(e.path for e in compared if e.event != "deleted")
+        kinds["unlinks"].update(e.path for e in compared if e.event == "deleted")
         kinds["unlinks"].update(
             home_relative(p) for p in trace.unlinks if not p.startswith(ignored)
         )
