@@ -93,3 +93,12 @@ def test_a_sparse_file_larger_than_the_cap_is_not_read(tmp_path: Path) -> None:
         handle.truncate(1 << 40)  # a terabyte of holes
     tree = record_tree(str(tmp_path), TreeCaps(hashed_bytes=1 << 20))
     assert "bytes of files to hash" in tree.cut
+
+
+def test_a_name_that_is_no_utf8_is_recorded_as_text_that_encodes(tmp_path: Path) -> None:
+    os.mkdir(os.path.join(os.fsencode(tmp_path), b"d\xff"))
+    with open(os.path.join(os.fsencode(tmp_path), b"d\xff", b"f"), "wb") as handle:
+        handle.write(b"x")
+    tree = record_tree(str(tmp_path))
+    assert set(tree.entries) == {"d\\xff", "d\\xff/f"}
+    assert all(name.encode("utf-8") for name in tree.entries)

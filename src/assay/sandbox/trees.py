@@ -74,7 +74,7 @@ class _Walker:
         for name in names:
             if len(self.entries) >= self.caps.entries:
                 raise _Cut(f"more than {self.caps.entries} entries")
-            relative = f"{prefix}{name}"
+            relative = f"{prefix}{_shown(name)}"
             try:
                 st = os.lstat(name, dir_fd=dir_fd)
             except FileNotFoundError:
@@ -135,6 +135,12 @@ class _Walker:
             return hasher.hexdigest()
         finally:
             os.close(fd)
+
+
+def _shown(name: str) -> str:
+    """A name as text that encodes (bytes that are no UTF-8 shown as escapes, as the
+    tracers show them), while the original still names the entry in every call."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _kind(mode: int) -> str:
