@@ -257,3 +257,21 @@ def test_an_npm_script_writing_a_workflow_into_init_cwd_is_the_packages(
     # bookkeeping) is no write of the package's.
     written = {e.path for e in evidence_of(result, "WRITE_FILE")}
     assert not {p for p in written if "/node_modules/" in p}, written
+
+
+@pytest.mark.sandbox
+def test_a_tree_past_the_records_cap_makes_the_detonation_incomplete_and_says_why(
+    detonate_tree: Detonate,
+) -> None:
+    # Deeper than the record follows: what lies below is not seen, and the record says so.
+    code = (
+        "import os\n"
+        "path = os.environ['HOME'] + '/.cache' + '/d' * 80\n"
+        "os.makedirs(path)\n"
+        "open(path + '/payload', 'w').write('x')\n"
+    )
+    result = detonate_tree(skill(code), Track.SKILLS)
+    assert not result.complete
+    assert any("record of ~ was cut short: deeper than" in i for i in result.interference), (
+        result.interference
+    )

@@ -880,6 +880,8 @@ class BwrapBackend(SandboxBackend):
     def _tree_places(self, run: _Run, request: SealedRequest, before: bool) -> list[str]:
         """The host directory of each of the request's `compare_trees`: a tree of the
         planted home is recorded before the run from the copy it was planted from."""
+        if not request.compare_trees:
+            return []  # an agent's rep: nothing to stat
         views = ebpf.Views(self._views(run, request))
         places = []
         for path in request.compare_trees:
