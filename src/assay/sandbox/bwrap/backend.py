@@ -774,7 +774,9 @@ class BwrapBackend(SandboxBackend):
             )
         # Before the watch: recording a planted file reads it (from its staged copy, which
         # no watch sees, whatever thread forks meanwhile).
-        run.trees_before = tuple(record_tree(h) for h in self._tree_places(run, request, True))
+        run.trees_before = tuple(
+            record_tree(h) for h in self._tree_places(run, request, before=True)
+        )
         if request.home is not None:
             run.home_watch = HomeWatch(run.homes, request.home)  # from here, nothing of ours
         if run.watch is not None:
@@ -845,7 +847,7 @@ class BwrapBackend(SandboxBackend):
             for path, before, host in zip(
                 request.compare_trees,
                 run.trees_before,
-                self._tree_places(run, request, False),
+                self._tree_places(run, request, before=False),
                 strict=True,
             )
         )
@@ -877,7 +879,7 @@ class BwrapBackend(SandboxBackend):
             trees=trees,
         )
 
-    def _tree_places(self, run: _Run, request: SealedRequest, before: bool) -> list[str]:
+    def _tree_places(self, run: _Run, request: SealedRequest, *, before: bool) -> list[str]:
         """The host directory of each of the request's `compare_trees`: a tree of the
         planted home is recorded before the run from the copy it was planted from."""
         if not request.compare_trees:
