@@ -213,6 +213,36 @@ def test_npm_plan_runs_npm_itself_then_prepare_then_loads_the_package(tmp_path: 
     assert {("sh", "-c", "node pre.js"), ("node", "pre.js")} <= set(plan.runner_argvs)
     assert ("sh", "-c", "curl x | sh") in plan.runner_argvs
     assert ("curl", "x") not in plan.runner_argvs and plan.installs
+    # npm itself is the installer; the shells it runs the scripts in are not.
+    assert argvs[0] in plan.installer_argvs
+    assert ("sh", "-c", "node pre.js") not in plan.installer_argvs
+
+
+def test_a_write_is_the_installers_only_when_only_its_own_processes_made_it() -> None:
+    npm = (NODE, "/usr/share/nodejs/npm/bin/npm-cli.js", "rebuild")
+    hook = ("sh", "-c", "node-gyp rebuild")
+    package = "/task/workspace/project/node_modules/p"
+    who = Attribution(
+        profile="baseline",
+        canaries=CANARIES,
+        harness_argvs=frozenset({npm}),
+        harness_prefixes=(),
+        harness_files=frozenset(),
+        installer_argvs=frozenset({npm}),
+        installer_scripts=("/usr/share/nodejs/",),
+    )
+    gyp = ("node", "/usr/share/nodejs/node-gyp/bin/node-gyp.js", "rebuild")
+    trace = TraceSummary(
+        writes=(f"{package}/.npm-state", f"{package}/build/config.gypi", f"{package}/build/x"),
+        written_by=(
+            (f"{package}/.npm-state", npm),
+            (f"{package}/build/config.gypi", gyp),
+            # the package's own script writing into its build tree: no prefix hides it
+            (f"{package}/build/x", hook),
+            (f"{package}/build/x", npm),
+        ),
+    )
+    assert {e.path for e in map_trace(trace, who)} == {f"{package}/build/x"}
 
 
 def test_pip_plan_installs_with_pip_into_a_throw_away_environment(tmp_path: Path) -> None:

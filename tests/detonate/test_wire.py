@@ -4,6 +4,7 @@ back whole; any log that is not one is a disturbed run, never an exception."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,7 @@ LOG = HarnessLog(
     skipped=("late",),
     errors=("copying the artifact failed: OSError",),
     elapsed_s=3.25,
+    layout_done_ns=1_733_300_000_123_456_789,
 )
 
 
@@ -127,6 +129,9 @@ def test_a_log_cut_to_its_cap_still_reads() -> None:
     read, unreadable = read_log(fit_log(log, 64 * 1024))
     assert unreadable == "" and read.truncated
     assert len(read.steps) == 40 and len(read.steps[0].canary_hits) <= 16
+    # Cut to nothing but its summary, it still says when the harness's layout was done.
+    smallest, _ = read_log(fit_log(replace(log, layout_done_ns=7), 4096))
+    assert smallest.steps == () and smallest.layout_done_ns == 7
 
 
 def _mutated(path: tuple[str | int, ...], value: object) -> bytes:

@@ -243,3 +243,14 @@ def test_events_the_kernel_could_not_buffer_mark_the_summary_truncated(
     monkeypatch.undo()
     backend.release()  # the next run starts a session with the usual buffers
     assert not observe(backend, "echo x > /tmp/x").trace.truncated
+
+
+def test_each_write_names_the_program_that_made_it(backend: BwrapBackend) -> None:
+    # The shell's own redirection, a program it runs, and a forked subshell that runs
+    # none (it is still the shell's program).
+    script = "echo x > /tmp/by-sh; /usr/bin/touch /tmp/by-touch; (echo y > /tmp/by-subshell)"
+    trace = observe(backend, script).trace
+    writers = dict(trace.written_by)
+    assert writers["/tmp/by-sh"] == ("/bin/sh", "-c", script)
+    assert writers["/tmp/by-touch"] == ("/usr/bin/touch", "/tmp/by-touch")
+    assert writers["/tmp/by-subshell"] == ("/bin/sh", "-c", script)

@@ -225,3 +225,39 @@ def test_a_planted_file_closed_late_by_a_forked_child_is_no_write(backend: Bwrap
     planted = {f"/home/sam/{item.path}" for item in HOME.files}
     assert [e for e in observation.home_events if e.path in planted] == []
     assert HomeEvent("/home/sam/.ready", "created") in observation.home_events
+
+
+def test_compared_trees_are_recorded_before_and_after_and_recording_reads_nothing_watched(
+    backend: BwrapBackend,
+) -> None:
+    code = (
+        "import os\n"
+        "open('/home/sam/.bashrc', 'a').write('x\\n')\n"
+        "os.makedirs('/task/workspace/p/.github/workflows')\n"
+        "open('/task/workspace/p/.github/workflows/x.yml', 'w').write('on: push\\n')\n"
+        "os.remove('/home/sam/notes.md')\n"
+    )
+    observation = observe(
+        backend, code, home=HOME, compare_trees=("/home/sam", "/task/workspace/p")
+    )
+    home, project = observation.trees
+    assert (home.path, project.path) == ("/home/sam", "/task/workspace/p")
+    assert home.before.cut == home.after.cut == project.after.cut == ""
+    assert set(home.before.entries) == {
+        ".ssh",
+        ".ssh/id_rsa",
+        ".aws",
+        ".aws/credentials",
+        ".bashrc",
+        "notes.md",
+    }
+    assert "notes.md" not in home.after.entries
+    assert home.after.entries[".bashrc"] != home.before.entries[".bashrc"]
+    assert home.after.entries[".ssh/id_rsa"] == home.before.entries[".ssh/id_rsa"]
+    assert project.before.entries == {}
+    assert project.after.entries[".github/workflows/x.yml"].kind == "file"
+    # Recording the planted secrets (before, from their staged copy; after, once the watch
+    # was read) is no read of theirs.
+    assert HomeEvent("/home/sam/.ssh/id_rsa", "read") not in observation.home_events
+    with pytest.raises(ValueError, match="no directory the sandbox shows"):
+        observe(backend, "pass", compare_trees=("/nowhere",))

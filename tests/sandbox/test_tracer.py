@@ -477,3 +477,38 @@ def test_a_long_send_is_read_at_its_head_and_end_and_a_long_exec_whole(tmp_path:
     assert summary.connects == (Peer("inet", "127.0.0.1", 53),)
     assert summary.execs[-1] == tuple(argv)
     assert summary.reads == ("/home/dev/.after",)
+
+
+def test_a_relative_path_after_chdir_or_fchdir_is_resolved_against_the_new_directory(
+    tmp_path: Path,
+) -> None:
+    autostart = "/home/dev/.config/autostart"
+    lines = [
+        f"openat(AT_FDCWD<{bare('/task/workspace/project')}>, {hexs('/tmp/u')}, "
+        "O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3",
+        # rename() prints no directory: the last printed one is stale after a chdir
+        f"chdir({hexs(autostart)})                     = 0",
+        f"rename({hexs('/home/dev/.cache/u')}, {hexs('updater.desktop')}) = 0",
+        f"chdir({hexs('..')}) = 0",
+        f"unlink({hexs('autostart/old.desktop')}) = 0",
+        f"chdir({hexs('/nonexistent')}) = -1 ENOENT (No such file or directory)",
+        f"fchdir(4<{bare('/home/dev')}>) = 0",
+        f"rename({hexs('a')}, {hexs('.bashrc')}) = 0",
+    ]
+    summary = summary_of(tmp_path, lines)
+    assert summary.renames == (
+        ("/home/dev/.cache/u", f"{autostart}/updater.desktop"),
+        ("/home/dev/a", "/home/dev/.bashrc"),
+    )
+    assert summary.unlinks == (f"{autostart}/old.desktop",)
+
+
+def test_each_write_names_the_program_its_process_last_ran(tmp_path: Path) -> None:
+    npm = ("node", "/usr/share/nodejs/npm/bin/npm-cli.js", "rebuild")
+    hook = ("sh", "-c", "echo x > .github/workflows/x.yml")
+    written = f"openat(AT_FDCWD<{bare('/p')}>, {hexs('/p/f')}, O_WRONLY|O_CREAT, 0666) = 3"
+    trace = write_trace(
+        tmp_path, {7: [EXEC, written, execve(npm), written], 8: [written, execve(hook), written]}
+    )
+    summary = summarise(trace, ("launcher",), ("/x",))
+    assert summary.written_by == (("/p/f", ("/x",)), ("/p/f", npm), ("/p/f", ()), ("/p/f", hook))

@@ -25,6 +25,7 @@ from assay.detonate.canaries import (
     make_canaries,
     make_disguise,
 )
+from assay.detonate.files import map_files
 from assay.detonate.harness import BACKSTOP_FACTOR, env_refused
 from assay.detonate.mapping import (
     Attribution,
@@ -102,6 +103,9 @@ from assay.sandbox.script import python_script, script_argv
 from assay.schema.boundedjson import JsonLimitError, parse_bounded
 
 HARNESS = "harness.py"
+# What the artifact may write that a user would care about, recorded from outside the
+# sandbox before and after each profile's run (`assay.detonate.files`).
+COMPARED_TREES = (HOME, PROJECT_DIR)
 LOG_CAP = 1 << 20  # bytes of harness log a profile may return
 _LOG_DEPTH = 40  # the harness bounds what it logs; deeper means it did not write this
 _STDERR_SHOWN = 240
@@ -246,7 +250,7 @@ def _detonate(
             [e for r in results for e in r.evidence], [p.name for p in profiles]
         ),
         profiles=tuple(r.run for r in results),
-        events=_event_summary(observations, setup.canaries, setup.plan, token),
+        events=_event_summary(results, setup.plan, token),
         mcp=_mcp_summary(observations) if track is Track.MCP_SERVERS else None,
         notes=tuple(notes),
         interference=tuple(dict.fromkeys(interference)),
@@ -261,6 +265,7 @@ class _ProfileResult:
     evidence: tuple[Evidence, ...]
     log: HarnessLog
     interference: tuple[str, ...]
+    installer: frozenset[str] = frozenset()  # paths only the installer's own processes wrote
 
 
 @dataclass(frozen=True)
@@ -285,6 +290,10 @@ class _Setup:
         evidence = map_trace(observation.trace, who) + map_harness(log, profile.name)
         evidence += map_network(observation.network, before_steps, self.canaries, profile.name)
         evidence += map_home(observation.home_events, profile.name, evidence)
+        compared, uncompared = map_files(
+            observation.trees, log.layout_done_ns, observation.trace, who, evidence
+        )
+        evidence += compared
         evidence += map_uploads(observation.trace.executed, log, who)
         status = observation.limit_hit.value if observation.limit_hit else "ok"
         if unreadable and status == "ok":
@@ -300,9 +309,11 @@ class _Setup:
             cpu_s=observation.cpu_s,
             wall_s=observation.wall_s,
         )
-        disturbed = _interference(observation, log, unreadable, run)
+        disturbed = _interference(observation, log, unreadable, run) + tuple(uncompared)
         disturbed += _failed_steps(self.plan.steps_for(profile), log)
-        return _ProfileResult(profile, run, observation, tuple(evidence), log, disturbed)
+        installer = who.installer_paths(observation.trace)
+        seen = tuple(evidence)
+        return _ProfileResult(profile, run, observation, seen, log, disturbed, installer)
 
     def request(self, profile: Profile) -> SealedRequest:
         harness_plan = _harness_plan(
@@ -328,6 +339,7 @@ class _Setup:
             harness_command=True,
             observer=self.observer,
             network_sink=True,
+            compare_trees=COMPARED_TREES,
         )
 
     def attribution(self, profile: Profile) -> Attribution:
@@ -348,6 +360,8 @@ class _Setup:
             harness_files=frozenset(self.plan.placeholders),
             runner_programs=self.plan.runner_programs,
             runner_scripts=self.plan.runner_scripts,
+            installer_argvs=frozenset(self.plan.installer_argvs),
+            installer_scripts=self.plan.installer_scripts,
         )
 
 
@@ -704,10 +718,7 @@ def _aggregate(
 
 
 def _event_summary(
-    observations: list[tuple[Profile, Observation, HarnessLog]],
-    canaries: CanarySet,
-    plan: DetonationPlan,
-    token: str,
+    results: list[_ProfileResult], plan: DetonationPlan, token: str
 ) -> dict[EventKind, tuple[str, ...]]:
     """The raw events of every profile, the harness's own left out; capped, the most
     security-relevant kept first (so decoys cannot push a key read out of the sample)."""
@@ -721,18 +732,18 @@ def _event_summary(
         f"{HOME}/{FAKETIME_RC}",
         *plan.runner_writes,
     )
-    planned = {s.argv for p, _, _ in observations for s in plan.steps_for(p)}
+    planned = {s.argv for r in results for s in plan.steps_for(r.profile)}
     planned |= set(plan.runner_argvs)
     planned |= {
         argv
-        for _, observation, _ in observations
+        for observation in (r.observation for r in results)
         for argv in observation.trace.execs
         if (plan.runner_programs and argv and argv[0].startswith(plan.runner_programs))
         or (plan.runner_scripts and len(argv) > 1 and argv[1].startswith(plan.runner_scripts))
     }
     kinds: dict[EventKind, set[str]] = defaultdict(set)
-    for _profile, observation, log in observations:
-        trace = observation.trace
+    for result in results:
+        observation, log, trace = result.observation, result.log, result.observation.trace
         kinds["execs"].update(
             clip(" ".join(argv), 200) for argv in trace.execs[1:] if argv not in planned
         )
@@ -740,8 +751,14 @@ def _event_summary(
         kinds["writes"].update(
             home_relative(p)
             for p in (*trace.writes, *(dst for _, dst in trace.renames))
-            if not p.startswith(ignored) and p not in plan.placeholders
+            if not p.startswith(ignored)
+            and p not in plan.placeholders
+            and p not in result.installer
         )
+        # What only the comparison of the trees saw (its paths are shown already).
+        compared = [e for e in result.evidence if e.source == "files"]
+        kinds["writes"].update(e.path for e in compared if e.event != "deleted")
+        kinds["unlinks"].update(e.path for e in compared if e.event == "deleted")
         kinds["unlinks"].update(
             home_relative(p) for p in trace.unlinks if not p.startswith(ignored)
         )

@@ -10,7 +10,10 @@ What the validator trusts is its own trace; this log only adds what a syscall
 trace cannot show (which files ended up holding canary values, what an MCP
 server declared and answered). The harness's own file calls are left out of that
 trace (it is the sandbox's command: `SealedRequest.harness_command`), and it never
-opens the planted files, which the validator watches by inode.
+opens the planted files, which the validator watches by inode. Once it has laid out
+the home and the project, and before any step, it notes the change time of a file it
+makes (`layout_done`): the validator's records of those trees count an entry changed
+no later as the harness's own.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ _PATH_SHOWN = 300
 _MCP_LINE_CAP = 1 << 20
 _MCP_TOTAL_CAP = 8 << 20
 _PR_SET_DUMPABLE = 4
+_TICK_TRIES = 1000  # a coarse clock tick is a few milliseconds
 
 
 def _undumpable() -> None:
@@ -216,6 +220,25 @@ def copy_artifact(plan: wire.HarnessPlan) -> None:
     for link, target in plan.links.items():
         os.makedirs(os.path.dirname(link), exist_ok=True)
         os.symlink(target, link)
+
+
+def layout_done(stage: str) -> int:
+    """The change time of a file made now, once the clock behind change times (the
+    kernel's coarse one, a tick of a few ms) has moved past it: whatever is changed from
+    here on has a later change time, which no program can set back."""
+    path = os.path.join(stage, ".done")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        done = os.fstat(fd).st_ctime_ns
+        for _ in range(_TICK_TRIES):
+            os.utime(fd)  # a change time of now
+            if os.fstat(fd).st_ctime_ns > done:
+                return done
+            time.sleep(0.001)
+        raise OSError("the clock behind change times did not move")
+    finally:
+        os.close(fd)
+        os.unlink(path)
 
 
 # --- canary scanning ---------------------------------------------------------------------
@@ -1151,7 +1174,11 @@ def fit_log(log: wire.HarnessLog, cap: int) -> bytes:
     if len(data) > cap:
         data = _encoded(
             wire.HarnessLog(
-                skipped=log.skipped, errors=log.errors, survivors=log.survivors, truncated=True
+                skipped=log.skipped,
+                errors=log.errors,
+                survivors=log.survivors,
+                truncated=True,
+                layout_done_ns=log.layout_done_ns,
             )
         )
     return data
@@ -1174,6 +1201,7 @@ def main() -> None:
     skipped: list[str] = []
     errors: list[str] = []
     lingering: tuple[str, ...] = ()
+    layout_done_ns = 0
     cap = 1 << 20
     try:
         with open(PLAN_PATH, "rb") as handle:
@@ -1194,6 +1222,7 @@ def main() -> None:
             copy_artifact(plan)
         except (OSError, shutil.Error) as exc:
             errors.append(f"copying the artifact failed: {type(exc).__name__}")
+        layout_done_ns = layout_done(plan.stage)
         for step in plan.steps:
             if time.monotonic() >= deadline or _tree_cpu_s() >= plan.deadline_s:
                 skipped.append(step.name)
@@ -1215,6 +1244,7 @@ def main() -> None:
         errors=tuple(errors),
         survivors=lingering,
         elapsed_s=round(time.monotonic() - started, 3),
+        layout_done_ns=layout_done_ns,
     )
     view = memoryview(fit_log(log, cap))
     while view:

@@ -1,8 +1,9 @@
 """Syscall-level events of one profile run → canonical capabilities with evidence.
 
 The harness's own activity is left out: its exec and the steps it started
-(exact planned argv), and writes under the prefixes it owns (staging, copies,
-install targets) or to the placeholder files it created.
+(exact planned argv), writes under the prefixes of its own scratch (staging, install
+targets) or to the placeholder files it created, and what only the installer's own
+processes wrote (told by the process that wrote it, not by where).
 """
 
 from __future__ import annotations
@@ -77,9 +78,26 @@ class Attribution:
     harness_files: frozenset[str]
     runner_programs: tuple[str, ...] = ()  # the pinned runner's own helpers (esbuild)
     runner_scripts: tuple[str, ...] = ()  # an installer's helper scripts (argv[1])
+    # The installer's own processes, which run none of the artifact's code (npm itself,
+    # node-gyp): what they alone write is the installer's, wherever it is.
+    installer_argvs: frozenset[tuple[str, ...]] = frozenset()
+    installer_scripts: tuple[str, ...] = ()  # argv[1] of the installer's own helpers
 
     def is_harness_write(self, path: str) -> bool:
         return path in self.harness_files or path.startswith(self.harness_prefixes)
+
+    def installer_paths(self, trace: TraceSummary) -> frozenset[str]:
+        """The paths only the installer's own processes were seen writing (a path
+        anything else wrote, or whose writer is unknown, is not among them)."""
+        mine: dict[str, bool] = {}
+        for path, argv in trace.written_by:
+            own = argv in self.installer_argvs or (
+                len(argv) > 1
+                and bool(self.installer_scripts)
+                and argv[1].startswith(self.installer_scripts)
+            )
+            mine[path] = mine.get(path, True) and own
+        return frozenset(path for path, own in mine.items() if own)
 
     def is_harness_exec(self, argv: tuple[str, ...], file: str | None = None) -> bool:
         """A step the harness started, or the runner's own helper; `file`, when known,
@@ -257,8 +275,9 @@ def _reads(paths: Iterable[str], who: Attribution, links: _Links) -> Iterator[Ev
 def _writes(trace: TraceSummary, who: Attribution, links: _Links) -> Iterator[Evidence]:
     written = [(p, "write") for p in trace.writes] + [(dst, "rename") for _, dst in trace.renames]
     written += [(p, "unlink") for p in trace.unlinks]
+    installer = who.installer_paths(trace)
     for path, event in written:
-        if who.is_harness_write(path) or path.startswith(_IGNORED_PREFIXES):
+        if who.is_harness_write(path) or path in installer or path.startswith(_IGNORED_PREFIXES):
             continue
         # Removing a link removes the link, not its target.
         target, detail = links.shown(path) if event != "unlink" else (path, "")

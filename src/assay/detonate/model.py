@@ -40,8 +40,9 @@ def quoted(text: str, limit: int = MAX_TEXT) -> str:
 class Evidence:
     """One observation behind a capability. `source` is `trace` (the validator's own
     tracer), `watch` (its kernel watch on the planted home's secrets and shell
-    profiles), `harness` (the in-sandbox harness's canary scan or MCP log) or `network`
-    (the run's network sink, outside the sandbox: connections, what they sent, DNS)."""
+    profiles), `harness` (the in-sandbox harness's canary scan or MCP log), `network`
+    (the run's network sink, outside the sandbox: connections, what they sent, DNS) or
+    `files` (the validator's records of the home and the project before and after)."""
 
     capability: str
     profile: str

@@ -154,6 +154,11 @@ class DetonationPlan:
     # installer's own helpers: argv[1] under one of these.
     runner_scripts: tuple[str, ...] = ()
     runner_argvs: tuple[tuple[str, ...], ...] = ()  # exact command lines of the installer's
+    # The installer's own processes, which run none of the artifact's code: npm itself and
+    # node-gyp, not the hooks they start, nor pip's build backend (the package's setup.py).
+    # What only these write is the installer's (`mapping.Attribution.installer_paths`).
+    installer_argvs: tuple[tuple[str, ...], ...] = ()
+    installer_scripts: tuple[str, ...] = ()  # argv[1] prefixes of the installer's own helpers
     installs: bool = False  # runs a real installer or build: the larger budget applies
     notes: tuple[str, ...] = ()
     # What planning could not cover (a walk cut short, a server it cannot start): the
@@ -950,11 +955,9 @@ def _pip_plan(artifact_dir: Path, token: str, wheels: tuple[str, ...] = ()) -> D
         "--quiet",
         *((f"{source}/{w}" for w in wheels) if wheels else (source,)),
     )
+    venv = (PYTHON, "-m", "venv", "--without-pip", "--system-site-packages", env)
     steps = (
-        Step(
-            "make a throw-away environment",
-            (PYTHON, "-m", "venv", "--without-pip", "--system-site-packages", env),
-        ),
+        Step("make a throw-away environment", venv),
         Step(
             "pip install (build backend, hooks)",
             install,
@@ -975,6 +978,7 @@ def _pip_plan(artifact_dir: Path, token: str, wheels: tuple[str, ...] = ()) -> D
         placeholders={f"{work}/load.py": IMPORT_DRIVER},
         workdirs=(f"{work}/tmp",),
         runner_scripts=(pip,),
+        installer_argvs=(venv, install),
         installs=True,
     )
 
@@ -1041,6 +1045,7 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
         ("npm_config_nodedir", "/usr"),  # the runtime's headers: node-gyp fetches nothing
     )
     rebuild = (NODE, cli, "rebuild", "--offline", "--foreground-scripts", "--no-audit")
+    npm_dir = str(Path(cli).parent.parent) + "/"  # npm's own code, node-gyp's with it
     steps = [
         Step(
             "npm install scripts (npm rebuild)",
@@ -1091,8 +1096,9 @@ def _npm_plan(artifact_dir: Path, token: str) -> DetonationPlan:
         tuple(steps),
         copies=(package_dir,),
         runner_argvs=(*((SH_NAME, "-c", c) for c in shells), *_run_directly(shells), *_GYP_ARGVS),
-        runner_scripts=(str(Path(cli).parent.parent) + "/",),
-        runner_writes=(f"{package_dir}/build/",),  # node-gyp's build tree
+        runner_scripts=(npm_dir,),
+        installer_argvs=(rebuild, *_GYP_ARGVS),
+        installer_scripts=(npm_dir,),
         placeholders={f"{work}/load.js": NODE_LOADER},
         installs=True,
         interference=(

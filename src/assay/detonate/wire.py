@@ -304,6 +304,9 @@ class HarnessLog(_Wire):
     survivors: tuple[str, ...] = ()
     truncated: bool = False  # cut down to fit its cap
     elapsed_s: float = 0.0
+    # The change time (ns) of a file the harness made once it had laid out the home and
+    # the project, before any step: no later write has one as early (0: never reached).
+    layout_done_ns: int = 0
 
     def cut(self, keep: int) -> HarnessLog:
         """Per-step detail cut to `keep` items (the log said to be truncated)."""

@@ -8,6 +8,7 @@ wrote to its result channel. It knows nothing about agents or scoring.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -156,6 +157,39 @@ class HomeEvent:
 
 
 @dataclass(frozen=True)
+class TreeEntry:
+    """One entry of a recorded tree: `digest` is the sha256 of a file's content or of a
+    symlink's target ("" for a directory or anything else); the inode and change time
+    say whether it is the very entry another record saw (no program sets a change time)."""
+
+    kind: str  # file | dir | symlink | other
+    mode: int  # permission bits
+    digest: str = ""
+    size: int = field(default=0, compare=False)
+    inode: int = field(default=0, compare=False)
+    changed_ns: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class RecordedTree:
+    """A directory tree as the validator recorded it, by path relative to its root;
+    `cut` says which cap ended the record early ("" when it is whole)."""
+
+    entries: Mapping[str, TreeEntry] = field(default_factory=dict)
+    cut: str = ""
+
+
+@dataclass(frozen=True)
+class ComparedTree:
+    """A tree the command could write (`SealedRequest.compare_trees`), recorded by the
+    validator from outside before the command started and after its tree was gone."""
+
+    path: str  # in the sandbox
+    before: RecordedTree
+    after: RecordedTree
+
+
+@dataclass(frozen=True)
 class SealedRequest:
     argv: tuple[str, ...]
     limits: ResourceLimits
@@ -179,6 +213,9 @@ class SealedRequest:
     # DNS query reaches the validator's recording sink (`Observation.network`); without
     # it, the command has no network at all.
     network_sink: bool = False
+    # Directories (sandbox paths the backend shows: the home, or under the workspace)
+    # recorded before the command starts and after its tree is gone (`Observation.trees`).
+    compare_trees: tuple[str, ...] = ()
 
 
 class CopyStatus(StrEnum):
@@ -239,6 +276,10 @@ class TraceSummary:
     dns_queries: tuple[str, ...] = ()  # query names decoded from outgoing packets
     links: tuple[Link, ...] = ()  # symlinks and hard links made
     executed: tuple[Executed, ...] = ()  # each distinct successful exec, by file and argv
+    # Each path written, renamed (either side) or removed, with the argv of the program
+    # its process last ran (() when it ran none that was seen): who wrote it, as a
+    # process. Kept as far as room allows; a path missing here has no known writer.
+    written_by: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # Reads of what tells a sandbox from a host (seccomp status, boot time, uptime) and
     # runs of one failing call repeated (timing the tracer), as text.
     probes: tuple[str, ...] = ()
@@ -315,6 +356,7 @@ class Observation:
     home_events: tuple[HomeEvent, ...] = ()  # what the watch on the home saw
     home_watch_lost: bool = False  # the watch's queue overflowed: some events are missing
     network: NetworkLog = field(default_factory=NetworkLog)  # what the network sink saw
+    trees: tuple[ComparedTree, ...] = ()  # the request's `compare_trees`, in its order
 
     def copied_file(self, name: str) -> CopiedFile:
         for item in self.copied:

@@ -89,11 +89,13 @@ from assay.sandbox.interface import (
     SANDBOX_WORKSPACE_DIR,
     CapturedStream,
     CheckResult,
+    ComparedTree,
     InfrastructureError,
     LimitHit,
     NetworkLog,
     Observation,
     ObserverKind,
+    RecordedTree,
     ResourceLimits,
     RunCancelled,
     SandboxBackend,
@@ -102,6 +104,7 @@ from assay.sandbox.interface import (
     TraceSummary,
 )
 from assay.sandbox.runtime import AGENT_RUNTIME_DIR, tree_digest
+from assay.sandbox.trees import record_tree
 
 SANDBOX_USER = "nobody"  # the host user the sandbox runs as; shown as SANDBOX_INNER_UID inside
 SANDBOX_UID = pwd.getpwnam(SANDBOX_USER).pw_uid
@@ -266,6 +269,7 @@ class _Run:
     identity: IdentityGroup | None = None  # on a v1 host, the cgroup v2 group it is known by
     home_watch: HomeWatch | None = None
     netsink: NetSink | None = None  # the run's network, when it has one
+    trees_before: tuple[RecordedTree, ...] = ()  # the request's compare_trees, at its claim
     cancelled: bool = False  # by `cancel_all`: the run ends as `RunCancelled`
     # The tracer traced the command (its exec, or a trace past the cap, which the
     # launcher's few calls never reach), so it had attached the launcher, which joined
@@ -768,6 +772,12 @@ class BwrapBackend(SandboxBackend):
                 (SANDBOX_UID, SANDBOX_GID),
                 request.limits.workspace_bytes,
             )
+        # Before the watch: recording a planted file reads it (from its staged copy, which
+        # no watch sees, whatever thread forks meanwhile).
+        run.trees_before = tuple(
+            record_tree(h) for h in self._tree_places(run, request, before=True)
+        )
+        if request.home is not None:
             run.home_watch = HomeWatch(run.homes, request.home)  # from here, nothing of ours
         if run.watch is not None:
             run.watch.session.wait_ready()  # its start overlapped this sandbox's
@@ -831,6 +841,16 @@ class BwrapBackend(SandboxBackend):
         run.attached = bool(trace.execs) or over_cap
         network = run.netsink.collect() if run.netsink is not None else NetworkLog()
         home_events, home_lost = run.home_watch.collect() if run.home_watch else ((), False)
+        # Once what the watch saw is collected: the recording's own reads are not in it.
+        trees = tuple(
+            ComparedTree(path, before, record_tree(host))
+            for path, before, host in zip(
+                request.compare_trees,
+                run.trees_before,
+                self._tree_places(run, request, before=False),
+                strict=True,
+            )
+        )
         if not run.attached:
             stderr = captures[1].result().data.decode(errors="replace").strip()
             raise InfrastructureError(f"the sandbox never started the command: {stderr[-500:]}")
@@ -856,7 +876,33 @@ class BwrapBackend(SandboxBackend):
             home_events=home_events,
             home_watch_lost=home_lost,
             network=network,
+            trees=trees,
         )
+
+    def _tree_places(self, run: _Run, request: SealedRequest, *, before: bool) -> list[str]:
+        """The host directory of each of the request's `compare_trees`: a tree of the
+        planted home is recorded before the run from the copy it was planted from."""
+        if not request.compare_trees:
+            return []  # an agent's rep: nothing to stat
+        views = ebpf.Views(self._views(run, request))
+        places = []
+        for path in request.compare_trees:
+            host = views.host_path(path)
+            staged = _below(path, request.home.path) if request.home and before else None
+            if staged is not None:
+                assert request.home is not None
+                host = str(run.home_stage / request.home.user) + staged
+            if host is None:
+                raise ValueError(f"{path!r} is no directory the sandbox shows")
+            places.append(host)
+        return places
+
+
+def _below(path: str, directory: str) -> str | None:
+    """What follows `directory` in `path` ("" for itself), None when it is not below it."""
+    if path == directory:
+        return ""
+    return path[len(directory) :] if path.startswith(directory + "/") else None
 
 
 def _limits_check(

@@ -53,6 +53,7 @@ from assay.sandbox.bwrap.tracer import (
     _PROBE_REPEATS,
     _QUIET_READ_PREFIXES,
     PROFILES,
+    WRITERS_KEPT,
     decode_dns_query,
 )
 from assay.sandbox.interface import (
@@ -336,6 +337,7 @@ class _Reader:
         self.processes: set[int] = set()
         self.exited: dict[int, int] = {}
         self.failures: dict[tuple[int, str, str], int] = {}
+        self.writers: dict[tuple[str, tuple[str, ...]], None] = {}
         self.names_failed: dict[tuple[int, str, str], set[str]] = {}
 
     def path(self, walk: _Walk | None) -> str | None:
@@ -402,9 +404,12 @@ class _Reader:
             self._failed(record.pid, kind or "", first, result)
         if kind == "unlink":
             self.summary.add("unlinks", first, len(first))
+            self._written(record.pid, first)
         elif kind == "rename" and 2 in record.strings:
             second = self.named(record, 2)
             self.summary.add("renames", (first, second), len(first) + len(second))
+            self._written(record.pid, first)
+            self._written(record.pid, second)
         elif kind in ("link", "symlink") and result == 0 and 2 in record.strings:
             path = self.named(record, 2)
             if kind == "link":
@@ -421,11 +426,18 @@ class _Reader:
             self._failed(record.pid, "open", path, result)
         if writing:
             self.summary.add("writes", path, len(path))
+            self._written(record.pid, path)
         elif _FINGERPRINTS.fullmatch(path):
             shown = re.sub(r"^/proc/\d+/", "/proc/<pid>/", path)
             self.summary.add("probes", f"read {shown}", len(shown) + 5)
         elif not path.startswith(_QUIET_READ_PREFIXES):
             self.summary.add("reads", path, len(path))
+
+    def _written(self, pid: int, path: str) -> None:
+        """`path` written, renamed or removed by `pid`, as the program it (or its nearest
+        ancestor) last ran (a path without a known writer is nobody's to discount)."""
+        if len(self.writers) < WRITERS_KEPT:
+            self.writers.setdefault((path, self._argv_of(pid)), None)
 
     def _failed(self, pid: int, call: str, path: str, result: int) -> None:
         """One process failing the same call on one path, or on many names of one
@@ -514,6 +526,7 @@ def summarise(
         connects=s.get("connects"),
         dns_queries=s.get("dns"),
         survivors=reader.survivors(),
+        written_by=tuple(reader.writers),
         truncated=s.truncated or watch.lost,
     )
 

@@ -10,7 +10,9 @@ argument, `AT_FDCWD` included, is printed with the path the kernel holds for it,
 and so is the descriptor an open returns. So a file is named by what the kernel
 resolved, not by the string the program passed: an open relative to a handle on
 `/`, through `/proc/self/root`, `//` or a symlink is reported at its target
-(`assay.sandbox.paths` does the lexical part for calls that failed).
+(`assay.sandbox.paths` does the lexical part for calls that failed). A call that
+prints no handle (`rename`, `unlink`) is relative to the working directory, which
+the tracer follows through every `chdir` and `fchdir` (traced for that).
 
 What is traced is the caller's choice (`TraceSet`): an agent's rep traces only
 execs, connects, sends and writes, with short strings; detonation traces every
@@ -69,6 +71,9 @@ _LINK = ("symlink", "symlinkat", "link", "linkat")
 _SEND = ("sendto", "sendmsg", "sendmmsg")
 _WRITE = ("write", "writev")  # a connected UDP socket's DNS query (Go's resolver)
 _CONNECT = ("connect",)
+# A relative path of a call that prints no directory handle (rename, unlink, open) is
+# resolved against the working directory these set (the next `AT_FDCWD<...>` corrects it).
+_CHDIR = ("chdir", "fchdir")
 _FORK = ("clone",)  # how bubblewrap starts its namespace init (recognised as setup)
 # strace steps a new process through every syscall (two stops each) until its first
 # traced one, since it cannot know the process inherited its seccomp filter. These
@@ -111,6 +116,7 @@ _FINGERPRINTS = re.compile(r"/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/status
 _PROBE_REPEATS = 48
 _PROBE_NAMES = 48
 _FAILURES_KEPT = 4096  # distinct failing calls counted per process, at most
+WRITERS_KEPT = 8192  # (path, writer) pairs kept: an installer writes thousands
 # strace prints paths whole (up to 4 KiB) whatever its string limit; the summary keeps this much.
 _PATH_CHARS = 512
 # Bubblewrap's traced calls in the command's process, before its exec, are fewer.
@@ -154,7 +160,10 @@ PROFILES = {
     ),
     # Any DNS query (< 512 bytes), and argv strings long enough to show a canary.
     TraceSet.FULL: TraceProfile(
-        syscalls=_EXEC + _FILE_CALLS + _CONNECT + _SEND + _WRITE + _FORK + _ENDS_STEPPING,
+        syscalls=(
+            *(_EXEC + _FILE_CALLS + _CHDIR + _CONNECT + _SEND + _WRITE + _FORK),
+            *_ENDS_STEPPING,
+        ),
         string_bytes=512,
         successful_only=False,
         summary_items=1024,
@@ -339,6 +348,12 @@ def _result(line: str) -> str:
     return line.rpartition(") = ")[2].strip()
 
 
+def _succeeded(line: str) -> bool:
+    """Whether a call returned 0 (a short line's result is padded: `chdir("...")   = 0`)."""
+    call, _, result = line.rpartition(" = ")
+    return result.strip() == "0" and call.rstrip().endswith(")")
+
+
 def _count(result: str) -> int | None:
     """The non-negative count a call returned, None when it failed or never returned."""
     head = result.split(" ", 1)[0]
@@ -417,6 +432,8 @@ class _Collector:
         self.cwd: str | None = None  # of the process being read, as last printed
         self.skip_files = False  # the process being read is the caller's harness
         self.cwd_hex = ""  # as printed, decoded on demand
+        self.program: tuple[str, ...] = ()  # the argv the process being read last ran
+        self.writers: dict[tuple[str, tuple[str, ...]], None] = {}
         self.failures: dict[str, int] = {}  # of the process being read, by call text
         self.names_failed: dict[str, int] = {}  # and by call text less the path's last name
 
@@ -425,6 +442,7 @@ class _Collector:
         calls are none of the summary's)."""
         self.cwd = None
         self.cwd_hex = ""
+        self.program = ()
         self.failures = {}
         self.names_failed = {}
         self.skip_files = skip_files
@@ -479,12 +497,32 @@ class _Collector:
                 self._exec(line)
         elif name in _FILE_CALLS and not self.skip_files:
             self._file(name, line)
+        elif name in _CHDIR and _succeeded(line):
+            self._chdir(name, line)
+
+    def _chdir(self, name: str, line: str) -> None:
+        """The working directory a successful chdir or fchdir set."""
+        if name == "fchdir":
+            opened = line.find("<")
+            decoded = _hex_run(line[opened + 1 : line.find(">", opened)]) if opened > 0 else None
+            self.cwd = _text(decoded) if decoded is not None else None
+        else:
+            named = self._named(line)
+            self.cwd = named[0] if named and named[0].startswith("/") else None
+        self.cwd_hex = ""  # whatever `AT_FDCWD<...>` prints next is news
+
+    def _written(self, path: str) -> None:
+        """`path` written, renamed or removed by the process being read (beyond the
+        summary's room: a path without a known writer is nobody's to discount)."""
+        if len(self.writers) < WRITERS_KEPT:
+            self.writers.setdefault((path, self.program), None)
 
     def _exec(self, line: str) -> None:
         event = parse_line(line)
         named = self._named(line)
         if event is not None and named:
             argv = _argv(event)
+            self.program = argv
             self._add("execs", argv, sum(map(len, argv)) + 1)
             self._add("executed", Executed(named[0], argv), sum(map(len, argv)) + len(named[0]))
 
@@ -533,8 +571,11 @@ class _Collector:
             return
         if kind == "unlinks":
             self._add(kind, named[0], len(named[0]))
+            self._written(named[0])
         elif len(named) == 2:
             self._add(kind, (named[0], named[1]), len(named[0]) + len(named[1]))
+            self._written(named[0])
+            self._written(named[1])
 
     def _open(self, name: str, line: str, result: str) -> None:
         flags = line.rpartition('"')[2]  # the path is the last string; flags follow it
@@ -554,6 +595,7 @@ class _Collector:
         if writing:
             if not self._full("writes"):
                 self._add("writes", path, len(path))
+                self._written(path)
         elif _FINGERPRINTS.fullmatch(path):
             shown = re.sub(r"^/proc/\d+/", "/proc/<pid>/", path)
             self._add("probes", f"read {shown}", len(shown) + 5)
@@ -655,6 +697,7 @@ class _Collector:
             probes=tuple(found["probes"]),  # type: ignore[arg-type]
             connects=tuple(found["connects"]),  # type: ignore[arg-type]
             dns_queries=tuple(found["dns"]),  # type: ignore[arg-type]
+            written_by=tuple(self.writers),
             truncated=self.truncated,
         )
 
