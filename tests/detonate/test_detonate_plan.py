@@ -174,9 +174,9 @@ def test_a_documented_one_liner_is_planned_as_written(tmp_path: Path) -> None:
     )
     plan = build_plan(tmp_path, Track.SKILLS, "t0k3n")
     assert [(s.argv, s.cwd) for s in plan.core] == [
-        ((PYTHON, "-c", "print('x')"), "/task/artifact"),
-        (("/usr/bin/node", "-e", "console.log(1)"), "/task/artifact"),
-        ((PYTHON, "-m", "tool", "--fast"), "/task/artifact"),
+        ((PYTHON, "-c", "print('x')"), "/workspaces/skill"),
+        (("/usr/bin/node", "-e", "console.log(1)"), "/workspaces/skill"),
+        ((PYTHON, "-m", "tool", "--fast"), "/workspaces/skill"),
     ]
     assert plan.interference == ()
 
@@ -184,7 +184,7 @@ def test_a_documented_one_liner_is_planned_as_written(tmp_path: Path) -> None:
 def test_a_lone_wheel_is_installed_with_pip(tmp_path: Path) -> None:
     (tmp_path / "tzkit-1.0-py3-none-any.whl").write_bytes(b"PK")
     _, install, _ = build_plan(tmp_path, Track.PACKAGES, "t0k3n").core
-    assert install.argv[-1] == "/task/workspace/.cache-t0k3n/src/tzkit-1.0-py3-none-any.whl"
+    assert install.argv[-1] == "/workspaces/.cache-t0k3n/src/tzkit-1.0-py3-none-any.whl"
 
 
 def test_what_a_tool_declares_as_an_example_is_tried_first() -> None:

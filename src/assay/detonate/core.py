@@ -54,6 +54,7 @@ from assay.detonate.steps import (
     PROFILES,
     PROJECT_DIR,
     PYTHON,
+    WORKSPACE,
     DetonationPlan,
     Profile,
     Step,
@@ -84,8 +85,6 @@ from assay.records.observed import (
     ToolSurface,
 )
 from assay.sandbox.interface import (
-    SANDBOX_ARTIFACT_DIR,
-    SANDBOX_WORKSPACE_DIR,
     Home,
     HomeFile,
     InfrastructureError,
@@ -315,12 +314,16 @@ class _Setup:
             self.libfaketime,
         )
         harness, wire = harness_files()
-        run = python_script(self.backend, harness, {PLAN_FILE: harness_plan.to_json()}, (wire,))
+        plan = {PLAN_FILE: harness_plan.to_json()}
+        inputs = _input_dir(self.token)
+        run = python_script(self.backend, harness, plan, (wire,), inputs)
         return SealedRequest(
             argv=run.argv,
             limits=self.budget.limits(),
             inputs=run.inputs,
             artifact_dir=str(self.artifact_dir),
+            input_dir=inputs,
+            artifact_path=self.plan.artifact,
             trace=TraceSet.FULL,
             hostname=self.disguise.hostname(profile.name),
             home=planted_home(self.canaries, profile, self.disguise),
@@ -337,7 +340,8 @@ class _Setup:
             profile=profile.name,
             canaries=self.canaries,
             harness_argvs=frozenset(
-                {script_argv(self.backend, HARNESS), *(s.argv for s in steps)}
+                {script_argv(self.backend, HARNESS, _input_dir(self.token))}
+                | {s.argv for s in steps}
                 | set(self.plan.runner_argvs)
             ),
             harness_prefixes=(
@@ -510,7 +514,7 @@ def _harness_plan(
         links=plan.links,
         user_site=user_site(),
         site_paths=plan.site_paths,
-        scan_roots=("/tmp", SANDBOX_WORKSPACE_DIR, HOME),
+        scan_roots=("/tmp", WORKSPACE, HOME),
         scan_skip=(_stage_dir(token),),
         needles={name: tuple(forms) for name, forms in canaries.needles.items()},
         env=_profile_env(profile, canaries, libfaketime),
@@ -518,6 +522,8 @@ def _harness_plan(
         deadline_s=deadline_s,
         log_cap=LOG_CAP,
         repo=project_repo(disguise),
+        artifact=plan.artifact,
+        inputs=_input_dir(token),
     )
 
 
@@ -622,6 +628,11 @@ def _stage_dir(token: str) -> str:
     return f"/tmp/tmp{token[:8]}"  # named like any tempfile.mkdtemp() directory
 
 
+def _input_dir(token: str) -> str:
+    """Where the harness and its plan are written, which it removes once read."""
+    return f"/tmp/tmp{token[8:16]}"
+
+
 def _planned_step(step: Step, disguise: Disguise) -> PlannedStep:
     client = None
     if step.kind == "mcp":
@@ -714,7 +725,7 @@ def _event_summary(
     ignored = (
         _stage_dir(token),
         harness_dir(token),
-        SANDBOX_ARTIFACT_DIR + "/",
+        plan.artifact + "/",
         "/dev/",
         "/proc/",
         user_site(),

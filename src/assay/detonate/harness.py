@@ -1,6 +1,7 @@
 """Validator-owned detonation harness that runs inside the sandbox (stdlib only).
 
-It reads its plan from /task/input/plan.json (`wire.HarnessPlan`), finds the
+It reads its plan from plan.json beside itself (`wire.HarnessPlan`), removes its own
+input directory (a lived-in sandbox's, in /tmp), finds the
 fake home the validator planted (canary secrets), runs each planned step as a child process
 (scripts, install hooks, imports, an MCP session) with a bounded budget, scans
 the writable areas for canary values after every step, and writes its log
@@ -51,7 +52,6 @@ except ModuleNotFoundError:
     with open(_WIRE_PATH, "rb") as _source:
         exec(compile(_source.read(), _WIRE_PATH, "exec"), wire.__dict__)
 
-PLAN_PATH = f"/task/input/{wire.PLAN_FILE}"
 _TAIL = 2048  # bytes of each child's stderr kept for the log
 _SCAN_FILE_CAP = 1 << 20  # larger files are not scanned for canaries
 _SCAN_FILES_MAX = 2000
@@ -212,7 +212,7 @@ def copy_artifact(plan: wire.HarnessPlan) -> None:
     the plan provides beside it (the pinned SDKs)."""
     for destination in plan.copies:
         os.makedirs(os.path.dirname(destination), exist_ok=True)
-        shutil.copytree("/task/artifact", destination, symlinks=True, dirs_exist_ok=True)
+        shutil.copytree(plan.artifact, destination, symlinks=True, dirs_exist_ok=True)
     for link, target in plan.links.items():
         os.makedirs(os.path.dirname(link), exist_ok=True)
         os.symlink(target, link)
@@ -1176,8 +1176,12 @@ def main() -> None:
     lingering: tuple[str, ...] = ()
     cap = 1 << 20
     try:
-        with open(PLAN_PATH, "rb") as handle:
+        plan_path = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), wire.PLAN_FILE)
+        with open(plan_path, "rb") as handle:
             plan = wire.HarnessPlan.from_json(json.loads(handle.read()))
+        if plan.inputs:
+            # Read, so nothing of the harness is left for the artifact to find.
+            shutil.rmtree(plan.inputs, ignore_errors=True)
         cap = plan.log_cap
         # No step starts once the harness's tree has spent its CPU deadline, or its wall
         # backstop has passed (steps slowed by load take longer, not more CPU).

@@ -16,12 +16,12 @@ import shutil
 import subprocess
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from assay.detonate.canaries import HOME
 from assay.mechanism.spec import Track
-from assay.sandbox.interface import SANDBOX_ARTIFACT_DIR, SANDBOX_WORKSPACE_DIR
+from assay.sandbox.interface import LIVED_IN_WORKSPACE_DIR
 from assay.schema.boundedfs import (
     TreeLimitError,
     TreeLimits,
@@ -35,7 +35,10 @@ PYTHON = "/usr/bin/python3"
 NODE = "/usr/bin/node"
 SH = "/bin/sh"
 BASH = "/bin/bash"
-PROJECT_DIR = f"{SANDBOX_WORKSPACE_DIR}/project"  # the working directory scripts run in
+# The lived-in sandbox's workspace holds the user's project, a clone where scripts run,
+# and beside it the artifact, where its user cloned it (`artifact_place`).
+WORKSPACE = LIVED_IN_WORKSPACE_DIR
+PROJECT_DIR = f"{WORKSPACE}/project"
 LIBFAKETIME_GLOB = "/usr/lib/*/faketime/libfaketime.so.1"  # /usr is the host's, bound read-only
 MAX_SCRIPTS = 6
 MAX_DOCUMENTED = 4
@@ -143,6 +146,7 @@ class DetonationPlan:
     core: tuple[Step, ...]
     variations: tuple[Step, ...] = ()
     copies: tuple[str, ...] = ()  # sandbox paths the artifact is copied to (writable trees)
+    artifact: str = ""  # where the artifact is in the sandbox (`artifact_place`)
     workdirs: tuple[str, ...] = ()  # directories the harness creates before the steps
     placeholders: dict[str, str] = field(default_factory=dict)  # sandbox path -> content
     links: dict[str, str] = field(default_factory=dict)  # sandbox symlink -> its target
@@ -169,13 +173,40 @@ class DetonationPlan:
 
 
 def build_plan(artifact_dir: Path, track: Track, token: str) -> DetonationPlan:
+    place = artifact_place(artifact_dir, track)
     if track is Track.SKILLS:
-        return _skill_plan(artifact_dir)
-    if track is Track.MCP_SERVERS:
-        return _mcp_plan(artifact_dir, token)
-    if track is Track.PACKAGES:
-        return _package_plan(artifact_dir, token)
-    raise ValueError(f"the {track.value} track is not detonated")
+        plan = _skill_plan(artifact_dir, place)
+    elif track is Track.MCP_SERVERS:
+        plan = _mcp_plan(artifact_dir, token)
+    elif track is Track.PACKAGES:
+        plan = _package_plan(artifact_dir, token)
+    else:
+        raise ValueError(f"the {track.value} track is not detonated")
+    return replace(plan, artifact=place)
+
+
+_CLONE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+_DECLARED_NAME = re.compile(r"""(?m)^\s*name\s*[:=]\s*["']?([^"'\s]+)""")
+_NAMING_FILE = {Track.SKILLS: "SKILL.md"}  # else pyproject.toml, after package.json
+_DEFAULT_CLONE = {Track.SKILLS: "skill", Track.MCP_SERVERS: "mcp-server", Track.PACKAGES: "lib"}
+
+
+def artifact_place(artifact_dir: Path, track: Track) -> str:
+    """Where the artifact is in the sandbox: a clone in the workspace beside the project,
+    named as the artifact names itself (a package's name, a skill's), as `git clone`
+    names one; never the task's name on the host, which would name the corpus."""
+    declared = ""
+    if track is not Track.SKILLS and _regular(artifact_dir, artifact_dir / "package.json"):
+        manifest = _json(artifact_dir, artifact_dir / "package.json")
+        declared = str(manifest.get("name") or "") if isinstance(manifest, dict) else ""
+    else:
+        text = _read(artifact_dir, artifact_dir / _NAMING_FILE.get(track, "pyproject.toml"))
+        found = _DECLARED_NAME.search(text)
+        declared = found.group(1) if found else ""
+    name = declared.rsplit("/", 1)[-1].lower()
+    if not _CLONE_NAME.fullmatch(name) or name == PurePosixPath(PROJECT_DIR).name:
+        name = _DEFAULT_CLONE.get(track, "src")
+    return f"{WORKSPACE}/{name}"
 
 
 # --- reading the artifact on the host ------------------------------------------------------
@@ -227,10 +258,6 @@ def _files(artifact_dir: Path) -> tuple[list[PurePosixPath], str]:
 
 
 # --- skills ------------------------------------------------------------------------------
-
-
-def _sandbox_path(relative: PurePosixPath | Path) -> str:
-    return f"{SANDBOX_ARTIFACT_DIR}/{PurePosixPath(relative)}"
 
 
 def _runner_for(artifact_dir: Path, path: Path) -> tuple[tuple[str, ...], bool]:
@@ -449,14 +476,14 @@ def _placeholders(args: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _skill_plan(artifact_dir: Path) -> DetonationPlan:
+def _skill_plan(artifact_dir: Path, place: str) -> DetonationPlan:
     commands = DocCommands.of(_doc_text(artifact_dir))
     core: list[Step] = []
     variations: list[Step] = []
     placeholders: dict[str, str] = {}
     scripts, problems = _scripts(artifact_dir, commands)
     for relative, runner in scripts:
-        base = (*runner, _sandbox_path(relative))
+        base = (*runner, f"{place}/{PurePosixPath(relative)}")
         label = str(relative)
         core.append(Step(f"{label} (plain)", base, failure="crash"))
         documented = commands.args_for(relative)
@@ -508,7 +535,7 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
             Step(
                 f"documented one-liner {n}: {clip_words(argv[1:])}",
                 argv,
-                cwd=SANDBOX_ARTIFACT_DIR,
+                cwd=place,
                 failure="crash",
             )
         )
@@ -821,7 +848,7 @@ def _package_plan(artifact_dir: Path, token: str) -> DetonationPlan:
 
 def harness_dir(token: str) -> str:
     """The workspace directory the harness owns (copies, install targets)."""
-    return f"{SANDBOX_WORKSPACE_DIR}/.cache-{token[:8]}"
+    return f"{WORKSPACE}/.cache-{token[:8]}"
 
 
 # The package is installed as a user would: the real `pip install` of the sandbox's Python
