@@ -514,7 +514,7 @@ def _harness_plan(
         links=plan.links,
         user_site=user_site(),
         site_paths=plan.site_paths,
-        scan_roots=("/tmp", WORKSPACE, HOME),
+        scan_roots=("/tmp", "/var/tmp", WORKSPACE, HOME),
         scan_skip=(_stage_dir(token),),
         needles={name: tuple(forms) for name, forms in canaries.needles.items()},
         env=_profile_env(profile, canaries, libfaketime),

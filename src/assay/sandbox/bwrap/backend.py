@@ -316,6 +316,11 @@ class _Run:
         return self.scratch / "tmp"
 
     @property
+    def var_tmp(self) -> Path:
+        """A lived-in sandbox's /var/tmp, on the same tmpfs (a machine's is writable)."""
+        return self.scratch / "vartmp"
+
+    @property
     def shm(self) -> Path:
         return self.scratch / "shm"
 
@@ -588,7 +593,9 @@ class BwrapBackend(SandboxBackend):
             os.chmod(place, 0o755)  # whatever the validator's umask
         run.scratch.mkdir(mode=0o700)
         hostfs.mount_tmpfs(run.scratch, run.shape.workspace_bytes, SANDBOX_UID, SANDBOX_GID)
-        for place, mode in ((run.workspace, 0o700), (run.tmp, 0o1777), (run.shm, 0o1777)):
+        places = [(run.workspace, 0o700), (run.tmp, 0o1777), (run.shm, 0o1777)]
+        places += [(run.var_tmp, 0o1777)] if shape.lived_in else []
+        for place, mode in places:
             place.mkdir()
             os.chmod(place, mode)
             os.chown(place, SANDBOX_UID, SANDBOX_GID)
@@ -702,6 +709,7 @@ class BwrapBackend(SandboxBackend):
             views.append(ebpf.View(str(run.homes / request.home.user), request.home.path))
         views += [ebpf.View(str(run.shm), "/dev/shm"), ebpf.View(str(run.tmp), "/tmp")]
         if run.shape.lived_in:  # its inputs are in /tmp, its artifact in the workspace
+            views.append(ebpf.View(str(run.var_tmp), "/var/tmp"))
             return [*views, ebpf.View(str(run.workspace), LIVED_IN_WORKSPACE_DIR)]
         views += [ebpf.View(str(run.inputs), SANDBOX_INPUT_DIR)]
         views += [ebpf.View(str(run.artifact), SANDBOX_ARTIFACT_DIR)]
@@ -748,6 +756,7 @@ class BwrapBackend(SandboxBackend):
                 argv += ["--ro-bind", str(run.box / name), f"/etc/{name}"]
         argv += ["--bind", str(run.shm), "/dev/shm", "--bind", str(run.tmp), "/tmp"]
         if lived_in:
+            argv += _machine_dirs(run.var_tmp)
             # pid 1 is the init that starts the command (`_command`), not bubblewrap.
             argv += ["--bind", str(run.workspace), LIVED_IN_WORKSPACE_DIR, "--as-pid-1"]
         else:
@@ -1040,6 +1049,27 @@ def _supervise(
     return hit
 
 
+# The top-level directories a Debian machine has besides those every sandbox has, and
+# /var's own (empty: on a read-only root, as a machine's are to its user, but /var/tmp).
+_MACHINE_DIRS = (
+    *("/boot", "/media", "/mnt", "/opt", "/srv", "/run", "/run/lock"),
+    *("/var/backups", "/var/cache", "/var/lib", "/var/local", "/var/log", "/var/mail"),
+    *("/var/opt", "/var/spool"),
+)
+_MACHINE_LINKS = (("/run", "/var/run"), ("/run/lock", "/var/lock"))
+
+
+def _machine_dirs(var_tmp: Path) -> list[str]:
+    """bubblewrap options for a lived-in root's other directories: an artifact that
+    lists / or looks for /var/log or /root sees a machine's, not a container's."""
+    argv = ["--perms", "0700", "--dir", "/root"]
+    for directory in _MACHINE_DIRS:
+        argv += ["--perms", "0755", "--dir", directory]
+    for target, link in _MACHINE_LINKS:
+        argv += ["--symlink", target, link]
+    return [*argv, "--bind", str(var_tmp), "/var/tmp"]
+
+
 def _hidden(place: Path) -> list[str]:
     """bubblewrap options that show `place`'s directory as the host has it, but for
     `place` itself (the agents' runtime, whose directory names the validator): an empty
@@ -1162,6 +1192,28 @@ _LIVED_IN_ETC = (
     "shells",
     "timezone",
     "ssl/certs/ca-certificates.crt",
+    "bindresvport.blacklist",
+    "debconf.conf",
+    "deluser.conf",
+    "e2scrub.conf",
+    "ethertypes",
+    "ld.so.conf",
+    "ld.so.conf.d/libc.conf",
+    "libaudit.conf",
+    "locale.gen",
+    "manpath.config",
+    "mime.types",
+    "mke2fs.conf",
+    "motd",
+    "netconfig",
+    "pam.conf",
+    "rpc",
+    "skel/.bash_logout",
+    "skel/.bashrc",
+    "skel/.profile",
+    "sysctl.conf",
+    "ucf.conf",
+    "xattr.conf",
 )
 
 
