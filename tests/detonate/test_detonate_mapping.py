@@ -17,6 +17,7 @@ from assay.detonate.mapping import (
     write_capability,
 )
 from assay.detonate.steps import (
+    MCP_RUNTIME,
     NODE,
     PYTHON,
     SH,
@@ -240,12 +241,16 @@ def test_mcp_plan_reads_both_manifest_shapes(tmp_path: Path) -> None:
     )
     plan = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n")
     (step,) = plan.core
-    assert step.argv == (NODE, f"{SERVER_COPY}/srv.js", "--stdio")
+    assert step.argv == (NODE, f"{SERVER_CLONE}/srv.js", "--stdio")
     assert step.env == (("K", "v"),) and step.kind == "mcp"
-    assert plan.copies == (SERVER_COPY,) and step.cwd == SERVER_COPY
+    assert plan.copies == () and step.cwd == SERVER_CLONE == plan.artifact
+    if Path(MCP_RUNTIME).is_dir():  # the pinned SDKs, found by Node's walk up from the clone
+        assert plan.links == {"/workspaces/node_modules": f"{MCP_RUNTIME}/node/node_modules"}
 
 
-SERVER_COPY = "/workspaces/.cache-t0k3n/server"
+# The server runs in its clone, as its user runs it, named as its package names itself
+# (here it names none).
+SERVER_CLONE = "/workspaces/mcp-server"
 
 
 def test_typescript_server_runs_its_source_when_the_build_was_not_shipped(
@@ -255,7 +260,7 @@ def test_typescript_server_runs_its_source_when_the_build_was_not_shipped(
     (tmp_path / "src" / "index.ts").write_text("")
     (tmp_path / "package.json").write_text('{"name": "s", "bin": {"s": "dist/index.js"}}')
     (step,) = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n").core
-    assert step.argv[0] == NODE and step.argv[-1] == f"{SERVER_COPY}/src/index.ts"
+    assert step.argv[0] == NODE and step.argv[-1] == "/workspaces/s/src/index.ts"
     assert "--experimental-strip-types" in step.argv or "--import" in step.argv
 
 
@@ -337,12 +342,12 @@ def test_a_secret_piped_into_a_shell_network_command_is_exfiltration() -> None:
     }
 
 
-def test_python_module_servers_run_from_their_copy(tmp_path: Path) -> None:
+def test_python_module_servers_run_from_their_clone(tmp_path: Path) -> None:
     (tmp_path / "notes_server").mkdir()
     (tmp_path / "notes_server" / "__main__.py").write_text("")
     (tmp_path / "mcp.json").write_text('{"command": "python3", "args": ["-m", "notes_server"]}')
     (step,) = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n").core
-    assert step.argv == (PYTHON, "-m", "notes_server") and step.cwd == SERVER_COPY
+    assert step.argv == (PYTHON, "-m", "notes_server") and step.cwd == SERVER_CLONE
 
 
 def test_the_home_watch_maps_secrets_and_profiles_whatever_path_reached_them() -> None:

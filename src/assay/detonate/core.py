@@ -747,7 +747,11 @@ def _event_summary(
         kinds["execs"].update(
             clip(" ".join(argv), 200) for argv in trace.execs[1:] if argv not in planned
         )
-        kinds["reads"].update(home_relative(p) for p in trace.reads if not p.startswith(ignored))
+        kinds["reads"].update(
+            home_relative(p)
+            for p in trace.reads
+            if not p.startswith(ignored) and p != plan.artifact  # its clone is not a reach
+        )
         kinds["writes"].update(
             home_relative(p)
             for p in (*trace.writes, *(dst for _, dst in trace.renames))

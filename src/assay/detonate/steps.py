@@ -177,7 +177,7 @@ def build_plan(artifact_dir: Path, track: Track, token: str) -> DetonationPlan:
     if track is Track.SKILLS:
         plan = _skill_plan(artifact_dir, place)
     elif track is Track.MCP_SERVERS:
-        plan = _mcp_plan(artifact_dir, token)
+        plan = _mcp_plan(artifact_dir, token, place)
     elif track is Track.PACKAGES:
         plan = _package_plan(artifact_dir, token)
     else:
@@ -655,14 +655,14 @@ class _Server:
     workdirs: tuple[str, ...] = ()
 
 
-def _server(artifact_dir: Path, manifest: dict[str, object], root: str) -> _Server:
+def _server(artifact_dir: Path, manifest: dict[str, object], root: str, work: str) -> _Server:
     words = _manifest_words(manifest)
     if words and PurePosixPath(words[0]).name == "npx":
         words = [w for w in words[1:] if not w.startswith("-")]  # npx -y tsx src/x.ts
     script: str | None = None
     if words:
         if PurePosixPath(words[0]).name == "go" or words[0].endswith(".go"):
-            return _go_server(artifact_dir, root)
+            return _go_server(artifact_dir, root, work)
         program = PurePosixPath(words[0]).name
         interpreter = _interpreter_named(program)
         if interpreter is None and program not in _NODE_RUNNERS:
@@ -687,7 +687,7 @@ def _server(artifact_dir: Path, manifest: dict[str, object], root: str) -> _Serv
         if script is None:
             return _Server(not_run="no MCP server command found")
         if script.endswith(".go"):
-            return _go_server(artifact_dir, root)
+            return _go_server(artifact_dir, root, work)
         rest = ()
     return _script_server(script, root, rest)
 
@@ -754,9 +754,10 @@ def _newer_go(go_mod: str, go: str) -> str:
     return f"; go.mod asks for Go {asked[1]}.{asked[2]}, the toolchain is Go {have[0]}.{have[1]}"
 
 
-def _go_server(artifact_dir: Path, root: str) -> _Server:
-    """Go servers are built inside the sandbox, offline, from the artifact's own vendor
-    tree; the modules it needs and does not ship are named, never guessed at."""
+def _go_server(artifact_dir: Path, root: str, work: str) -> _Server:
+    """Go servers are built inside the sandbox, offline, in their clone `root` from its
+    own vendor tree, the build's caches and binary in the harness's `work`; the modules
+    it needs and does not ship are named, never guessed at."""
     go = go_toolchain()
     if go is None:
         return _Server(not_run="Go server not run: the Go toolchain is not installed")
@@ -768,14 +769,14 @@ def _go_server(artifact_dir: Path, root: str) -> _Server:
         shown = ", ".join(missing[:8]) + (" …" if len(missing) > 8 else "")
         newer = _newer_go(go_mod, go)
         return _Server(not_run=f"Go server not built: needs modules {shown}{newer}")
-    binary = f"{root}/.server-bin"
+    binary = f"{work}/server-bin"
     env = (
         ("GOFLAGS", "-mod=vendor" if vendored else "-mod=mod"),
         ("GOPROXY", "off"),
         ("GOTOOLCHAIN", "local"),
-        ("GOCACHE", f"{root}/.gocache"),
-        ("GOPATH", f"{root}/.gopath"),
-        ("GOTMPDIR", f"{root}/.gotmp"),
+        ("GOCACHE", f"{work}/gocache"),
+        ("GOPATH", f"{work}/gopath"),
+        ("GOTMPDIR", f"{work}/gotmp"),
         ("CGO_ENABLED", "0"),
     )
     # -work: the build keeps its scratch directory, so none of its cleanup (unlinks by
@@ -783,7 +784,7 @@ def _go_server(artifact_dir: Path, root: str) -> _Server:
     argv = (go, "build", "-work", "-o", binary, ".")
     build = Step("go build", argv, cwd=root, timeout_s=20.0, env=env, needed=True)
     goroot = str(Path(go).resolve().parent.parent)
-    return _Server((binary,), build=(build,), runner=f"{goroot}/", workdirs=(f"{root}/.gotmp",))
+    return _Server((binary,), build=(build,), runner=f"{goroot}/", workdirs=(f"{work}/gotmp",))
 
 
 def _resolve_word(artifact_dir: Path, root: str, position: int, word: str) -> str:
@@ -796,12 +797,13 @@ def _resolve_word(artifact_dir: Path, root: str, position: int, word: str) -> st
     return word
 
 
-def _mcp_plan(artifact_dir: Path, token: str) -> DetonationPlan:
-    """The server runs from a writable copy (its own files, node_modules beside it) whose
-    parent holds the pinned SDKs, so `import`/`require` of the SDK resolve offline."""
-    root = f"{harness_dir(token)}/server"
+def _mcp_plan(artifact_dir: Path, token: str, place: str) -> DetonationPlan:
+    """The server runs from its clone at `place`, as its user runs it, whose parent holds
+    the pinned SDKs (node_modules, found by Node's walk up from the clone), so `import`
+    and `require` of the SDK resolve offline."""
+    root = place
     manifest = _manifest(artifact_dir)
-    server = _server(artifact_dir, manifest, root)
+    server = _server(artifact_dir, manifest, root, harness_dir(token))
     if not server.argv:
         return DetonationPlan((), interference=(server.not_run,))
     env = manifest.get("env")
@@ -814,11 +816,10 @@ def _mcp_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     links: dict[str, str] = {}
     site: tuple[str, ...] = ()
     if Path(MCP_RUNTIME).is_dir():
-        links[f"{harness_dir(token)}/node_modules"] = f"{MCP_RUNTIME}/node/node_modules"
+        links[f"{PurePosixPath(place).parent}/node_modules"] = f"{MCP_RUNTIME}/node/node_modules"
         site = (f"{MCP_RUNTIME}/python",)
     return DetonationPlan(
         (*server.build, step),
-        copies=(root,),
         placeholders={f"{root}/{MCP_SAMPLE_FILE}": MCP_SAMPLE_TEXT},
         workdirs=server.workdirs,
         links=links,
