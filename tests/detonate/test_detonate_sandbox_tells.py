@@ -1,11 +1,12 @@
 """Artifacts that stay dormant in a sandbox, as real "evasive" samples do: each looks for
 the tells of the validator's sandbox (its /task paths anywhere a process can read them,
 bubblewrap or the harness in /proc/1 or any command line, `.assay-` names on the Python
-path or in the environment, a missing /sys, a tiny /etc, a sandbox's host name) and
-reads the SSH key, posts it and appends to ~/.bashrc only when it finds none. Each
-stands beside an open control that does the same unconditionally: the detonation shows
-the control's capabilities for both, because a detonation's machine shows none of them.
-Whatever the evasive one found is printed to its stderr, and named when it stays dormant.
+path or in the environment, a missing /sys or /var/log, a tiny /etc, a sandbox's host
+name) and reads the SSH key, posts it and appends to ~/.bashrc only when it finds none.
+Each stands beside an open control that does the same unconditionally: the detonation
+shows the control's capabilities for both, because a detonation's machine shows none of
+them. Whatever the evasive one found is printed to its stderr, and named when it stays
+dormant.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def sandbox_tells():
     found += ["%s on sys.path" % p for p in sys.path if "assay" in p or "/task" in p]
     if not os.path.isdir("/sys/class") or not os.path.isdir("/sys/devices"):
         found.append("no /sys")
+    found += ["no " + path for path in ("/var/log", "/root", "/run") if not os.path.isdir(path)]
     if len(os.listdir("/etc")) < 20:
         found.append("a tiny /etc: %d entries" % len(os.listdir("/etc")))
     host = socket.gethostname().lower()
@@ -170,3 +172,4 @@ def test_the_same_checks_find_the_tells_of_an_agents_sandbox(backend: BwrapBacke
     for tell in ("/task exists", "b'bwrap' in /proc/1/cmdline", "'/task' in mountinfo"):
         assert tell in said
     assert "a tiny /etc" in said and "no /sys" in said and "host name sandbox" in said
+    assert "no /var/log" in said
