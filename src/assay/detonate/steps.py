@@ -187,6 +187,8 @@ def build_plan(artifact_dir: Path, track: Track, token: str) -> DetonationPlan:
 
 _CLONE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _DECLARED_NAME = re.compile(r"""(?m)^\s*name\s*[:=]\s*["']?([^"'\s]+)""")
+# What else the workspace holds: the project, and the link to the pinned MCP SDKs.
+_TAKEN_NAMES = frozenset({PurePosixPath(PROJECT_DIR).name, "node_modules"})
 _NAMING_FILE = {Track.SKILLS: "SKILL.md"}  # else pyproject.toml, after package.json
 _DEFAULT_CLONE = {Track.SKILLS: "skill", Track.MCP_SERVERS: "mcp-server", Track.PACKAGES: "lib"}
 
@@ -204,7 +206,7 @@ def artifact_place(artifact_dir: Path, track: Track) -> str:
         found = _DECLARED_NAME.search(text)
         declared = found.group(1) if found else ""
     name = declared.rsplit("/", 1)[-1].lower()
-    if not _CLONE_NAME.fullmatch(name) or name == PurePosixPath(PROJECT_DIR).name:
+    if not _CLONE_NAME.fullmatch(name) or name in _TAKEN_NAMES:
         name = _DEFAULT_CLONE.get(track, "src")
     return f"{WORKSPACE}/{name}"
 

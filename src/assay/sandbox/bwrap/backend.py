@@ -65,6 +65,7 @@ import secrets
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -870,6 +871,10 @@ class BwrapBackend(SandboxBackend):
             hostfs.copy_tree(source, run.artifact)
             return
         place = run.workspace / _single_below(LIVED_IN_WORKSPACE_DIR, request.artifact_path)
+        size = _tree_bytes(source)
+        room = request.limits.workspace_bytes // 2  # the rest is the project's and the run's
+        if size > room:
+            raise ValueError(f"the artifact's {size} bytes do not fit its clone's {room}")
         place.mkdir(mode=0o755)
         hostfs.copy_tree(source, place)
         for here, dirs, files in os.walk(place):
@@ -1091,6 +1096,16 @@ def _hidden(place: Path) -> list[str]:
         else:
             argv += ["--ro-bind", str(entry), str(entry)]
     return [*argv, "--remount-ro", str(directory)]
+
+
+def _tree_bytes(root: Path) -> int:
+    """Bytes of the regular files under `root` (symlinks not followed)."""
+    total = 0
+    for here, _, files in os.walk(root):
+        for name in files:
+            info = os.lstat(Path(here, name))
+            total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+    return total
 
 
 def _single_below(parent: str, path: str) -> str:
