@@ -1089,6 +1089,12 @@ def env_refused(base: Collection[str], key: str) -> bool:
     return key in base or key in OBSERVATION_ENV or key.startswith(OBSERVATION_ENV_PREFIXES)
 
 
+def as_a_shell_starts(env: dict[str, str], step: wire.PlannedStep) -> dict[str, str]:
+    """What bash adds to the environment of a command it starts: its working directory,
+    its level, and the command's path."""
+    return {**env, "PWD": step.cwd, "SHLVL": "1", "_": step.argv[0] if step.argv else ""}
+
+
 def merge_env(base: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
     """The harness's environment with a step's own added: additive variables extended
     after the harness's value, anything the observation depends on left as it was."""
@@ -1113,7 +1119,7 @@ def run_step(
     deadline: float,
 ) -> wire.StepLog:
     """One step; `deadline` is the profile's wall backstop, which no step outlives."""
-    env = merge_env(env, step.env)
+    env = as_a_shell_starts(merge_env(env, step.env), step)
     backstop = min(step.timeout_s * BACKSTOP_FACTOR, max(0.1, deadline - time.monotonic()))
     started = time.monotonic()
     done = wire.StepLog(step.name)
