@@ -216,20 +216,24 @@ def test_npm_plan_runs_npm_itself_then_prepare_then_loads_the_package(tmp_path: 
     assert ("curl", "x") not in plan.runner_argvs and plan.installs
 
 
+PROJECT = "/workspaces/project"
+
+
 def test_pip_plan_installs_with_pip_into_a_throw_away_environment(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1"\n')
     plan = build_plan(tmp_path, Track.PACKAGES, "t0k3n")
     venv, install, load = plan.core
-    work = "/workspaces/.cache-t0k3n"
-    assert venv.argv[-1] == f"{work}/env" and "--system-site-packages" in venv.argv
-    assert install.argv[0] == f"{work}/env/bin/python3" and "install" in install.argv
+    work, env = "/workspaces/.cache-t0k3n", "/workspaces/project/.venv"  # the project's own
+    assert venv.argv[-1] == env and "--system-site-packages" in venv.argv and venv.cwd == PROJECT
+    assert install.argv[0] == f"{env}/bin/python3" and "install" in install.argv
     assert {"--no-index", "--no-build-isolation", "--use-pep517"} <= set(install.argv)
     assert install.argv[-1] == f"{work}/src"
     assert load.argv == (
-        f"{work}/env/bin/python3",
+        f"{env}/bin/python3",
         f"{work}/load.py",
-        f"{work}/env/lib/{Path(PYTHON).resolve().name}/site-packages",
+        f"{env}/lib/{Path(PYTHON).resolve().name}/site-packages",
     )
+    assert plan.runner_writes == (f"{env}/",)  # what pip writes there is the installer's
     assert plan.placeholders[f"{work}/load.py"].startswith("import importlib")
 
 

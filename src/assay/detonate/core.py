@@ -531,7 +531,7 @@ def _harness_plan(
 # or `git diff` in it, as skills and CLIs do, find a repository with history).
 PROJECT_FILES = {
     "README.md": "# project\n\nInternal tools and notes.\n",
-    ".gitignore": "node_modules/\n__pycache__/\n.env\n",
+    ".gitignore": "node_modules/\n__pycache__/\n.env\n.venv/\n",
     "notes.md": "# Notes\n\n- ship the release\n",
 }
 

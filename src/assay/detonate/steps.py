@@ -971,7 +971,8 @@ def _pip_plan(artifact_dir: Path, token: str, wheels: tuple[str, ...] = ()) -> D
     if pip is None:
         return DetonationPlan((), interference=("package not installed: pip is not available",))
     work = harness_dir(token)
-    source, env = f"{work}/src", f"{work}/env"
+    # The environment is the project's own, where `python3 -m venv .venv` makes it.
+    source, env = f"{work}/src", f"{PROJECT_DIR}/.venv"
     site = f"{env}/lib/{python_version()}/site-packages"
     python = f"{env}/bin/python3"  # named as the program it runs (the executed file)
     install = (
@@ -1005,6 +1006,7 @@ def _pip_plan(artifact_dir: Path, token: str, wheels: tuple[str, ...] = ()) -> D
         placeholders={f"{work}/load.py": IMPORT_DRIVER},
         workdirs=(f"{work}/tmp",),
         runner_scripts=(pip,),
+        runner_writes=(f"{env}/",),  # the installer's, as the harness's directory's are
         installs=True,
     )
 
