@@ -45,6 +45,8 @@ def sandbox_tells(started_by_a_shell):
     for path in ("/task", "/task/artifact", "/task/input", "/usr/local/lib/assay"):
         if os.path.lexists(path):
             found.append(path + " exists")
+    for root, _, files in os.walk("/tmp"):
+        found += [root + "/" + f + " left" for f in files if f in ("harness.py", "plan.json")]
     for pid in (p for p in os.listdir("/proc") if p.isdigit()):
         line = _read("/proc/%s/cmdline" % pid).lower()
         found += ["%r in /proc/%s/cmdline" % (w, pid) for w in WORDS if w in line]
