@@ -99,7 +99,8 @@ def read(path):
 print(read("/proc/1/cmdline"), read("/proc/1/comm").strip(), os.getpid(), os.getppid())
 print(sorted(os.listdir("/")), sorted(os.listdir("/workspaces")))
 print(sorted(os.listdir("/tmp/tmpinputs0")), os.stat("/tmp/tmpinputs0").st_uid == os.getuid())
-print(os.path.exists("/usr/local/lib/assay"), os.path.isdir("/usr/local/lib/python3.11"))
+print(os.path.exists("/usr/local/lib/assay"), os.path.isdir("/usr/local/lib/python3.11"),
+      os.stat("/usr/local/lib").st_uid == os.stat("/usr").st_uid)
 print([line.split()[3:5] for line in read("/proc/self/mountinfo").decode().splitlines()])
 """
     (tmp_path / "tool.py").write_text("x = 1\n")
@@ -114,7 +115,7 @@ print([line.split()[3:5] for line in read("/proc/self/mountinfo").decode().split
     assert lines[0] == "b'/sbin/init\\x00' b'systemd' 2 1", observation.stderr.data
     assert "task" not in lines[1] and "'workspaces'" in lines[1] and "['tool']" in lines[1]
     assert lines[2] == "['a.py'] True"
-    assert lines[3] == f"False {os.path.isdir('/usr/local/lib/python3.11')}"
+    assert lines[3] == f"False {os.path.isdir('/usr/local/lib/python3.11')} True"
     mounts = lines[4]
     for tell in ("/task", "newroot", "assay", "bwrap"):
         assert tell not in mounts

@@ -141,6 +141,9 @@ _TRACE_SLACK = 4 << 20  # what the trace tmpfs holds past the cap (see _prepare)
 _PAGE = 4096  # every trace file holds at least one page of its tmpfs
 _ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _ROOT_BYTES = 1 << 20  # a lived-in root holds only mount points and links
+# The agents' runtime's own directory (/usr/local/lib/assay), whose name names the
+# validator: a lived-in sandbox's /usr/local/lib shows without it.
+_RUNTIME_HOME = Path(AGENT_RUNTIME_DIR).parent
 _ETC_FILES = {
     "passwd": f"agent:x:{SANDBOX_INNER_UID}:{SANDBOX_INNER_UID}:agent:/tmp:/usr/sbin/nologin\n",
     "group": f"agent:x:{SANDBOX_INNER_UID}:\n",
@@ -374,6 +377,7 @@ class BwrapBackend(SandboxBackend):
         self._tree = hostfs.RuntimeTree(runtime_base or hostfs.default_runtime_base())
         self._cgroups = cgroups
         self._etc: dict[bool, Path] = {}  # by whether it is a lived-in machine's
+        self._cover: Path | None = None  # a lived-in machine's /usr/local/lib (`_cover_dir`)
         self._prestart = prestart
         self._warm: list[_Run] = []  # started, oldest first
         self._most_at_once = 1  # runs seen going on at once
@@ -439,6 +443,15 @@ class BwrapBackend(SandboxBackend):
             shutil.copyfile("/etc/localtime", etc / "localtime")
         self._etc[lived_in] = etc
         return etc
+
+    def _cover_dir(self) -> Path:
+        """What a lived-in sandbox shows as the agents' runtime's directory: a tmpfs of
+        the validator's, made once, with a mount point for each of the host's entries
+        but the runtime's (whose name names the validator), each bound back over it."""
+        with self._lock:
+            if self._cover is None:
+                self._cover = _make_cover(self._tree.ensure() / "cover", _RUNTIME_HOME)
+            return self._cover
 
     def check(self, *, ebpf: bool = False) -> tuple[CheckResult, ...]:
         return run_checks(self, ebpf=ebpf)
@@ -512,6 +525,7 @@ class BwrapBackend(SandboxBackend):
             remove_identity_groups(stale=False)
             self._tree.release()
             self._etc = {}
+            self._cover = None
             self._watchdog.stand_down()  # only once nothing of ours is left
 
     def _stop_ebpf(self) -> None:
@@ -710,6 +724,7 @@ class BwrapBackend(SandboxBackend):
             views.append(ebpf.View(str(run.homes / request.home.user), request.home.path))
         views += [ebpf.View(str(run.shm), "/dev/shm"), ebpf.View(str(run.tmp), "/tmp")]
         if run.shape.lived_in:  # its inputs are in /tmp, its artifact in the workspace
+            views.append(ebpf.View(str(self._cover_dir()), str(_RUNTIME_HOME.parent)))
             views.append(ebpf.View(str(run.var_tmp), "/var/tmp"))
             return [*views, ebpf.View(str(run.workspace), LIVED_IN_WORKSPACE_DIR)]
         views += [ebpf.View(str(run.inputs), SANDBOX_INPUT_DIR)]
@@ -737,7 +752,7 @@ class BwrapBackend(SandboxBackend):
             argv += ["--setenv", key, value]
         argv += ["--ro-bind", "/usr", "/usr"]
         if lived_in:
-            argv += _hidden(Path(AGENT_RUNTIME_DIR).parent)
+            argv += _covered(self._cover_dir(), _RUNTIME_HOME.parent)
         for link in _ROOT_LINKS:
             target = Path("/") / link
             if target.is_symlink():
@@ -1075,27 +1090,35 @@ def _machine_dirs(var_tmp: Path) -> list[str]:
     return [*argv, "--bind", str(var_tmp), "/var/tmp"]
 
 
-def _hidden(place: Path) -> list[str]:
-    """bubblewrap options that show `place`'s directory as the host has it, but for
-    `place` itself (the agents' runtime, whose directory names the validator): an empty
-    tmpfs over the directory, and each of its other entries bound back in."""
-    directory = place.parent
-    try:
-        entries = sorted(os.listdir(directory))
-    except OSError:
-        return []
-    if place.name not in entries:
-        return []
-    argv = ["--perms", "0755", "--tmpfs", str(directory)]
-    for name in entries:
-        entry = directory / name
-        if name == place.name:
-            continue
-        if entry.is_symlink():
-            argv += ["--symlink", os.readlink(entry), str(entry)]
-        else:
-            argv += ["--ro-bind", str(entry), str(entry)]
-    return [*argv, "--remount-ro", str(directory)]
+def _make_cover(cover: Path, hidden: Path) -> Path:
+    """`hidden`'s directory as the host has it, but for `hidden`: its other entries'
+    mount points (links copied as links), on a tmpfs bound whole (no host path shows)."""
+    directory = hidden.parent
+    cover.mkdir(mode=0o755, exist_ok=True)
+    if not os.path.ismount(cover):  # another backend of this process may have made it
+        hostfs.mount_tmpfs(cover, None, 0, 0, mode=0o755)
+    with contextlib.suppress(OSError):
+        for entry in sorted(directory.iterdir()):
+            target = cover / entry.name
+            if entry.name == hidden.name or os.path.lexists(target):
+                continue
+            if entry.is_symlink():
+                target.symlink_to(os.readlink(entry))
+            elif entry.is_dir():
+                target.mkdir(mode=0o755)
+            else:
+                target.touch(mode=0o644)
+    return cover
+
+
+def _covered(cover: Path, directory: Path) -> list[str]:
+    """bubblewrap options that show `cover` as `directory`, the host's entries bound
+    back over their mount points in it."""
+    argv = ["--ro-bind", str(cover), str(directory)]
+    for entry in sorted(cover.iterdir()):
+        if not entry.is_symlink():
+            argv += ["--ro-bind", str(directory / entry.name), str(directory / entry.name)]
+    return argv
 
 
 def _tree_bytes(root: Path) -> int:
