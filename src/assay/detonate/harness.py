@@ -1,8 +1,8 @@
 """Validator-owned detonation harness that runs inside the sandbox (stdlib only).
 
 It reads its plan from plan.json beside itself (`wire.HarnessPlan`), removes its own
-input directory (a lived-in sandbox's, in /tmp), finds the
-fake home the validator planted (canary secrets), runs each planned step as a child process
+input directory (in /tmp) so that nothing of it is left to find, finds the fake home
+the validator planted (canary secrets), runs each planned step as a child process
 (scripts, install hooks, imports, an MCP session) with a bounded budget, scans
 the writable areas for canary values after every step, and writes its log
 (`wire.HarnessLog`) to the result channel.
@@ -1186,7 +1186,7 @@ def main() -> None:
         with open(plan_path, "rb") as handle:
             plan = wire.HarnessPlan.from_json(json.loads(handle.read()))
         if plan.inputs:
-            # Read, so nothing of the harness is left for the artifact to find.
+            # Read: nothing of the harness is left for the artifact to find.
             shutil.rmtree(plan.inputs, ignore_errors=True)
         cap = plan.log_cap
         # No step starts once the harness's tree has spent its CPU deadline, or its wall

@@ -167,10 +167,11 @@ class SealedRequest:
     limits: ResourceLimits
     inputs: tuple[InputFile, ...] = ()
     service: HostService | None = None
-    artifact_dir: str | None = None  # host directory copied, read-only, to /task/artifact
-    # Where the inputs and the artifact's copy are, inside: a lived-in run's are a fresh
-    # directory directly under /tmp (owned by the sandbox's user, to remove) and a path
-    # under LIVED_IN_WORKSPACE_DIR (a writable copy, owned by the user, as a clone is).
+    artifact_dir: str | None = None  # host directory copied to `artifact_path`
+    # Where the inputs and the artifact's copy are, inside: /task/input and a read-only
+    # /task/artifact, or a lived-in run's: a fresh directory directly under /tmp (owned by
+    # the sandbox's user, to remove) and a writable copy directly under
+    # LIVED_IN_WORKSPACE_DIR (owned by the user, as a clone is).
     input_dir: str = SANDBOX_INPUT_DIR
     artifact_path: str = SANDBOX_ARTIFACT_DIR
     copy_out: tuple[str, ...] = ()  # single-component names under /task/workspace

@@ -46,10 +46,11 @@ mounts that take no size, are made read-only.
 A lived-in sandbox (one with a planted home: a detonation's) looks like a machine
 rather than like this one: no /task (the workspace is at /workspaces, the artifact a
 copy in it, the inputs a directory of /tmp the command removes), a root tmpfs of its
-own (bubblewrap's shows as "/newroot" in /proc/self/mountinfo), the agents' runtime
-directory left out of /usr/local/lib, and pid 1 an init that reads as a machine's
-(`init.py`, under `--as-pid-1`), which starts the command; without it, pid 1 was
-bubblewrap, whose command line named the command.
+own (bubblewrap's shows as "/newroot" in /proc/self/mountinfo) with a machine's other
+directories (/root, /var, /run, /opt ...), the agents' runtime directory left out of
+/usr/local/lib, and pid 1 an init that reads as a machine's (`init.py`, under
+`--as-pid-1`), which starts the command; without it, pid 1 was bubblewrap, whose
+command line named the command.
 """
 
 from __future__ import annotations
@@ -616,6 +617,7 @@ class BwrapBackend(SandboxBackend):
             os.chown(place, SANDBOX_UID, SANDBOX_GID)
         if shape.home_user is not None:
             _prepare_home(run, shape.home_user, shape.hostname)
+        if shape.lived_in:
             run.root.mkdir(mode=0o700)
             # The sandbox's user makes the mount points in it, before it is made read-only.
             hostfs.mount_tmpfs(run.root, _ROOT_BYTES, SANDBOX_UID, SANDBOX_GID, mode=0o755)
