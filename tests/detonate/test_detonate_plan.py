@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from assay.detonate.core import load_notes
 from assay.detonate.harness import (
     VARIATIONS_PER_TOOL,
@@ -20,7 +22,7 @@ from assay.detonate.harness import (
     merge_env,
     session_usage,
 )
-from assay.detonate.steps import PYTHON, build_plan
+from assay.detonate.steps import PYTHON, artifact_place, build_plan
 from assay.detonate.wire import HarnessLog, McpTool, StepLog
 from assay.mechanism.spec import Track
 
@@ -174,9 +176,9 @@ def test_a_documented_one_liner_is_planned_as_written(tmp_path: Path) -> None:
     )
     plan = build_plan(tmp_path, Track.SKILLS, "t0k3n")
     assert [(s.argv, s.cwd) for s in plan.core] == [
-        ((PYTHON, "-c", "print('x')"), "/task/artifact"),
-        (("/usr/bin/node", "-e", "console.log(1)"), "/task/artifact"),
-        ((PYTHON, "-m", "tool", "--fast"), "/task/artifact"),
+        ((PYTHON, "-c", "print('x')"), "/workspaces/skill"),
+        (("/usr/bin/node", "-e", "console.log(1)"), "/workspaces/skill"),
+        ((PYTHON, "-m", "tool", "--fast"), "/workspaces/skill"),
     ]
     assert plan.interference == ()
 
@@ -184,7 +186,7 @@ def test_a_documented_one_liner_is_planned_as_written(tmp_path: Path) -> None:
 def test_a_lone_wheel_is_installed_with_pip(tmp_path: Path) -> None:
     (tmp_path / "tzkit-1.0-py3-none-any.whl").write_bytes(b"PK")
     _, install, _ = build_plan(tmp_path, Track.PACKAGES, "t0k3n").core
-    assert install.argv[-1] == "/task/workspace/.cache-t0k3n/src/tzkit-1.0-py3-none-any.whl"
+    assert install.argv[-1] == "/workspaces/.cache-t0k3n/src/tzkit-1.0-py3-none-any.whl"
 
 
 def test_what_a_tool_declares_as_an_example_is_tried_first() -> None:
@@ -200,3 +202,27 @@ def test_what_a_tool_declares_as_an_example_is_tried_first() -> None:
     base, example = argument_variations(sole, "c", description="Evaluate such as 2 * (3 + 4).")
     assert example == ('expression="2 * (3 + 4)"', {"expression": "2 * (3 + 4)"})
     assert base == ("", {"expression": "c"})
+
+
+@pytest.mark.parametrize(
+    ("files", "track", "place"),
+    [
+        ({"package.json": '{"name": "@acme/left-pad"}'}, Track.PACKAGES, "left-pad"),
+        ({"pyproject.toml": '[project]\nname = "tzkit"\n'}, Track.PACKAGES, "tzkit"),
+        ({"SKILL.md": "---\nname: notes-sync\n---\n"}, Track.SKILLS, "notes-sync"),
+        ({"package.json": '{"name": "weather-mcp"}'}, Track.MCP_SERVERS, "weather-mcp"),
+        ({"mcp.json": "{}"}, Track.MCP_SERVERS, "mcp-server"),
+        # a name that would leave the workspace, or take what else it holds, is not taken
+        ({"package.json": '{"name": ".."}'}, Track.PACKAGES, "lib"),
+        ({"package.json": '{"name": "node_modules"}'}, Track.MCP_SERVERS, "mcp-server"),
+        ({"SKILL.md": "---\nname: project\n---\n"}, Track.SKILLS, "skill"),
+        ({"SKILL.md": "---\nname: a/../../etc\n---\n"}, Track.SKILLS, "etc"),  # its last part
+    ],
+)
+def test_the_artifact_is_a_clone_named_as_it_names_itself(
+    tmp_path: Path, files: dict[str, str], track: Track, place: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert artifact_place(tmp_path, track) == f"/workspaces/{place}"
+    assert build_plan(tmp_path, track, "t0k3n").artifact == f"/workspaces/{place}"

@@ -44,7 +44,7 @@ PLAN = HarnessPlan(
     stage="/tmp/tmpabc",
     planted=("/home/dev/.netrc",),
     dirs=("/home/dev",),
-    placeholders={"/task/workspace/project/notes.md": "# Notes\n"},
+    placeholders={"/workspaces/project/notes.md": "# Notes\n"},
     copies=(),
     links={},
     user_site="/home/dev/.local/lib/python3.11/site-packages",
@@ -53,7 +53,7 @@ PLAN = HarnessPlan(
     scan_skip=("/tmp/tmpabc",),
     needles={"netrc": ("machine x",)},
     env={"HOME": "/home/dev"},
-    steps=(PlannedStep("run.py", ("/usr/bin/python3", "run.py"), "/task/workspace/project", 3),),
+    steps=(PlannedStep("run.py", ("/usr/bin/python3", "run.py"), "/workspaces/project", 3),),
     deadline_s=9,
     log_cap=1 << 20,
 )
@@ -98,7 +98,8 @@ def _shipped_plan(artifact: Path, track: Track, backend: BwrapBackend) -> dict[s
     request = setup.request(PROFILES[-1])  # a shifted clock: the fullest environment
     names = [f.name for f in request.inputs]
     assert names == ["harness.py", "wire.py", PLAN_FILE]
-    assert request.argv[-1] == "/task/input/harness.py"
+    assert request.argv[-1] == f"{request.input_dir}/harness.py"
+    assert request.input_dir.startswith("/tmp/tmp") and "assay" not in request.input_dir
     (plan,) = [f for f in request.inputs if f.name == PLAN_FILE]
     data: dict[str, object] = json.loads(plan.data)
     return data

@@ -55,12 +55,15 @@ def backend(private_backend: BwrapBackend) -> BwrapBackend:
 
 
 def observe(backend: BwrapBackend, code: str, **request: Any) -> Observation:
-    """Run Python `code` in the sandbox, the request's other fields as given."""
+    """Run Python `code` in the sandbox, the request's other fields as given (a run with
+    a home is lived-in: its inputs are in a directory of its /tmp)."""
+    inputs = "/tmp/tmpinputs0" if "home" in request else "/task/input"
     return backend.run(
         SealedRequest(
-            argv=(backend.python, "-I", "-S", "/task/input/a.py"),
+            argv=(backend.python, "-I", "-S", f"{inputs}/a.py"),
             limits=LIMITS,
             inputs=(InputFile("a.py", code.encode()),),
+            input_dir=inputs,
             **request,
         )
     )
@@ -83,6 +86,46 @@ print(int((time.time() - st.st_mtime) // 86400), oct(os.stat("/home/sam/.ssh").s
     out, events = run(backend, code)
     assert out.split("\n")[:3] == ["/home/sam sam", "True 1 2700 0o600", "90 0o700"]
     assert events == ()  # stat is no read
+
+
+def test_a_lived_in_sandbox_has_an_init_as_pid_1_and_no_task(
+    backend: BwrapBackend, tmp_path: Path
+) -> None:
+    code = """
+import os
+def read(path):
+    with open(path, "rb") as handle:
+        return handle.read()
+print(read("/proc/1/cmdline"), read("/proc/1/comm").strip(), os.getpid(), os.getppid())
+print(sorted(os.listdir("/")), sorted(os.listdir("/workspaces")))
+print(sorted(os.listdir("/tmp/tmpinputs0")), os.stat("/tmp/tmpinputs0").st_uid == os.getuid())
+print(os.path.exists("/usr/local/lib/assay"), os.path.isdir("/usr/local/lib/python3.11"),
+      os.stat("/usr/local/lib").st_uid == os.stat("/usr").st_uid)
+print([line.split()[3:5] for line in read("/proc/self/mountinfo").decode().splitlines()])
+"""
+    (tmp_path / "tool.py").write_text("x = 1\n")
+    observation = observe(
+        backend,
+        code,
+        home=HOME,
+        artifact_dir=str(tmp_path),
+        artifact_path="/workspaces/tool",
+    )
+    lines = observation.stdout.data.decode().splitlines()
+    assert lines[0] == "b'/sbin/init\\x00' b'systemd' 2 1", observation.stderr.data
+    assert "task" not in lines[1] and "'workspaces'" in lines[1] and "['tool']" in lines[1]
+    assert lines[2] == "['a.py'] True"
+    assert lines[3] == f"False {os.path.isdir('/usr/local/lib/python3.11')} True"
+    mounts = lines[4]
+    for tell in ("/task", "newroot", "assay", "bwrap"):
+        assert tell not in mounts
+    assert "['/', '/']" in mounts and "['/workspace', '/workspaces']" in mounts
+
+
+def test_an_agents_sandbox_keeps_bubblewrap_as_pid_1_and_task(backend: BwrapBackend) -> None:
+    code = "import os\nprint(open('/proc/1/cmdline').read().split('\\0')[0], os.listdir('/task'))"
+    out = observe(backend, code).stdout.data.decode()
+    assert out.split(" ", 1)[0] == "bwrap" and "'artifact'" in out and "'input'" in out
 
 
 def test_every_time_of_the_home_is_dated_back_change_and_birth_too(

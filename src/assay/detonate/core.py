@@ -55,6 +55,7 @@ from assay.detonate.steps import (
     PROFILES,
     PROJECT_DIR,
     PYTHON,
+    WORKSPACE,
     DetonationPlan,
     Profile,
     Step,
@@ -85,8 +86,6 @@ from assay.records.observed import (
     ToolSurface,
 )
 from assay.sandbox.interface import (
-    SANDBOX_ARTIFACT_DIR,
-    SANDBOX_WORKSPACE_DIR,
     Home,
     HomeFile,
     InfrastructureError,
@@ -326,12 +325,16 @@ class _Setup:
             self.libfaketime,
         )
         harness, wire = harness_files()
-        run = python_script(self.backend, harness, {PLAN_FILE: harness_plan.to_json()}, (wire,))
+        plan = {PLAN_FILE: harness_plan.to_json()}
+        inputs = _input_dir(self.token)
+        run = python_script(self.backend, harness, plan, (wire,), inputs)
         return SealedRequest(
             argv=run.argv,
             limits=self.budget.limits(),
             inputs=run.inputs,
             artifact_dir=str(self.artifact_dir),
+            input_dir=inputs,
+            artifact_path=self.plan.artifact,
             trace=TraceSet.FULL,
             hostname=self.disguise.hostname(profile.name),
             home=planted_home(self.canaries, profile, self.disguise),
@@ -349,7 +352,8 @@ class _Setup:
             profile=profile.name,
             canaries=self.canaries,
             harness_argvs=frozenset(
-                {script_argv(self.backend, HARNESS), *(s.argv for s in steps)}
+                {script_argv(self.backend, HARNESS, _input_dir(self.token))}
+                | {s.argv for s in steps}
                 | set(self.plan.runner_argvs)
             ),
             harness_prefixes=(
@@ -524,7 +528,7 @@ def _harness_plan(
         links=plan.links,
         user_site=user_site(),
         site_paths=plan.site_paths,
-        scan_roots=("/tmp", SANDBOX_WORKSPACE_DIR, HOME),
+        scan_roots=("/tmp", "/var/tmp", WORKSPACE, HOME),
         scan_skip=(_stage_dir(token),),
         needles={name: tuple(forms) for name, forms in canaries.needles.items()},
         env=_profile_env(profile, canaries, libfaketime),
@@ -532,6 +536,8 @@ def _harness_plan(
         deadline_s=deadline_s,
         log_cap=LOG_CAP,
         repo=project_repo(disguise),
+        artifact=plan.artifact,
+        inputs=_input_dir(token),
     )
 
 
@@ -539,7 +545,7 @@ def _harness_plan(
 # or `git diff` in it, as skills and CLIs do, find a repository with history).
 PROJECT_FILES = {
     "README.md": "# project\n\nInternal tools and notes.\n",
-    ".gitignore": "node_modules/\n__pycache__/\n.env\n",
+    ".gitignore": "node_modules/\n__pycache__/\n.env\n.venv/\n",
     "notes.md": "# Notes\n\n- ship the release\n",
 }
 
@@ -636,6 +642,11 @@ def _stage_dir(token: str) -> str:
     return f"/tmp/tmp{token[:8]}"  # named like any tempfile.mkdtemp() directory
 
 
+def _input_dir(token: str) -> str:
+    """Where the harness and its plan are written, which it removes once read."""
+    return f"/tmp/tmp{token[8:16]}"
+
+
 def _planned_step(step: Step, disguise: Disguise) -> PlannedStep:
     client = None
     if step.kind == "mcp":
@@ -725,7 +736,7 @@ def _event_summary(
     ignored = (
         _stage_dir(token),
         harness_dir(token),
-        SANDBOX_ARTIFACT_DIR + "/",
+        plan.artifact + "/",
         "/dev/",
         "/proc/",
         user_site(),
@@ -747,7 +758,11 @@ def _event_summary(
         kinds["execs"].update(
             clip(" ".join(argv), 200) for argv in trace.execs[1:] if argv not in planned
         )
-        kinds["reads"].update(home_relative(p) for p in trace.reads if not p.startswith(ignored))
+        kinds["reads"].update(
+            home_relative(p)
+            for p in trace.reads
+            if not p.startswith(ignored) and p != plan.artifact  # its clone is not a reach
+        )
         kinds["writes"].update(
             home_relative(p)
             for p in (*trace.writes, *(dst for _, dst in trace.renames))

@@ -1,7 +1,8 @@
 """Validator-owned detonation harness that runs inside the sandbox (stdlib only).
 
-It reads its plan from /task/input/plan.json (`wire.HarnessPlan`), finds the
-fake home the validator planted (canary secrets), runs each planned step as a child process
+It reads its plan from plan.json beside itself (`wire.HarnessPlan`), removes its own
+input directory (in /tmp) so that nothing of it is left to find, finds the fake home
+the validator planted (canary secrets), runs each planned step as a child process
 (scripts, install hooks, imports, an MCP session) with a bounded budget, scans
 the writable areas for canary values after every step, and writes its log
 (`wire.HarnessLog`) to the result channel.
@@ -54,7 +55,6 @@ except ModuleNotFoundError:
     with open(_WIRE_PATH, "rb") as _source:
         exec(compile(_source.read(), _WIRE_PATH, "exec"), wire.__dict__)
 
-PLAN_PATH = f"/task/input/{wire.PLAN_FILE}"
 _TAIL = 2048  # bytes of each child's stderr kept for the log
 _SCAN_FILE_CAP = 1 << 20  # larger files are not scanned for canaries
 _SCAN_FILES_MAX = 2000
@@ -216,7 +216,7 @@ def copy_artifact(plan: wire.HarnessPlan) -> None:
     the plan provides beside it (the pinned SDKs)."""
     for destination in plan.copies:
         os.makedirs(os.path.dirname(destination), exist_ok=True)
-        shutil.copytree("/task/artifact", destination, symlinks=True, dirs_exist_ok=True)
+        shutil.copytree(plan.artifact, destination, symlinks=True, dirs_exist_ok=True)
     for link, target in plan.links.items():
         os.makedirs(os.path.dirname(link), exist_ok=True)
         os.symlink(target, link)
@@ -1112,6 +1112,12 @@ def env_refused(base: Collection[str], key: str) -> bool:
     return key in base or key in OBSERVATION_ENV or key.startswith(OBSERVATION_ENV_PREFIXES)
 
 
+def as_a_shell_starts(env: dict[str, str], step: wire.PlannedStep) -> dict[str, str]:
+    """What bash adds to the environment of a command it starts: its working directory,
+    its level, and the command's path."""
+    return {**env, "PWD": step.cwd, "SHLVL": "1", "_": step.argv[0] if step.argv else ""}
+
+
 def merge_env(base: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
     """The harness's environment with a step's own added: additive variables extended
     after the harness's value, anything the observation depends on left as it was."""
@@ -1136,7 +1142,7 @@ def run_step(
     deadline: float,
 ) -> wire.StepLog:
     """One step; `deadline` is the profile's wall backstop, which no step outlives."""
-    env = merge_env(env, step.env)
+    env = as_a_shell_starts(merge_env(env, step.env), step)
     backstop = min(step.timeout_s * BACKSTOP_FACTOR, max(0.1, deadline - time.monotonic()))
     started = time.monotonic()
     done = wire.StepLog(step.name)
@@ -1204,8 +1210,12 @@ def main() -> None:
     layout_done_ns = 0
     cap = 1 << 20
     try:
-        with open(PLAN_PATH, "rb") as handle:
+        plan_path = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), wire.PLAN_FILE)
+        with open(plan_path, "rb") as handle:
             plan = wire.HarnessPlan.from_json(json.loads(handle.read()))
+        if plan.inputs:
+            # Read: nothing of the harness is left for the artifact to find.
+            shutil.rmtree(plan.inputs, ignore_errors=True)
         cap = plan.log_cap
         # No step starts once the harness's tree has spent its CPU deadline, or its wall
         # backstop has passed (steps slowed by load take longer, not more CPU).

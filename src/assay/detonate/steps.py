@@ -16,12 +16,12 @@ import shutil
 import subprocess
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from assay.detonate.canaries import HOME
 from assay.mechanism.spec import Track
-from assay.sandbox.interface import SANDBOX_ARTIFACT_DIR, SANDBOX_WORKSPACE_DIR
+from assay.sandbox.interface import LIVED_IN_WORKSPACE_DIR
 from assay.schema.boundedfs import (
     TreeLimitError,
     TreeLimits,
@@ -35,7 +35,10 @@ PYTHON = "/usr/bin/python3"
 NODE = "/usr/bin/node"
 SH = "/bin/sh"
 BASH = "/bin/bash"
-PROJECT_DIR = f"{SANDBOX_WORKSPACE_DIR}/project"  # the working directory scripts run in
+# The lived-in sandbox's workspace holds the user's project, a clone where scripts run,
+# and beside it the artifact, where its user cloned it (`artifact_place`).
+WORKSPACE = LIVED_IN_WORKSPACE_DIR
+PROJECT_DIR = f"{WORKSPACE}/project"
 LIBFAKETIME_GLOB = "/usr/lib/*/faketime/libfaketime.so.1"  # /usr is the host's, bound read-only
 MAX_SCRIPTS = 6
 MAX_DOCUMENTED = 4
@@ -143,6 +146,7 @@ class DetonationPlan:
     core: tuple[Step, ...]
     variations: tuple[Step, ...] = ()
     copies: tuple[str, ...] = ()  # sandbox paths the artifact is copied to (writable trees)
+    artifact: str = ""  # where the artifact is in the sandbox (`artifact_place`)
     workdirs: tuple[str, ...] = ()  # directories the harness creates before the steps
     placeholders: dict[str, str] = field(default_factory=dict)  # sandbox path -> content
     links: dict[str, str] = field(default_factory=dict)  # sandbox symlink -> its target
@@ -174,13 +178,42 @@ class DetonationPlan:
 
 
 def build_plan(artifact_dir: Path, track: Track, token: str) -> DetonationPlan:
+    place = artifact_place(artifact_dir, track)
     if track is Track.SKILLS:
-        return _skill_plan(artifact_dir)
-    if track is Track.MCP_SERVERS:
-        return _mcp_plan(artifact_dir, token)
-    if track is Track.PACKAGES:
-        return _package_plan(artifact_dir, token)
-    raise ValueError(f"the {track.value} track is not detonated")
+        plan = _skill_plan(artifact_dir, place)
+    elif track is Track.MCP_SERVERS:
+        plan = _mcp_plan(artifact_dir, token, place)
+    elif track is Track.PACKAGES:
+        plan = _package_plan(artifact_dir, token)
+    else:
+        raise ValueError(f"the {track.value} track is not detonated")
+    return replace(plan, artifact=place)
+
+
+_CLONE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+_DECLARED_NAME = re.compile(r"""(?m)^\s*name\s*[:=]\s*["']?([^"'\s]+)""")
+# What else the workspace holds: the project, and the link to the pinned MCP SDKs.
+_TAKEN_NAMES = frozenset({PurePosixPath(PROJECT_DIR).name, "node_modules"})
+_NAMING_FILE = {Track.SKILLS: "SKILL.md"}  # else pyproject.toml, after package.json
+_DEFAULT_CLONE = {Track.SKILLS: "skill", Track.MCP_SERVERS: "mcp-server", Track.PACKAGES: "lib"}
+
+
+def artifact_place(artifact_dir: Path, track: Track) -> str:
+    """Where the artifact is in the sandbox: a clone in the workspace beside the project,
+    named as the artifact names itself (a package's name, a skill's), as `git clone`
+    names one; never the task's name on the host, which would name the corpus."""
+    declared = ""
+    if track is not Track.SKILLS and _regular(artifact_dir, artifact_dir / "package.json"):
+        manifest = _json(artifact_dir, artifact_dir / "package.json")
+        declared = str(manifest.get("name") or "") if isinstance(manifest, dict) else ""
+    else:
+        text = _read(artifact_dir, artifact_dir / _NAMING_FILE.get(track, "pyproject.toml"))
+        found = _DECLARED_NAME.search(text)
+        declared = found.group(1) if found else ""
+    name = declared.rsplit("/", 1)[-1].lower()
+    if not _CLONE_NAME.fullmatch(name) or name in _TAKEN_NAMES:
+        name = _DEFAULT_CLONE.get(track, "src")
+    return f"{WORKSPACE}/{name}"
 
 
 # --- reading the artifact on the host ------------------------------------------------------
@@ -232,10 +265,6 @@ def _files(artifact_dir: Path) -> tuple[list[PurePosixPath], str]:
 
 
 # --- skills ------------------------------------------------------------------------------
-
-
-def _sandbox_path(relative: PurePosixPath | Path) -> str:
-    return f"{SANDBOX_ARTIFACT_DIR}/{PurePosixPath(relative)}"
 
 
 def _runner_for(artifact_dir: Path, path: Path) -> tuple[tuple[str, ...], bool]:
@@ -454,14 +483,14 @@ def _placeholders(args: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _skill_plan(artifact_dir: Path) -> DetonationPlan:
+def _skill_plan(artifact_dir: Path, place: str) -> DetonationPlan:
     commands = DocCommands.of(_doc_text(artifact_dir))
     core: list[Step] = []
     variations: list[Step] = []
     placeholders: dict[str, str] = {}
     scripts, problems = _scripts(artifact_dir, commands)
     for relative, runner in scripts:
-        base = (*runner, _sandbox_path(relative))
+        base = (*runner, f"{place}/{PurePosixPath(relative)}")
         label = str(relative)
         core.append(Step(f"{label} (plain)", base, failure="crash"))
         documented = commands.args_for(relative)
@@ -513,7 +542,7 @@ def _skill_plan(artifact_dir: Path) -> DetonationPlan:
             Step(
                 f"documented one-liner {n}: {clip_words(argv[1:])}",
                 argv,
-                cwd=SANDBOX_ARTIFACT_DIR,
+                cwd=place,
                 failure="crash",
             )
         )
@@ -633,14 +662,14 @@ class _Server:
     workdirs: tuple[str, ...] = ()
 
 
-def _server(artifact_dir: Path, manifest: dict[str, object], root: str) -> _Server:
+def _server(artifact_dir: Path, manifest: dict[str, object], root: str, work: str) -> _Server:
     words = _manifest_words(manifest)
     if words and PurePosixPath(words[0]).name == "npx":
         words = [w for w in words[1:] if not w.startswith("-")]  # npx -y tsx src/x.ts
     script: str | None = None
     if words:
         if PurePosixPath(words[0]).name == "go" or words[0].endswith(".go"):
-            return _go_server(artifact_dir, root)
+            return _go_server(artifact_dir, root, work)
         program = PurePosixPath(words[0]).name
         interpreter = _interpreter_named(program)
         if interpreter is None and program not in _NODE_RUNNERS:
@@ -665,7 +694,7 @@ def _server(artifact_dir: Path, manifest: dict[str, object], root: str) -> _Serv
         if script is None:
             return _Server(not_run="no MCP server command found")
         if script.endswith(".go"):
-            return _go_server(artifact_dir, root)
+            return _go_server(artifact_dir, root, work)
         rest = ()
     return _script_server(script, root, rest)
 
@@ -732,9 +761,10 @@ def _newer_go(go_mod: str, go: str) -> str:
     return f"; go.mod asks for Go {asked[1]}.{asked[2]}, the toolchain is Go {have[0]}.{have[1]}"
 
 
-def _go_server(artifact_dir: Path, root: str) -> _Server:
-    """Go servers are built inside the sandbox, offline, from the artifact's own vendor
-    tree; the modules it needs and does not ship are named, never guessed at."""
+def _go_server(artifact_dir: Path, root: str, work: str) -> _Server:
+    """Go servers are built inside the sandbox, offline, in their clone `root` from its
+    own vendor tree, the build's caches and binary in the harness's `work`; the modules
+    it needs and does not ship are named, never guessed at."""
     go = go_toolchain()
     if go is None:
         return _Server(not_run="Go server not run: the Go toolchain is not installed")
@@ -746,14 +776,14 @@ def _go_server(artifact_dir: Path, root: str) -> _Server:
         shown = ", ".join(missing[:8]) + (" …" if len(missing) > 8 else "")
         newer = _newer_go(go_mod, go)
         return _Server(not_run=f"Go server not built: needs modules {shown}{newer}")
-    binary = f"{root}/.server-bin"
+    binary = f"{work}/server-bin"
     env = (
         ("GOFLAGS", "-mod=vendor" if vendored else "-mod=mod"),
         ("GOPROXY", "off"),
         ("GOTOOLCHAIN", "local"),
-        ("GOCACHE", f"{root}/.gocache"),
-        ("GOPATH", f"{root}/.gopath"),
-        ("GOTMPDIR", f"{root}/.gotmp"),
+        ("GOCACHE", f"{work}/gocache"),
+        ("GOPATH", f"{work}/gopath"),
+        ("GOTMPDIR", f"{work}/gotmp"),
         ("CGO_ENABLED", "0"),
     )
     # -work: the build keeps its scratch directory, so none of its cleanup (unlinks by
@@ -761,7 +791,7 @@ def _go_server(artifact_dir: Path, root: str) -> _Server:
     argv = (go, "build", "-work", "-o", binary, ".")
     build = Step("go build", argv, cwd=root, timeout_s=20.0, env=env, needed=True)
     goroot = str(Path(go).resolve().parent.parent)
-    return _Server((binary,), build=(build,), runner=f"{goroot}/", workdirs=(f"{root}/.gotmp",))
+    return _Server((binary,), build=(build,), runner=f"{goroot}/", workdirs=(f"{work}/gotmp",))
 
 
 def _resolve_word(artifact_dir: Path, root: str, position: int, word: str) -> str:
@@ -774,12 +804,13 @@ def _resolve_word(artifact_dir: Path, root: str, position: int, word: str) -> st
     return word
 
 
-def _mcp_plan(artifact_dir: Path, token: str) -> DetonationPlan:
-    """The server runs from a writable copy (its own files, node_modules beside it) whose
-    parent holds the pinned SDKs, so `import`/`require` of the SDK resolve offline."""
-    root = f"{harness_dir(token)}/server"
+def _mcp_plan(artifact_dir: Path, token: str, place: str) -> DetonationPlan:
+    """The server runs from its clone at `place`, as its user runs it, whose parent holds
+    the pinned SDKs (node_modules, found by Node's walk up from the clone), so `import`
+    and `require` of the SDK resolve offline."""
+    root = place
     manifest = _manifest(artifact_dir)
-    server = _server(artifact_dir, manifest, root)
+    server = _server(artifact_dir, manifest, root, harness_dir(token))
     if not server.argv:
         return DetonationPlan((), interference=(server.not_run,))
     env = manifest.get("env")
@@ -792,11 +823,10 @@ def _mcp_plan(artifact_dir: Path, token: str) -> DetonationPlan:
     links: dict[str, str] = {}
     site: tuple[str, ...] = ()
     if Path(MCP_RUNTIME).is_dir():
-        links[f"{harness_dir(token)}/node_modules"] = f"{MCP_RUNTIME}/node/node_modules"
+        links[f"{PurePosixPath(place).parent}/node_modules"] = f"{MCP_RUNTIME}/node/node_modules"
         site = (f"{MCP_RUNTIME}/python",)
     return DetonationPlan(
         (*server.build, step),
-        copies=(root,),
         placeholders={f"{root}/{MCP_SAMPLE_FILE}": MCP_SAMPLE_TEXT},
         workdirs=server.workdirs,
         links=links,
@@ -826,7 +856,7 @@ def _package_plan(artifact_dir: Path, token: str) -> DetonationPlan:
 
 def harness_dir(token: str) -> str:
     """The workspace directory the harness owns (copies, install targets)."""
-    return f"{SANDBOX_WORKSPACE_DIR}/.cache-{token[:8]}"
+    return f"{WORKSPACE}/.cache-{token[:8]}"
 
 
 # The package is installed as a user would: the real `pip install` of the sandbox's Python
@@ -946,7 +976,8 @@ def _pip_plan(artifact_dir: Path, token: str, wheels: tuple[str, ...] = ()) -> D
     if pip is None:
         return DetonationPlan((), interference=("package not installed: pip is not available",))
     work = harness_dir(token)
-    source, env = f"{work}/src", f"{work}/env"
+    # The environment is the project's own, where `python3 -m venv .venv` makes it.
+    source, env = f"{work}/src", f"{PROJECT_DIR}/.venv"
     site = f"{env}/lib/{python_version()}/site-packages"
     python = f"{env}/bin/python3"  # named as the program it runs (the executed file)
     install = (
@@ -979,6 +1010,7 @@ def _pip_plan(artifact_dir: Path, token: str, wheels: tuple[str, ...] = ()) -> D
         workdirs=(f"{work}/tmp",),
         runner_scripts=(pip,),
         installer_argvs=(venv, install),
+        runner_writes=(f"{env}/",),  # the installer's, as the harness's directory's are
         installs=True,
     )
 

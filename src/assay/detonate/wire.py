@@ -176,6 +176,9 @@ class HarnessPlan(_Wire):
     deadline_s: float
     log_cap: int  # bytes the log may take
     repo: ProjectRepo | None = None  # made before the steps
+    artifact: str = ""  # where the artifact's clone is, which `copies` are copied from
+    # The harness's own input directory (this plan's), removed once read: "" to keep it.
+    inputs: str = ""
 
 
 # --- the log: harness -> validator ---------------------------------------------------------

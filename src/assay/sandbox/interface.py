@@ -20,6 +20,12 @@ SANDBOX_ARTIFACT_DIR = "/task/artifact"
 SANDBOX_WORKSPACE_DIR = "/task/workspace"
 # The command finds the number of its result-channel descriptor here.
 RESULT_FD_ENV = "ASSAY_RESULT_FD"
+# A lived-in run (one with a planted home: a detonation's) has no /task, which would name
+# the sandbox: its writable project folder is bound here, as a dev container's is, its
+# artifact is copied into it (`SealedRequest.artifact_path`), and its inputs are written
+# into a directory of its /tmp (`SealedRequest.input_dir`) that its command removes once
+# it has read them.
+LIVED_IN_WORKSPACE_DIR = "/workspaces"
 
 
 class InfrastructureError(RuntimeError):
@@ -195,7 +201,13 @@ class SealedRequest:
     limits: ResourceLimits
     inputs: tuple[InputFile, ...] = ()
     service: HostService | None = None
-    artifact_dir: str | None = None  # host directory copied, read-only, to /task/artifact
+    artifact_dir: str | None = None  # host directory copied to `artifact_path`
+    # Where the inputs and the artifact's copy are, inside: /task/input and a read-only
+    # /task/artifact, or a lived-in run's: a fresh directory directly under /tmp (owned by
+    # the sandbox's user, to remove) and a writable copy directly under
+    # LIVED_IN_WORKSPACE_DIR (owned by the user, as a clone is).
+    input_dir: str = SANDBOX_INPUT_DIR
+    artifact_path: str = SANDBOX_ARTIFACT_DIR
     copy_out: tuple[str, ...] = ()  # single-component names under /task/workspace
     copy_out_bytes: int = 1 << 20
     trace: TraceSet = TraceSet.FULL

@@ -2,7 +2,8 @@
 
 Both programs the validator ships into a sandbox (the agents' shim, the detonation
 harness) are stdlib-only scripts started by the sandbox's own interpreter, reading
-JSON documents placed beside them under /task/input.
+JSON documents placed beside them in their input directory (/task/input, or a lived-in
+sandbox's own: `SealedRequest.input_dir`).
 """
 
 from __future__ import annotations
@@ -20,15 +21,17 @@ PYTHON_FLAGS = ("-I", "-S", "-B")
 
 @dataclass(frozen=True)
 class ScriptRun:
-    """The command line and the /task/input files of one script run."""
+    """The command line and the input files of one script run."""
 
     argv: tuple[str, ...]
     inputs: tuple[InputFile, ...]
 
 
-def script_argv(backend: SandboxBackend, script: str) -> tuple[str, ...]:
-    """How the sandbox's Python runs /task/input/<script>."""
-    return (backend.python, *PYTHON_FLAGS, f"{SANDBOX_INPUT_DIR}/{script}")
+def script_argv(
+    backend: SandboxBackend, script: str, input_dir: str = SANDBOX_INPUT_DIR
+) -> tuple[str, ...]:
+    """How the sandbox's Python runs <input_dir>/<script>."""
+    return (backend.python, *PYTHON_FLAGS, f"{input_dir}/{script}")
 
 
 def python_script(
@@ -36,8 +39,9 @@ def python_script(
     script: InputFile,
     documents: Mapping[str, object],
     modules: tuple[InputFile, ...] = (),
+    input_dir: str = SANDBOX_INPUT_DIR,
 ) -> ScriptRun:
-    """Run `script` with each document written as JSON to /task/input/<name>, and
+    """Run `script` with each document written as JSON to <input_dir>/<name>, and
     `modules` (files the script loads from beside itself) placed with it."""
     encoded = tuple(InputFile(name, json.dumps(doc).encode()) for name, doc in documents.items())
-    return ScriptRun(script_argv(backend, script.name), (script, *modules, *encoded))
+    return ScriptRun(script_argv(backend, script.name, input_dir), (script, *modules, *encoded))

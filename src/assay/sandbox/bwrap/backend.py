@@ -42,6 +42,15 @@ with a fixed environment, which is all bubblewrap (pid 1 inside) inherits.
 What the sandbox can write is one tmpfs of the workspace's size, shared by
 /task/workspace, /tmp and /dev/shm; the root and /dev, bubblewrap's own tmpfs
 mounts that take no size, are made read-only.
+
+A lived-in sandbox (one with a planted home: a detonation's) looks like a machine
+rather than like this one: no /task (the workspace is at /workspaces, the artifact a
+copy in it, the inputs a directory of /tmp the command removes), a root tmpfs of its
+own (bubblewrap's shows as "/newroot" in /proc/self/mountinfo) with a machine's other
+directories (/root, /var, /run, /opt ...), the agents' runtime directory left out of
+/usr/local/lib, and pid 1 an init that reads as a machine's (`init.py`, under
+`--as-pid-1`), which starts the command; without it, pid 1 was bubblewrap, whose
+command line named the command.
 """
 
 from __future__ import annotations
@@ -57,12 +66,14 @@ import secrets
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from types import FrameType
 
@@ -82,6 +93,7 @@ from assay.sandbox.bwrap.watchdog import Watchdog
 from assay.sandbox.check import run_checks
 from assay.sandbox.copyout import copy_out
 from assay.sandbox.interface import (
+    LIVED_IN_WORKSPACE_DIR,
     RESULT_FD_ENV,
     SANDBOX_ARTIFACT_DIR,
     SANDBOX_INPUT_DIR,
@@ -132,6 +144,10 @@ _CPUS = os.cpu_count() or 1
 _TRACE_SLACK = 4 << 20  # what the trace tmpfs holds past the cap (see _prepare)
 _PAGE = 4096  # every trace file holds at least one page of its tmpfs
 _ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_ROOT_BYTES = 1 << 20  # a lived-in root holds only mount points and links
+# The agents' runtime's own directory (/usr/local/lib/assay), whose name names the
+# validator: a lived-in sandbox's /usr/local/lib shows without it.
+_RUNTIME_HOME = Path(AGENT_RUNTIME_DIR).parent
 _ETC_FILES = {
     "passwd": f"agent:x:{SANDBOX_INNER_UID}:{SANDBOX_INNER_UID}:agent:/tmp:/usr/sbin/nologin\n",
     "group": f"agent:x:{SANDBOX_INNER_UID}:\n",
@@ -230,6 +246,12 @@ class _Shape:
     observer: ObserverKind
     network_sink: bool  # the sink and its namespace are started with the sandbox
 
+    @property
+    def lived_in(self) -> bool:
+        """A machine that looks lived-in (a detonation's): a planted home, an init as
+        pid 1, a root of its own, no /task."""
+        return self.home_user is not None
+
     @classmethod
     def of(cls, request: SealedRequest) -> _Shape:
         limits = request.limits
@@ -303,6 +325,11 @@ class _Run:
         return self.scratch / "tmp"
 
     @property
+    def var_tmp(self) -> Path:
+        """A lived-in sandbox's /var/tmp, on the same tmpfs (a machine's is writable)."""
+        return self.scratch / "vartmp"
+
+    @property
     def shm(self) -> Path:
         return self.scratch / "shm"
 
@@ -315,6 +342,13 @@ class _Run:
     def home_stage(self) -> Path:
         """Where the validator writes a home before `cp` plants it (see `plant`)."""
         return self.box / "home"
+
+    @property
+    def root(self) -> Path:
+        """A lived-in sandbox's root: a tmpfs of its own, bound whole as /, so that
+        /proc/self/mountinfo names no directory of bubblewrap's (its own root is
+        "/newroot" of a tmpfs)."""
+        return self.run_dir / "root"
 
     @property
     def trace_prefix(self) -> Path:
@@ -348,6 +382,7 @@ class BwrapBackend(SandboxBackend):
         self._tree = hostfs.RuntimeTree(runtime_base or hostfs.default_runtime_base())
         self._cgroups = cgroups
         self._etc: dict[bool, Path] = {}  # by whether it is a lived-in machine's
+        self._cover: Path | None = None  # a lived-in machine's /usr/local/lib (`_cover_dir`)
         self._prestart = prestart
         self._warm: list[_Run] = []  # started, oldest first
         self._most_at_once = 1  # runs seen going on at once
@@ -413,6 +448,15 @@ class BwrapBackend(SandboxBackend):
             shutil.copyfile("/etc/localtime", etc / "localtime")
         self._etc[lived_in] = etc
         return etc
+
+    def _cover_dir(self) -> Path:
+        """What a lived-in sandbox shows as the agents' runtime's directory: a tmpfs of
+        the validator's, made once, with a mount point for each of the host's entries
+        but the runtime's (whose name names the validator), each bound back over it."""
+        with self._lock:
+            if self._cover is None:
+                self._cover = _make_cover(self._tree.ensure() / "cover", _RUNTIME_HOME)
+            return self._cover
 
     def check(self, *, ebpf: bool = False) -> tuple[CheckResult, ...]:
         return run_checks(self, ebpf=ebpf)
@@ -486,6 +530,7 @@ class BwrapBackend(SandboxBackend):
             remove_identity_groups(stale=False)
             self._tree.release()
             self._etc = {}
+            self._cover = None
             self._watchdog.stand_down()  # only once nothing of ours is left
 
     def _stop_ebpf(self) -> None:
@@ -568,12 +613,18 @@ class BwrapBackend(SandboxBackend):
             os.chmod(place, 0o755)  # whatever the validator's umask
         run.scratch.mkdir(mode=0o700)
         hostfs.mount_tmpfs(run.scratch, run.shape.workspace_bytes, SANDBOX_UID, SANDBOX_GID)
-        for place, mode in ((run.workspace, 0o700), (run.tmp, 0o1777), (run.shm, 0o1777)):
+        places = [(run.workspace, 0o700), (run.tmp, 0o1777), (run.shm, 0o1777)]
+        places += [(run.var_tmp, 0o1777)] if shape.lived_in else []
+        for place, mode in places:
             place.mkdir()
             os.chmod(place, mode)
             os.chown(place, SANDBOX_UID, SANDBOX_GID)
         if shape.home_user is not None:
             _prepare_home(run, shape.home_user, shape.hostname)
+        if shape.lived_in:
+            run.root.mkdir(mode=0o700)
+            # The sandbox's user makes the mount points in it, before it is made read-only.
+            hostfs.mount_tmpfs(run.root, _ROOT_BYTES, SANDBOX_UID, SANDBOX_GID, mode=0o755)
         if shape.boot_time_shifted:
             (run.box / "stat").touch()
         if shape.network_sink:
@@ -629,7 +680,7 @@ class BwrapBackend(SandboxBackend):
         # which the sandbox reads as /proc/1/cmdline, they would show the run paths.
         options = self._bwrap_options(run, seccomp_fd, result_w, block_r)
         args_fd = _memfd(run, "assay-bwrap-args", b"".join(o.encode() + b"\0" for o in options))
-        bwrap_argv = ["bwrap", "--args", str(args_fd), "--", *run.shape.argv]
+        bwrap_argv = ["bwrap", "--args", str(args_fd), "--", *self._command(run.shape)]
         passed = [seccomp_fd, args_fd, result_w, block_r]
         if run.netsink is not None:
             passed.append(run.netsink.netns_fd)
@@ -660,6 +711,13 @@ class BwrapBackend(SandboxBackend):
         except OSError as exc:
             raise InfrastructureError(f"the tracer died at start: {exc}") from exc
 
+    def _command(self, shape: _Shape) -> tuple[str, ...]:
+        """What bubblewrap runs: a lived-in sandbox's command under its init (`init.py`)."""
+        if not shape.lived_in:
+            return shape.argv
+        init = resources.files("assay.sandbox.bwrap").joinpath("init.py").read_text()
+        return (self._python, "-I", "-S", "-B", "-c", init, *shape.argv)
+
     def _views(self, run: _Run, request: SealedRequest) -> list[ebpf.View]:
         """Where the sandbox shows each host path it binds (as `_bwrap_options` binds them)."""
         views = [ebpf.View("/usr", "/usr"), ebpf.View("/dev", "/dev")]
@@ -671,6 +729,10 @@ class BwrapBackend(SandboxBackend):
             views.append(ebpf.View(str(run.homes), "/home"))
             views.append(ebpf.View(str(run.homes / request.home.user), request.home.path))
         views += [ebpf.View(str(run.shm), "/dev/shm"), ebpf.View(str(run.tmp), "/tmp")]
+        if run.shape.lived_in:  # its inputs are in /tmp, its artifact in the workspace
+            views.append(ebpf.View(str(self._cover_dir()), str(_RUNTIME_HOME.parent)))
+            views.append(ebpf.View(str(run.var_tmp), "/var/tmp"))
+            return [*views, ebpf.View(str(run.workspace), LIVED_IN_WORKSPACE_DIR)]
         views += [ebpf.View(str(run.inputs), SANDBOX_INPUT_DIR)]
         views += [ebpf.View(str(run.artifact), SANDBOX_ARTIFACT_DIR)]
         return [*views, ebpf.View(str(run.workspace), SANDBOX_WORKSPACE_DIR)]
@@ -678,7 +740,10 @@ class BwrapBackend(SandboxBackend):
     def _bwrap_options(
         self, run: _Run, seccomp_fd: int, result_fd: int, block_fd: int
     ) -> list[str]:
-        argv = ["--unshare-user", "--disable-userns"]
+        lived_in = run.shape.lived_in
+        # A lived-in sandbox's root is its own, bound first: everything else is on it.
+        argv = ["--bind", str(run.root), "/"] if lived_in else []
+        argv += ["--unshare-user", "--disable-userns"]
         # A run with a network sink joins the sink's namespace (see _launcher_argv).
         argv += [] if run.netsink is not None else ["--unshare-net"]
         argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
@@ -692,11 +757,12 @@ class BwrapBackend(SandboxBackend):
         ):
             argv += ["--setenv", key, value]
         argv += ["--ro-bind", "/usr", "/usr"]
+        if lived_in:
+            argv += _covered(self._cover_dir(), _RUNTIME_HOME.parent)
         for link in _ROOT_LINKS:
             target = Path("/") / link
             if target.is_symlink():
                 argv += ["--symlink", os.readlink(target), f"/{link}"]
-        lived_in = run.shape.home_user is not None
         argv += ["--ro-bind", str(self._etc_dir(lived_in)), "/etc"]
         argv += ["--proc", "/proc", "--dev", "/dev"]
         if lived_in:
@@ -711,11 +777,17 @@ class BwrapBackend(SandboxBackend):
             for name in ("passwd", "group", "hostname", "hosts"):
                 argv += ["--ro-bind", str(run.box / name), f"/etc/{name}"]
         argv += ["--bind", str(run.shm), "/dev/shm", "--bind", str(run.tmp), "/tmp"]
-        argv += ["--dir", SANDBOX_TASK_DIR, "--ro-bind", str(run.inputs), SANDBOX_INPUT_DIR]
-        argv += ["--ro-bind", str(run.artifact), SANDBOX_ARTIFACT_DIR]
-        argv += ["--bind", str(run.workspace), SANDBOX_WORKSPACE_DIR]
+        if lived_in:
+            argv += _machine_dirs(run.var_tmp)
+            # pid 1 is the init that starts the command (`_command`), not bubblewrap.
+            argv += ["--bind", str(run.workspace), LIVED_IN_WORKSPACE_DIR, "--as-pid-1"]
+        else:
+            argv += ["--dir", SANDBOX_TASK_DIR, "--ro-bind", str(run.inputs), SANDBOX_INPUT_DIR]
+            argv += ["--ro-bind", str(run.artifact), SANDBOX_ARTIFACT_DIR]
+            argv += ["--bind", str(run.workspace), SANDBOX_WORKSPACE_DIR]
         argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
-        argv += ["--chdir", SANDBOX_WORKSPACE_DIR, "--seccomp", str(seccomp_fd)]
+        workdir = "/" if lived_in else SANDBOX_WORKSPACE_DIR
+        argv += ["--chdir", workdir, "--seccomp", str(seccomp_fd)]
         # Everything above is set up at start; the command waits for the claim.
         return [*argv, "--block-fd", str(block_fd)]
 
@@ -749,17 +821,20 @@ class BwrapBackend(SandboxBackend):
     def _claim(self, run: _Run, request: SealedRequest) -> Observation:
         """Give a started sandbox its request, let the command run, and observe it."""
         assert run.cgroup is not None and run.tracer_clock is not None
+        inputs = self._input_dir(run, request) if request.inputs or request.service else None
         for item in request.inputs:
-            (run.inputs / item.name).write_bytes(item.data)
+            assert inputs is not None
+            (inputs / item.name).write_bytes(item.data)
         if request.service is not None:
-            socket_path = run.inputs / request.service.socket_name
+            assert inputs is not None
+            socket_path = inputs / request.service.socket_name
             request.service.listen(socket_path)
             try:
                 os.chown(socket_path, SANDBOX_UID, SANDBOX_GID)  # connecting needs write access
             except OSError as exc:
                 raise InfrastructureError(f"cannot hand the service socket over: {exc}") from exc
         if request.artifact_dir is not None:
-            hostfs.copy_tree(Path(request.artifact_dir), run.artifact)
+            self._copy_artifact(run, request, Path(request.artifact_dir))
         if request.boot_time_shift_s:
             # Rewritten in place: the bind made at start holds this file's inode.
             with (run.box / "stat").open("r+b") as handle:
@@ -800,6 +875,38 @@ class BwrapBackend(SandboxBackend):
         limit_hit = _supervise(run, captures, limits, check)
         wall_s = time.monotonic() - started
         return self._observe(run, request, limit_hit, wall_s, (cpu_base, tracer_base), captures)
+
+    def _input_dir(self, run: _Run, request: SealedRequest) -> Path:
+        """The host side of the request's input directory: a lived-in run's is made fresh
+        in its /tmp and handed to the sandbox's user, whose command removes it."""
+        if not run.shape.lived_in:
+            if request.input_dir != SANDBOX_INPUT_DIR:
+                raise ValueError(f"inputs are at {SANDBOX_INPUT_DIR} in this sandbox")
+            return run.inputs
+        name = _single_below("/tmp", request.input_dir)
+        place = run.tmp / name
+        place.mkdir(mode=0o700)
+        os.chown(place, SANDBOX_UID, SANDBOX_GID)
+        return place
+
+    def _copy_artifact(self, run: _Run, request: SealedRequest, source: Path) -> None:
+        """The read-only copy at /task/artifact, or a lived-in run's own clone of it in
+        its workspace (its user's, writable, as a clone is)."""
+        if not run.shape.lived_in:
+            if request.artifact_path != SANDBOX_ARTIFACT_DIR:
+                raise ValueError(f"the artifact is at {SANDBOX_ARTIFACT_DIR} in this sandbox")
+            hostfs.copy_tree(source, run.artifact)
+            return
+        place = run.workspace / _single_below(LIVED_IN_WORKSPACE_DIR, request.artifact_path)
+        size = _tree_bytes(source)
+        room = request.limits.workspace_bytes // 2  # the rest is the project's and the run's
+        if size > room:
+            raise ValueError(f"the artifact's {size} bytes do not fit its clone's {room}")
+        place.mkdir(mode=0o755)
+        hostfs.copy_tree(source, place)
+        for here, dirs, files in os.walk(place):
+            for name in (".", *dirs, *files):
+                os.chown(Path(here, name), SANDBOX_UID, SANDBOX_GID, follow_symlinks=False)
 
     def _observe(
         self,
@@ -1010,6 +1117,76 @@ def _supervise(
     return hit
 
 
+# The top-level directories a Debian machine has besides those every sandbox has, and
+# /var's own (empty: on a read-only root, as a machine's are to its user, but /var/tmp).
+_MACHINE_DIRS = (
+    *("/boot", "/media", "/mnt", "/opt", "/srv", "/run", "/run/lock"),
+    *("/var/backups", "/var/cache", "/var/lib", "/var/local", "/var/log", "/var/mail"),
+    *("/var/opt", "/var/spool"),
+)
+_MACHINE_LINKS = (("/run", "/var/run"), ("/run/lock", "/var/lock"))
+
+
+def _machine_dirs(var_tmp: Path) -> list[str]:
+    """bubblewrap options for a lived-in root's other directories: an artifact that
+    lists / or looks for /var/log or /root sees a machine's, not a container's."""
+    argv = ["--perms", "0700", "--dir", "/root"]
+    for directory in _MACHINE_DIRS:
+        argv += ["--perms", "0755", "--dir", directory]
+    for target, link in _MACHINE_LINKS:
+        argv += ["--symlink", target, link]
+    return [*argv, "--bind", str(var_tmp), "/var/tmp"]
+
+
+def _make_cover(cover: Path, hidden: Path) -> Path:
+    """`hidden`'s directory as the host has it, but for `hidden`: its other entries'
+    mount points (links copied as links), on a tmpfs bound whole (no host path shows)."""
+    directory = hidden.parent
+    cover.mkdir(mode=0o755, exist_ok=True)
+    if not os.path.ismount(cover):  # another backend of this process may have made it
+        hostfs.mount_tmpfs(cover, None, 0, 0, mode=0o755)
+    with contextlib.suppress(OSError):
+        for entry in sorted(directory.iterdir()):
+            target = cover / entry.name
+            if entry.name == hidden.name or os.path.lexists(target):
+                continue
+            if entry.is_symlink():
+                target.symlink_to(os.readlink(entry))
+            elif entry.is_dir():
+                target.mkdir(mode=0o755)
+            else:
+                target.touch(mode=0o644)
+    return cover
+
+
+def _covered(cover: Path, directory: Path) -> list[str]:
+    """bubblewrap options that show `cover` as `directory`, the host's entries bound
+    back over their mount points in it."""
+    argv = ["--ro-bind", str(cover), str(directory)]
+    for entry in sorted(cover.iterdir()):
+        if not entry.is_symlink():
+            argv += ["--ro-bind", str(directory / entry.name), str(directory / entry.name)]
+    return argv
+
+
+def _tree_bytes(root: Path) -> int:
+    """Bytes of the regular files under `root` (symlinks not followed)."""
+    total = 0
+    for here, _, files in os.walk(root):
+        for name in files:
+            info = os.lstat(Path(here, name))
+            total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+    return total
+
+
+def _single_below(parent: str, path: str) -> str:
+    """The one path component `path` adds to `parent` (a ValueError if it is not one)."""
+    name = path.removeprefix(parent + "/")
+    if name == path or not name or "/" in name or name in (".", ".."):
+        raise ValueError(f"{path!r} must name one entry directly under {parent}")
+    return name
+
+
 def _cleanup(run: _Run) -> None:
     errors: list[str] = []
 
@@ -1101,6 +1278,28 @@ _LIVED_IN_ETC = (
     "shells",
     "timezone",
     "ssl/certs/ca-certificates.crt",
+    "bindresvport.blacklist",
+    "debconf.conf",
+    "deluser.conf",
+    "e2scrub.conf",
+    "ethertypes",
+    "ld.so.conf",
+    "ld.so.conf.d/libc.conf",
+    "libaudit.conf",
+    "locale.gen",
+    "manpath.config",
+    "mime.types",
+    "mke2fs.conf",
+    "motd",
+    "netconfig",
+    "pam.conf",
+    "rpc",
+    "skel/.bash_logout",
+    "skel/.bashrc",
+    "skel/.profile",
+    "sysctl.conf",
+    "ucf.conf",
+    "xattr.conf",
 )
 
 
