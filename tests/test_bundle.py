@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import subprocess
@@ -95,6 +96,33 @@ def test_absolute_and_relative_imports_and_subpackages_resolve(tmp_path: Path) -
     out = tmp_path / "agent.py"
     out.write_bytes(bundle_package(package, max_bytes=LIMIT).code)
     assert _run_file(out, {}, tmp_path) == {"verdict": "ALLOW"}
+
+
+def test_every_source_reads_back_exactly_whichever_quotes_and_backslashes_it_holds(
+    tmp_path: Path,
+) -> None:
+    awkward = {
+        "regex.py": "import re\nPATTERN = re.compile(r'\\d+\\s*\\\\')\nTEXT = 'a\\tb\\n'\n",
+        "single.py": "DOC = '''three single quotes'''\n",
+        "both.py": "A = '''x'''\nB = \"\"\"y\"\"\"\n",
+        "trailing.py": "X = 1  # ends in a backslash \\",
+        "quote_last.py": "Y = 'q'",
+    }
+    package = _package(tmp_path, {"__init__.py": "agent_main = 1\n", **awkward})
+    # Read as the sandbox reads the file: parsed from its bytes.
+    tree = ast.parse(bundle_package(package, max_bytes=LIMIT).code)
+    table = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "_MODULES"
+    )
+    modules = ast.literal_eval(table)
+    for name, text in awkward.items():
+        assert modules["mine." + name.removesuffix(".py")] == (False, text)
+    # The reference agent's modules, regular expressions and all, cost about what they weigh.
+    reference = bundle_package(REFERENCE, max_bytes=LIMIT)
+    weight = sum(len(p.read_text().encode()) for p in REFERENCE.rglob("*.py"))
+    assert len(reference.code) < weight + 3000
 
 
 @pytest.mark.parametrize(
