@@ -4,7 +4,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .common import Source
+from .common import Source, words
 
 SECRET_KINDS: dict[str, tuple[re.Pattern[str], str, str, str]] = {
     # kind: (pattern, capability, what is read (title), what leaves (exfil title))
@@ -158,19 +158,10 @@ ODD_HOST = re.compile(
     re.IGNORECASE,
 )
 DECODE_CALLS = frozenset(
-    {
-        "b64decode",
-        "b32decode",
-        "b85decode",
-        "a85decode",
-        "urlsafe_b64decode",
-        "decodebytes",
-        "unhexlify",
-        "fromhex",
-        "decompress",
-        "loads",
-        "decode",
-    }
+    words(
+        "b64decode b32decode b85decode a85decode urlsafe_b64decode decodebytes unhexlify fromhex "
+        "decompress loads decode"
+    )
 )
 CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "JENKINS_URL", "TRAVIS", "CIRCLECI", "BUILDKITE")
 BLOB = re.compile(r"[\"']([A-Za-z0-9+/=\\\n]{60,}|[0-9a-fA-F]{60,})[\"']")
@@ -407,134 +398,20 @@ def _persistence_payload(by_line: dict[int, str], number: int) -> str:
 
 
 # Every action-plane pattern needs one of these literals (or an IP address) on the line.
-SCREEN_WORDS = (
-    "bcc",
-    "rundll32",
-    "regsvr32",
-    "mshta",
-    ".ssh",
-    "id_",
-    "aws",
-    "azure",
-    "gcloud",
-    "git-credentials",
-    "netrc",
-    "npmrc",
-    "pypirc",
-    "docker",
-    "gnupg",
-    "shadow",
-    "password-store",
-    "vault",
-    "wallet",
-    "lectrum",
-    "thereum",
-    "xodus",
-    "nkbih",
-    "Extension",
-    "solana",
-    "bitcoin",
-    "Login Data",
-    "ookies",
-    "key4",
-    "logins",
-    "hrome",
-    "mozilla",
-    "Brave",
-    "generic-password",
-    "eychain",
-    "Local S",
-    "tdata",
-    "Telegram D",
-    "Signal/",
-    "environ",
-    "process.env",
-    "printenv",
-    "env",
-    "socket",
-    "net.",
-    "dgram",
-    "tls.",
-    "sendto",
-    "urlopen",
-    "urllib",
-    "requests",
-    "httpx",
-    "http",
-    "aiohttp",
-    "fetch",
-    "axios",
-    "XMLHttp",
-    "smtplib",
-    "ftplib",
-    "curl",
-    "wget",
-    "nc ",
-    "ncat",
-    "/dev/tcp",
-    "Invoke-",
-    ".invalid",
-    "ngrok",
-    "pastebin",
-    "discord",
-    "requestbin",
-    "webhook",
-    "transfer.sh",
-    ".onion",
-    "sh",
-    "system",
-    "popen",
-    "subprocess",
-    "child_process",
-    "exec",
-    "spawn",
-    "shell",
-    "bashrc",
-    "profile",
-    "zsh",
-    "PROMPT_COMMAND",
-    "fish",
-    "systemd",
-    "cron",
-    "autostart",
-    "Launch",
-    ".git",
-    "authorized_keys",
-    "schtasks",
-    "CurrentVersion",
-    "eval",
-    "Function",
-    "dup2",
-    "TCPClient",
-    "stdin)",
-    "fileno()",
-    "telegram",
-    "pipedream",
-    "oast.",
-    "interact.sh",
-    "burpcollaborator",
-    "canarytokens",
-    "hookb.in",
-    "beeceptor",
-    "requestcatcher",
-    "hastebin",
-    "paste.ee",
-    "rentry",
-    "termbin",
-    "trycloudflare",
-    "serveo",
-    "loca.lt",
-    "urlretrieve",
-    "DownloadFile",
-    "DownloadString",
-    "IEX",
-    "Invoke-Expression",
-    "certutil",
-    "bitsadmin",
-    "pty",
-    ".env",
-    "pip",
-    "npm",
+SCREEN_WORDS = words(
+    "bcc|rundll32|regsvr32|mshta|.ssh|id_|aws|azure|gcloud|git-credentials|netrc|npmrc|pypirc|"
+    "docker|gnupg|shadow|password-store|vault|wallet|lectrum|thereum|xodus|nkbih|Extension|"
+    "solana|bitcoin|Login Data|ookies|key4|logins|hrome|mozilla|Brave|generic-password|eychain|"
+    "Local S|tdata|Telegram D|Signal/|environ|process.env|printenv|env|socket|net.|dgram|tls.|"
+    "sendto|urlopen|urllib|requests|httpx|http|aiohttp|fetch|axios|XMLHttp|smtplib|ftplib|curl|"
+    "wget|nc |ncat|/dev/tcp|Invoke-|.invalid|ngrok|pastebin|discord|requestbin|webhook|"
+    "transfer.sh|.onion|sh|system|popen|subprocess|child_process|exec|spawn|shell|bashrc|profile|"
+    "zsh|PROMPT_COMMAND|fish|systemd|cron|autostart|Launch|.git|authorized_keys|schtasks|"
+    "CurrentVersion|eval|Function|dup2|TCPClient|stdin)|fileno()|telegram|pipedream|oast.|"
+    "interact.sh|burpcollaborator|canarytokens|hookb.in|beeceptor|requestcatcher|hastebin|"
+    "paste.ee|rentry|termbin|trycloudflare|serveo|loca.lt|urlretrieve|DownloadFile|"
+    "DownloadString|IEX|Invoke-Expression|certutil|bitsadmin|pty|.env|pip|npm",
+    separator="|",
 )
 IP_HINT = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
 

@@ -6,88 +6,31 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .action_python import _call_name, _dotted, _exits_early
-from .common import Source, _parse_python, _string_value, shannon_entropy
+from .common import Source, _parse_python, _string_value, shannon_entropy, words
 
 WEB_ATTRS = frozenset(
-    {
-        "args",
-        "form",
-        "values",
-        "json",
-        "data",
-        "files",
-        "cookies",
-        "headers",
-        "get_json",
-        "get_data",
-        "GET",
-        "POST",
-        "body",
-        "query_params",
-        "path_params",
-        "FILES",
-        "COOKIES",
-        "META",
-        "stream",
-        "query",
-        "params",
-        "text",
-        "get_argument",
-        "get_query_argument",
-        "get_body_argument",
-    }
+    words(
+        "args form values json data files cookies headers get_json get_data GET POST body "
+        "query_params path_params FILES COOKIES META stream query params text get_argument "
+        "get_query_argument get_body_argument"
+    )
 )
 SANITISERS = frozenset(
-    {
-        "int",
-        "float",
-        "bool",
-        "len",
-        "abs",
-        "round",
-        "quote",
-        "escape",
-        "basename",
-        "secure_filename",
-        "ip_address",
-        "ip_network",
-        "UUID",
-        "format_html",
-        "quote_plus",
-        "urlencode",
-        "isdigit",
-        "isalnum",
-        "hexdigest",
-        "sha256",
-        "md5",
-        "bleach",
-        "clean",
-        "sanitize",
-        "literal_eval",
-        "hash",
-        "id",
-        "type",
-        "isinstance",
-        "getattr",
-    }
+    words(
+        "int float bool len abs round quote escape basename secure_filename ip_address "
+        "ip_network UUID format_html quote_plus urlencode isdigit isalnum hexdigest sha256 md5 "
+        "bleach clean sanitize literal_eval hash id type isinstance getattr"
+    )
 )
 GUARD_CALLS = re.compile(
     r"startswith|endswith|is_relative_to|commonpath|fullmatch|match|isalnum|isdigit|isidentifier"
 )
 SQL_METHODS = frozenset({"execute", "executemany", "executescript", "raw", "mogrify", "extra"})
 SUBPROCESS = frozenset(
-    {
-        "subprocess.run",
-        "subprocess.call",
-        "subprocess.check_call",
-        "subprocess.check_output",
-        "subprocess.Popen",
-        "run",
-        "call",
-        "check_output",
-        "check_call",
-        "Popen",
-    }
+    words(
+        "subprocess.run subprocess.call subprocess.check_call subprocess.check_output "
+        "subprocess.Popen run call check_output check_call Popen"
+    )
 )
 SHELL_CALLS = frozenset(
     {
@@ -101,35 +44,16 @@ SHELL_CALLS = frozenset(
     }
 )
 PATH_SINKS = frozenset(
-    {
-        "open",
-        "io.open",
-        "codecs.open",
-        "send_file",
-        "flask.send_file",
-        "FileResponse",
-        "static_file",
-        "os.remove",
-        "os.unlink",
-        "shutil.copyfile",
-        "shutil.rmtree",
-        "Path",
-    }
+    words(
+        "open io.open codecs.open send_file flask.send_file FileResponse static_file os.remove "
+        "os.unlink shutil.copyfile shutil.rmtree Path"
+    )
 )
 DESER_SINKS = frozenset(
-    {
-        "pickle.loads",
-        "pickle.load",
-        "cPickle.loads",
-        "dill.loads",
-        "marshal.loads",
-        "jsonpickle.decode",
-        "yaml.unsafe_load",
-        "shelve.open",
-        "pandas.read_pickle",
-        "pd.read_pickle",
-        "_pickle.loads",
-    }
+    words(
+        "pickle.loads pickle.load cPickle.loads dill.loads marshal.loads jsonpickle.decode "
+        "yaml.unsafe_load shelve.open pandas.read_pickle pd.read_pickle _pickle.loads"
+    )
 )
 SSRF_PREFIXES = ("requests.", "httpx.", "urllib.request.urlopen", "urlopen", "urllib3.", "aiohttp.")
 SSRF_METHODS = frozenset(
