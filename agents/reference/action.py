@@ -12,6 +12,7 @@ from .action_python import _import_time_lines, _python_gates, _python_obfuscatio
 from .common import Signal, Source, _code_lines, _parse_python, act, line_at
 from .facts import (
     BLOB,
+    BOUND_NAME,
     HOOK_DANGER,
     PROFILE_PATH,
     SECRET_KINDS,
@@ -503,9 +504,11 @@ def _evasion_signal(facts: FileFacts, dangerous_lines: list[int]) -> list[Signal
 
 
 def _dotenv_signal(facts: FileFacts) -> Signal | None:
-    """Reading the project's .env is normal; shipping it to an odd host is theft."""
+    """Reading the project's .env is normal; shipping it to an odd host, or sending what
+    was read as it is, is theft."""
     reads = facts.of("dotenv_read")
-    if not (reads and facts.of("egress") and facts.of("odd_host")):
+    egress = facts.of("egress")
+    if not (reads and egress and (facts.of("odd_host") or _sent_as_read(reads, egress))):
         return None
     return act(
         "credential_theft",
@@ -516,6 +519,19 @@ def _dotenv_signal(facts: FileFacts) -> Signal | None:
         4.0,
         "READ_SECRET",
     )
+
+
+def _sent_as_read(reads: list[Event], egress: list[Event]) -> bool:
+    """What a read line yields (the name it binds, or the read itself) is on a sending line."""
+    for read in reads:
+        if any(e.line == read.line for e in egress):
+            return True
+        bound = BOUND_NAME.search(read.text)
+        name = bound and (bound.group(1) or bound.group(2))
+        uses = name and re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
+        if uses and any(e.line > read.line and uses.search(e.text) for e in egress):
+            return True
+    return False
 
 
 FETCHES = re.compile(
@@ -682,6 +698,22 @@ EXTRA_SIGNALS = (
         "Runs a Windows loader (rundll32/regsvr32/mshta) on bundled code",
         5.0,
         "LOAD_NATIVE_CODE",
+    ),
+    (
+        "data_exec",
+        "obfuscation",
+        "CRIT",
+        "Runs code kept in a file named as data (text, image, log)",
+        6.0,
+        "EVAL_CODE",
+    ),
+    (
+        "privilege_grant",
+        "privilege_escalation",
+        "CRIT",
+        "Grants itself root: passwordless sudo or a setuid binary",
+        7.0,
+        "ESCALATE_PRIVILEGE",
     ),
 )
 

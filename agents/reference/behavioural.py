@@ -153,7 +153,7 @@ def _context_signals(files: list[Source], tool_file_lines: set, track: str) -> l
             break
         in_tool = {line for (rel, line) in tool_file_lines if rel == source.rel}
         signals += hidden_unicode_signals(source, in_tool)
-        if source.is_prose or source.suffix in (".md", ".html"):
+        if source.is_prose or source.suffix in (".md", ".html") or _skill_data(source, track):
             signals += html_comment_signals(source)
             signals += override_signals(source)
             signals += important_tag_signals(source)
@@ -162,6 +162,15 @@ def _context_signals(files: list[Source], tool_file_lines: set, track: str) -> l
             tree = _parse_python(source.text) if source.is_python else None
             signals += code_signals(source, tree, track == "mcp_servers")
     return signals
+
+
+# A skill's data files are read by the agent as its instructions are: text hidden there
+# is judged as prose.
+DATA_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".toml", ".csv", ".tsv", ".xml", ".ini"})
+
+
+def _skill_data(source: Source, track: str) -> bool:
+    return track == "skills" and source.suffix in DATA_SUFFIXES
 
 
 # Code analysed per task, so the CPU budget holds on huge artifacts (about 1 s per MB).

@@ -234,6 +234,10 @@ def _line_events(source: Source, code: list[tuple[int, str]]) -> list[Event]:
             events.append(Event("covert_copy", number, line.strip()))
         if LOLBIN.search(line):
             events.append(Event("lolbin", number, line.strip()))
+        if DATA_EXEC.search(line):
+            events.append(Event("data_exec", number, line.strip()))
+        if PRIVILEGE_GRANT.search(line):
+            events.append(Event("privilege_grant", number, line.strip()))
     return events
 
 
@@ -244,7 +248,7 @@ REVERSE_SHELL = re.compile(
 # A child's stdin fed from a stream, or a socket's descriptor handed to a child: a reverse
 # shell only when the file also opens a raw socket (judged where the signal is weighed).
 SHELL_ON_SOCKET = re.compile(r"\.pipe\(\s*[\w$]+\.stdin\s*\)|\bstdin\s*=\s*[\w.]+\.fileno\(\)")
-DOTENV = re.compile(r"[\"'/]\.env[\"']")
+DOTENV = re.compile(r"[\"'/]\.env[\"']|(?<=@)\.env(?![\w.-])")
 # A blind copy to an address fixed in the code: every message also goes somewhere unseen.
 COVERT_COPY = re.compile(
     r"\bbcc[\"']?\s*[:=]\s*[\"'`][^\"'`\s,]+@[\w.-]+\.[a-z]{2,}", re.IGNORECASE
@@ -256,6 +260,20 @@ LOLBIN = re.compile(
     r"\b(?:rundll32(?![^\n]{0,40}url\.dll[\"',\s]*FileProtocolHandler)|regsvr32|mshta)"
     r"(?:\.exe)?\b",
     re.IGNORECASE,
+)
+DATA_NAME = (
+    r"[\w./${}~-]+\.(?:txt|dat|csv|log|png|jpe?g|gif|svg|ico|bmp|wav|mp3|pdf|ttf|woff2?|tmp|bak)"
+)
+# A file that says it is data, read and run as code: exec of its text, or an interpreter
+# handed it as the script.
+DATA_EXEC = re.compile(
+    r"\b(?:exec|eval)\s*\(\s*(?:(?:pathlib\.)?Path|open|codecs\.open)\s*\(\s*[\"']"
+    + DATA_NAME
+    + r"[\"']|(?:(?<![\w.-])(?:ba|z)?sh|\b(?:python3?|node|perl|ruby|source|pwsh|powershell))"
+    r"(?:\s+(?:-\w+\s+)*|[\"']\s*,\s*[\"'])" + DATA_NAME + r"\b"
+)
+PRIVILEGE_GRANT = re.compile(
+    r"NOPASSWD\s*:|/etc/sudoers|\bchmod\s+(?:[ug]?\+s|[4-7][0-7]{3})\s|\bsetcap\s+cap_setuid"
 )
 RUNTIME_INSTALL = re.compile(
     r"\bpip3?\s+install\b|\bnpm\s+(?:i|install)\s+\w|-m\s+pip[\"',\s]+install"
@@ -410,7 +428,8 @@ SCREEN_WORDS = words(
     "CurrentVersion|eval|Function|dup2|TCPClient|stdin)|fileno()|telegram|pipedream|oast.|"
     "interact.sh|burpcollaborator|canarytokens|hookb.in|beeceptor|requestcatcher|hastebin|"
     "paste.ee|rentry|termbin|trycloudflare|serveo|loca.lt|urlretrieve|DownloadFile|"
-    "DownloadString|IEX|Invoke-Expression|certutil|bitsadmin|pty|.env|pip|npm",
+    "DownloadString|IEX|Invoke-Expression|certutil|bitsadmin|pty|.env|pip|npm|"
+    "python|node|perl|ruby|source|pwsh|powershell|NOPASSWD|sudoers|chmod|setcap",
     separator="|",
 )
 IP_HINT = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")

@@ -5,6 +5,7 @@ import re
 
 from .common import Signal, Source, act
 from .facts import ODD_HOST, RAW_IP
+from .packages import typosquat_of
 
 ARCHIVE_URL = re.compile(
     r"https?://[^\s)\"'<>`]+\.(?:zip|7z|rar|tar\.gz|tgz|exe|dmg|pkg|msi|appimage|bin)"
@@ -18,7 +19,8 @@ ARCHIVE_PASSWORD = re.compile(
 ENCODED_TO_SHELL = re.compile(
     r"base64\s+(?:-d|--decode|-D)\b[^\n|]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|"
     r"(?:eval|bash\s+-c|sh\s+-c)\s+[\"']?\$\([^)\n]*base64\s+(?:-d|--decode|-D)|"
-    r"\|\s*base64\s+(?:-d|--decode|-D)\s*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
+    r"\|\s*base64\s+(?:-d|--decode|-D)\s*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|"
+    r"\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]*\s-(?:e|ec|enc|encodedcommand)\s+[A-Za-z0-9+/=]{20,}",
     re.I,
 )
 PIPE_TO_SHELL = re.compile(
@@ -66,11 +68,105 @@ def declares_scanning(files: list[Source]) -> bool:
     return False
 
 
+# Asking the user for a secret, in the agent's voice. What no honest skill takes in chat
+# (a wallet's recovery words, a private key, a one-time code) counts whatever the skill
+# says it is for; a password or card number only where its stated purpose has no such need.
+SOLICIT = re.compile(
+    r"\b(?:ask|prompt|request|collect|obtain|have|get)(?:s|ing)?\b[^.\n]{0,40}?\b(?:the\s+)?"
+    r"(?:user|customer|them)s?\b|\b(?:user|you)\s+(?:must|should|(?:will\s+)?needs?\s+to)\s+"
+    r"(?:provide|enter|type|paste|share|give|supply|send)\b|\b(?:provide|enter|type|paste|share|"
+    r"give|supply)\s+(?:us\s+)?(?:with\s+)?your\b",
+    re.I,
+)
+NEVER_NEEDED_SECRET = re.compile(
+    r"\b(?:seed|recovery|secret|mnemonic|backup)\s+(?:phrase|words?)\b|\b(?:12|24|twelve|"
+    r"twenty-four)[- ]word(?:\s+(?:recovery\s+|seed\s+)?phrase)?\b|\bprivate\s+keys?\b|"
+    r"\b(?:2fa|mfa|otp|one[- ]time|verification|authenticator|sms|login)\s+(?:code|pin|passcode)"
+    r"s?\b|\b(?:6|six)[- ]digit\s+code\b",
+    re.I,
+)
+PURPOSED_SECRET = re.compile(
+    r"\bpass(?:word|phrase)s?\b(?![-_])|\b(?:credit|debit)\s+card\b|\bcard\s+number\b|\bcvv\b|"
+    r"\bsocial\s+security\b|\bsecret\s+access\s+keys?\b|\bbank(?:ing)?\s+(?:login|details)\b",
+    re.I,
+)
+SECRET_PURPOSE = re.compile(
+    r"pass(?:word|phrase)|credential|vault|auth|login|sign[- ]?in|payment|checkout|billing|bank|"
+    r"database|\bdb\b|aws|cloud|secret|identity|account",
+    re.I,
+)
+REFUSED = re.compile(r"\b(?:never|not|don't|no\s+need\s+to|without)\b", re.I)
+
+
+def _solicitation_signals(source: Source, purpose: str) -> list[Signal]:
+    """The skill has the agent ask the user for a secret it has no business holding."""
+    for number, line in enumerate(source.lines[:20000], 1):
+        for sentence in re.split(r"(?<=[.!?])\s", line):
+            ask = SOLICIT.search(sentence)
+            if ask is None or REFUSED.search(sentence[: ask.end()]):
+                continue
+            wanted = NEVER_NEEDED_SECRET.search(sentence)
+            if wanted is None and not SECRET_PURPOSE.search(purpose):
+                wanted = PURPOSED_SECRET.search(sentence)
+            if wanted is not None:
+                title = f"{source.base} has the agent ask the user for their {wanted.group(0)}"
+                return [
+                    act("credential_theft", "HIGH", title, source.rel, number, 6.0, "READ_SECRET")
+                ]
+    return []
+
+
+def _purpose(files: list[Source]) -> str:
+    """What the skill's frontmatter says it is (name and description)."""
+    for source in files:
+        if source.base.lower() == "skill.md" and (header := FRONTMATTER.match(source.text)):
+            return " ".join(re.findall(r"^(?:name|description)\s*:\s*(.*)$", header.group(1), re.M))
+    return ""
+
+
+INSTALL_LINE = re.compile(
+    r"\b(?:pip3?|uv\s+pip|npm|pnpm|yarn)\s+(?:install|i|add)\s+([^\n`|;&#>]+)"
+)
+REQUIREMENTS = re.compile(r"requirements[\w.-]*\.(?:txt|in)$", re.I)
+REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][\w.-]*)")
+
+
+def _installed_names(source: Source) -> list[tuple[int, str]]:
+    """(line, package) of every package the file installs or requires."""
+    found = []
+    for number, line in enumerate(source.lines[:5000], 1):
+        if REQUIREMENTS.search(source.base):
+            name = REQUIREMENT_NAME.match(line)
+            found += [(number, name.group(1))] if name else []
+            continue
+        for install in INSTALL_LINE.finditer(line):
+            for word in install.group(1).split():
+                name = REQUIREMENT_NAME.match(word)
+                if name and not word.startswith("-") and ":" not in word:
+                    found.append((number, name.group(1)))
+    return found
+
+
+def _typosquat_signals(source: Source, purpose: str) -> list[Signal]:
+    """A dependency one slip of the keyboard from a popular package, and not the package the
+    skill says it is about: a typosquat."""
+    for number, name in _installed_names(source):
+        popular = typosquat_of(name.rstrip("."), max_distance=1)
+        if popular is not None and name.lower() not in purpose.lower():
+            title = f"{source.base} installs {name!r}, a look-alike of the package {popular!r}"
+            return [act("supply_chain", "HIGH", title, source.rel, number, 6.0, "INSTALL_PACKAGE")]
+    return []
+
+
 def prerequisite_signals(files: list[Source]) -> list[Signal]:
     signals: list[Signal] = []
+    purpose = _purpose(files)
     for source in files:
+        if source.is_prose or source.is_code:
+            signals += _typosquat_signals(source, purpose)
         if source.is_prose:
             signals += _setup_signals(source)
+            signals += _solicitation_signals(source, purpose)
         if source.suffix == ".svg":
             signals += _svg_signals(source)
         if source.suffix in CONFIG_SUFFIXES:
