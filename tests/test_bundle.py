@@ -125,6 +125,37 @@ def test_every_source_reads_back_exactly_whichever_quotes_and_backslashes_it_hol
     assert len(reference.code) < weight + 3000
 
 
+def test_blocks_are_indented_one_space_a_level_and_strings_and_line_numbers_are_kept(
+    tmp_path: Path,
+) -> None:
+    nested = (
+        "def agent_main(context):\n"
+        '    """Doc.\n\n        indented inside the docstring\n    """\n'
+        "    total = sum(\n        [1, 2,\n         3]\n    )\n"
+        "    if total:\n        text = '''a\n    b'''\n"
+        "        return {'verdict': text, 'line': line()}\n"
+        "    return {}\n\n\n"
+        "def line():\n    import inspect\n    return inspect.currentframe().f_lineno\n"
+    )
+    two_spaces = "def f():\n  return 1\n"
+    package = _package(tmp_path, {"__init__.py": nested, "two.py": two_spaces})
+    out = tmp_path / "agent.py"
+    out.write_bytes(bundle_package(package, max_bytes=LIMIT).code)
+    assert _run_file(out, {}, tmp_path) == {"verdict": "a\n    b", "line": 19}
+    tree = ast.parse(out.read_bytes())
+    table = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "_MODULES"
+    )
+    modules = ast.literal_eval(table)
+    shallow = modules["mine"][1]
+    assert "\n total = sum(\n" in shallow and "\n if total:\n  text = '''a\n    b'''" in shallow
+    assert "        indented inside the docstring\n" in shallow
+    assert ast.dump(ast.parse(shallow)) == ast.dump(ast.parse(nested))
+    assert modules["mine.two"][1] == two_spaces  # not indented by fours: kept as it is
+
+
 @pytest.mark.parametrize(
     ("files", "reason"),
     [
