@@ -708,6 +708,14 @@ EXTRA_SIGNALS = (
         "EVAL_CODE",
     ),
     (
+        "archive_upload",
+        "exfiltration",
+        "CRIT",
+        "Packs files into an archive streamed to a remote host",
+        6.0,
+        "EXFILTRATE_DATA",
+    ),
+    (
         "privilege_grant",
         "privilege_escalation",
         "CRIT",

@@ -34,7 +34,7 @@ from .packages import (
     supply_chain_signals,
     typosquat_of,
 )
-from .prerequisites import declares_scanning, prerequisite_signals
+from .prerequisites import declares_scanning, prerequisite_signals, prose_commands
 
 
 def _capability_items(signals: list[Signal], facts: dict[str, FileFacts], observed: object) -> list:
@@ -225,15 +225,44 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
         signals = _expected_of_purpose(signals, files, facts)
     if track == "skills":
         signals += prerequisite_signals(files)
+        signals += _prose_command_signals(files)
         signals += skill_confinement_signals(files, {r: f.tree for r, f in facts.items()})
         if declares_scanning(files):
             signals = [_as_documented(s, by_rel) for s in signals]
     signals = [_as_documented(s, by_rel) if _is_record(s) else s for s in signals]
-    signals += observed_signals(observed, track)
+    signals += observed_signals(
+        observed, track, " ".join(f"{t.name} {t.description}" for t in tools)
+    )
     deceptive = deceptive_doc_signal(files, signals)
     if deceptive is not None:
         signals.append(deceptive)
     return _assemble(track, signals, facts, tools, observed, evidence_extra)
+
+
+def _prose_command_signals(files: list[Source]) -> list[Signal]:
+    """A skill's documents are code too where they have the agent run commands: a secret
+    sent out, remote code planted to persist, root granted or a reverse shell. Setup steps
+    (a service enabled, an installer piped to a shell) are weighed by prerequisite_signals."""
+    signals = []
+    for source in files:
+        if not source.is_prose:
+            continue
+        facts = analyse_code(prose_commands(source))
+        found = action_signals(facts, "skills")
+        sends = any(s.category == "exfiltration" for s in found)
+        runs = [e.line for e in facts.of("remote_exec")]
+        remote_persistence = any(
+            abs(e.line - line) <= 4 for e in facts.of("profile", "schedule") for line in runs
+        )
+        signals += [
+            s
+            for s in found
+            if s.category in ("exfiltration", "privilege_escalation")
+            or (s.category == "credential_theft" and sends)
+            or (s.category == "persistence" and remote_persistence)
+            or (s.category == "remote_code_execution" and facts.of("reverse_shell"))
+        ]
+    return signals
 
 
 def _as_documented(signal: Signal, by_rel: dict[str, Source]) -> Signal:

@@ -236,6 +236,8 @@ def _line_events(source: Source, code: list[tuple[int, str]]) -> list[Event]:
             events.append(Event("lolbin", number, line.strip()))
         if DATA_EXEC.search(line):
             events.append(Event("data_exec", number, line.strip()))
+        if ARCHIVE_UPLOAD.search(line):
+            events.append(Event("archive_upload", number, line.strip()))
         if PRIVILEGE_GRANT.search(line):
             events.append(Event("privilege_grant", number, line.strip()))
     return events
@@ -272,6 +274,8 @@ DATA_EXEC = re.compile(
     + r"[\"']|(?:(?<![\w.-])(?:ba|z)?sh|\b(?:python3?|node|perl|ruby|source|pwsh|powershell))"
     r"(?:\s+(?:-\w+\s+)*|[\"']\s*,\s*[\"'])" + DATA_NAME + r"\b"
 )
+# Files packed and streamed straight into an upload: the working tree or home sent out.
+ARCHIVE_UPLOAD = re.compile(r"\b(?:tar|zip|7z)\b[^|\n]*\|\s*(?:curl|wget|nc|ncat)\b")
 PRIVILEGE_GRANT = re.compile(
     r"NOPASSWD\s*:|/etc/sudoers|\bchmod\s+(?:[ug]?\+s|[4-7][0-7]{3})\s|\bsetcap\s+cap_setuid"
 )

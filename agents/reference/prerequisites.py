@@ -96,6 +96,23 @@ SECRET_PURPOSE = re.compile(
     re.I,
 )
 REFUSED = re.compile(r"\b(?:never|not|don't|no\s+need\s+to|without)\b", re.I)
+# Any credential, asked for and then sent to an address the document names.
+ANY_CREDENTIAL = re.compile(
+    r"\b(?:api[ _-]?keys?|(?:access|auth|bearer|session)?[ _-]?tokens?|credentials?|secrets?|"
+    r"access[ _-]keys?)\b",
+    re.I,
+)
+SENT_TO = re.compile(
+    r"\b(?:send|post|upload|forward|submit|transmit)\w*\b[^\n]{0,120}https?://", re.I
+)
+# The user frightened into acting: their account "compromised", a fix to run or a login
+# to hand over at once.
+ALARM = re.compile(
+    r"\b(?:tell|inform|warn|convince|persuade|urge|remind)\w*\s+(?:the\s+)?(?:user|them)\b"
+    r"[^\n]{0,80}\b(?:compromised|hacked|infected|breached|suspended|locked|expir\w+|"
+    r"will\s+be\s+(?:deleted|closed|terminated|lost))\b",
+    re.I,
+)
 
 
 def _solicitation_signals(source: Source, purpose: str) -> list[Signal]:
@@ -108,11 +125,24 @@ def _solicitation_signals(source: Source, purpose: str) -> list[Signal]:
             wanted = NEVER_NEEDED_SECRET.search(sentence)
             if wanted is None and not SECRET_PURPOSE.search(purpose):
                 wanted = PURPOSED_SECRET.search(sentence)
+            if wanted is None and SENT_TO.search(line):
+                wanted = ANY_CREDENTIAL.search(sentence)
             if wanted is not None:
                 title = f"{source.base} has the agent ask the user for their {wanted.group(0)}"
                 return [
                     act("credential_theft", "HIGH", title, source.rel, number, 6.0, "READ_SECRET")
                 ]
+    return []
+
+
+def _alarm_signals(source: Source) -> list[Signal]:
+    """The agent told to frighten the user into running a downloaded script."""
+    for start, text in _paragraphs(source):
+        alarm = ALARM.search(text)
+        if alarm and (PIPE_TO_SHELL.search(text) or ARCHIVE_URL.search(text)):
+            line = start + text[: alarm.start()].count("\n")
+            title = f"{source.base} has the agent alarm the user into running a downloaded script"
+            return [act("social_engineering", "HIGH", title, source.rel, line, 6.0, "EXEC_SHELL")]
     return []
 
 
@@ -167,6 +197,7 @@ def prerequisite_signals(files: list[Source]) -> list[Signal]:
         if source.is_prose:
             signals += _setup_signals(source)
             signals += _solicitation_signals(source, purpose)
+            signals += _alarm_signals(source)
         if source.suffix == ".svg":
             signals += _svg_signals(source)
         if source.suffix in CONFIG_SUFFIXES:
@@ -298,6 +329,26 @@ def _requirement_signals(source: Source) -> list[Signal]:
             )
         ]
     return []
+
+
+FENCE = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*\1", re.M | re.S)
+SHELL_FENCES = frozenset({"", "bash", "sh", "shell", "zsh", "console", "terminal", "powershell"})
+INLINE_CODE = re.compile(r"`([^`\n]{8,})`")
+
+
+def prose_commands(source: Source) -> Source:
+    """The shell a document has the agent run (its shell blocks and inline commands), on
+    the lines where the document has them and nothing else."""
+    lines = [""] * len(source.lines)
+    for fence in FENCE.finditer(source.text[:400_000]):
+        if fence.group(2).lower() in SHELL_FENCES:
+            first = source.text.count("\n", 0, fence.start(3))
+            for offset, line in enumerate(fence.group(3).split("\n")[:-1]):
+                lines[first + offset] = line
+    for number, line in enumerate(source.lines[:20000]):
+        if not lines[number]:
+            lines[number] = "  ".join(INLINE_CODE.findall(line))
+    return Source(source.rel, "\n".join(lines), lines)
 
 
 def _first_per_category(signals: list[Signal]) -> list[Signal]:
