@@ -178,7 +178,10 @@ class PyTaint:
                 return frozenset({"cli"})
             if text.startswith(("os.environ", "os.getenv")):
                 return frozenset({"env"})
-            if text in ("input", "raw_input"):
+            if text in ("input", "raw_input") or chain[-1:] in (
+                ["parse_args"],
+                ["parse_known_args"],
+            ):
                 return frozenset({"cli"})
         return frozenset()
 
@@ -291,7 +294,7 @@ class PyTaint:
         )
 
     def _sink(self, call: ast.Call) -> None:
-        name = _call_name(call)
+        name = _call_name(call).removeprefix("builtins.")
         last = name.rsplit(".", 1)[-1]
         first = call.args[0] if call.args else None
         taint = self.taint(first)
@@ -780,10 +783,23 @@ def _argument_sinks(tree: ast.Module | None, with_self: bool) -> list[tuple[str,
                     vuln.cwe != "CWE-89" or _built_sql(func, vuln.line)
                 ):
                     found.append((vuln.cwe, vuln.line, func.name))
+    if not with_self:
+        # A script's own top level: what its command line or its reader types reaches.
+        script = PyTaint("", set())
+        script.scope = "<module>"
+        script.block([s for s in tree.body if not isinstance(s, DEFINITIONS)])
+        found += [
+            (v.cwe, v.line, "<module>")
+            for v in script.findings
+            if v.cwe in ARGUMENT_SINKS and (v.cwe != "CWE-89" or _built_sql(tree, v.line))
+        ]
     return found
 
 
-def _built_sql(func: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> bool:
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _built_sql(func: ast.AST, line: int) -> bool:
     """The statement run on `line` is a string built in the function."""
     built = {
         name

@@ -1637,3 +1637,32 @@ def test_a_claimed_authority_to_switch_off_safeguards_blocks_and_a_safety_note_d
     note = "This skill never disables safety checks; it only merges files you name.\n"
     pair = _skill_pair(tmp_path, {"SKILL.md": HEADER + claim}, {"SKILL.md": HEADER + note})
     assert pair == ("BLOCK", "ALLOW")
+
+
+def test_a_skill_scripts_command_line_reaching_a_shell_is_flagged_and_an_argv_list_is_not(
+    tmp_path: Path,
+) -> None:
+    """What a script is run with is what the model types: at the script's top level too,
+    and through argparse."""
+    top = "import os, sys\nos.system('ping -c 1 ' + sys.argv[1])\n"
+    parsed = (
+        "import argparse, subprocess\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('host')\nargs = parser.parse_args()\n"
+        "subprocess.run('ping -c 1 ' + args.host, shell=True)\n"
+    )
+    listed = "import subprocess, sys\nsubprocess.run(['ping', '-c', '1', sys.argv[1]])\n"
+    for name, script in (("top", top), ("parsed", parsed)):
+        bad = {"SKILL.md": HEADER, "scripts/ping.py": script}
+        good = {"SKILL.md": HEADER, "scripts/ping.py": listed}
+        assert _skill_pair(tmp_path, bad, good) == ("WARN", "ALLOW"), name
+
+
+def test_a_library_argument_evaluated_through_builtins_is_code_injection(tmp_path: Path) -> None:
+    library = (
+        "import builtins\n\n\ndef evaluate(expression, names):\n"
+        "    return builtins.eval(expression, {'__builtins__': {}}, names)\n"
+    )
+    found = {(v["cwe"], v["line"]) for v in _audit(tmp_path, "math.py", library)}
+    assert ("CWE-95", 5) in found
+    constant = "import builtins\n\n\ndef two():\n    return builtins.eval('1 + 1')\n"
+    assert _audit(tmp_path, "math.py", constant) == []
