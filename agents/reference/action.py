@@ -23,6 +23,7 @@ from .facts import (
     _joined,
     _line_events,
 )
+from .repo_js import JsTaint
 from .repo_python import _shell_injection_lines, argument_injections
 from .stages import (
     beacon_events,
@@ -310,6 +311,8 @@ def _schedule_title(event: Event) -> str:
         title = "Installs a cron job"
     elif "authorized_keys" in text:
         title = "Adds an attacker key to authorized_keys"
+    elif "hooksPath" in text:
+        title = "Points every git repository's hooks at a directory of its own"
     elif ".git/hooks" in text:
         title = "Installs a git hook"
     else:
@@ -410,6 +413,45 @@ def _argument_signals(facts: FileFacts, track: str) -> list[Signal]:
             act(category, "HIGH", f"{who} {what}", facts.source.rel, line, 3.0, "EVAL_CODE")
         )
     return signals
+
+
+JS_INPUT_HARM = {"CWE-78": "command_injection", "CWE-95": "code_injection"}
+
+
+def _js_input_signals(facts: FileFacts, track: str) -> list[Signal]:
+    """A JS script's command line or a request's data spliced into a shell or eval."""
+    if not facts.source.is_js or TEST_FILE.search(facts.source.rel):
+        return []
+    who = "Tool argument" if track == "mcp_servers" else "Argument"
+    return [
+        act(JS_INPUT_HARM[v.cwe], "HIGH", f"{who}: {v.title}", v.file, v.line, 3.0, "EXEC_SHELL")
+        for v in JsTaint(facts.source).run()
+        if v.cwe in JS_INPUT_HARM
+    ][:1]
+
+
+LISTENS = re.compile(r"\.bind\(\s*\(")
+SERVED_INPUT = re.compile(r"\.recv\(")
+
+
+def _bind_shell_signal(facts: FileFacts) -> list[Signal]:
+    """A listening socket whose received bytes go to a shell: a shell for whoever connects."""
+    text = facts.source.text
+    shells = facts.of("shell")
+    if not (shells and LISTENS.search(text) and SERVED_INPUT.search(text)):
+        return []
+    title = "Serves a shell to whoever connects to its listening socket"
+    return [
+        act(
+            "remote_code_execution",
+            "CRIT",
+            title,
+            facts.source.rel,
+            shells[0].line,
+            7.0,
+            "EXEC_SHELL",
+        )
+    ]
 
 
 # A loop that waits on something (a read, a sleep, a queue) is a service's loop; one that
@@ -708,6 +750,14 @@ EXTRA_SIGNALS = (
         "EVAL_CODE",
     ),
     (
+        "spying",
+        "surveillance",
+        "CRIT",
+        "Captures keystrokes or the screen",
+        6.0,
+        "READ_SECRET",
+    ),
+    (
         "archive_upload",
         "exfiltration",
         "CRIT",
@@ -855,6 +905,7 @@ def action_signals(facts: FileFacts, track: str) -> list[Signal]:
     signals += _command_signals(facts, track, injected)
     if track in ("skills", "mcp_servers"):
         signals += _argument_signals(facts, track) + _exhaustion_signal(facts)
+        signals += _js_input_signals(facts, track) + _bind_shell_signal(facts)
     if facts.of("odd_host") and facts.of("egress") and not signals:
         line = facts.of("odd_host")[0].line
         signals.append(

@@ -56,6 +56,12 @@ SECRET_KINDS: dict[str, tuple[re.Pattern[str], str, str, str]] = {
         "browser cookies and saved logins",
         "browser data",
     ),
+    "history": (
+        re.compile(r"\.(?:bash|zsh|sh|python|psql|mysql|node_repl)_history\b|/Default/History\b"),
+        "READ_SECRET",
+        "shell and browser history",
+        "history",
+    ),
     "messenger": (
         re.compile(
             r"discord\w*/Local Storage|Local Storage/leveldb|Telegram Desktop/tdata|"
@@ -104,7 +110,9 @@ EGRESS_HTTP = re.compile(
     r"XMLHttpRequest|smtplib\.SMTP|ftplib\.FTP|\burlretrieve\(|\bwget\.download\(|"
     r"\bDownloadFile\(|\bDownloadString\("
 )
-EGRESS_SHELL = re.compile(r"\b(?:curl|wget)\s|\bnc\s+-|/dev/tcp/|Invoke-(?:WebRequest|RestMethod)")
+EGRESS_SHELL = re.compile(
+    r"\b(?:curl|wget)\s|[\"'](?:curl|wget)[\"']\s*,|\bnc\s+-|/dev/tcp/|Invoke-(?:WebRequest|RestMethod)"
+)
 REMOTE_EXEC = re.compile(
     r"\b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:/(?:usr/)?bin/)?(?:(?:ba|z|da)?sh|python3?)\b|"
     r"bash\s+<\(\s*(?:curl|wget)|"
@@ -138,7 +146,7 @@ SCHEDULE_PATH = re.compile(
 )
 SCHEDULE_CMD = re.compile(
     r"\bcrontab\s+(?!-l)|systemctl\s+(?:--user\s+)?enable|schtasks\s+/create|"
-    r"CurrentVersion\\\\Run"
+    r"CurrentVersion\\\\Run|core\.hooksPath"
 )
 WRITE_INTENT = re.compile(
     r"open\([^)]*[\"'](?:a|w|ab|wb|a\+|w\+)[\"']|[\"'](?:a|w)[\"']\s*[,)]|appendFile|writeFile|"
@@ -236,6 +244,8 @@ def _line_events(source: Source, code: list[tuple[int, str]]) -> list[Event]:
             events.append(Event("lolbin", number, line.strip()))
         if DATA_EXEC.search(line):
             events.append(Event("data_exec", number, line.strip()))
+        if SPYING.search(line):
+            events.append(Event("spying", number, line.strip()))
         if ARCHIVE_UPLOAD.search(line):
             events.append(Event("archive_upload", number, line.strip()))
         if PRIVILEGE_GRANT.search(line):
@@ -273,6 +283,11 @@ DATA_EXEC = re.compile(
     + DATA_NAME
     + r"[\"']|(?:(?<![\w.-])(?:ba|z)?sh|\b(?:python3?|node|perl|ruby|source|pwsh|powershell))"
     r"(?:\s+(?:-\w+\s+)*|[\"']\s*,\s*[\"'])" + DATA_NAME + r"\b"
+)
+# Keystrokes or the screen captured: spyware, whatever the file says it is for.
+SPYING = re.compile(
+    r"\bkeyboard\.(?:Listener|on_press|hook)\b|\bGetAsyncKeyState\b|\bSetWindowsHookEx|"
+    r"\bImageGrab\.grab\(|\bpyautogui\.screenshot\(|\bmss\(\)\.(?:grab|shot)\("
 )
 # Files packed and streamed straight into an upload: the working tree or home sent out.
 ARCHIVE_UPLOAD = re.compile(r"\b(?:tar|zip|7z)\b[^|\n]*\|\s*(?:curl|wget|nc|ncat)\b")
@@ -433,7 +448,8 @@ SCREEN_WORDS = words(
     "interact.sh|burpcollaborator|canarytokens|hookb.in|beeceptor|requestcatcher|hastebin|"
     "paste.ee|rentry|termbin|trycloudflare|serveo|loca.lt|urlretrieve|DownloadFile|"
     "DownloadString|IEX|Invoke-Expression|certutil|bitsadmin|pty|.env|pip|npm|"
-    "python|node|perl|ruby|source|pwsh|powershell|NOPASSWD|sudoers|chmod|setcap",
+    "python|node|perl|ruby|source|pwsh|powershell|NOPASSWD|sudoers|chmod|setcap|_history|"
+    "History|hooksPath|keyboard|GetAsyncKeyState|SetWindowsHookEx|ImageGrab|screenshot|mss()",
     separator="|",
 )
 IP_HINT = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
