@@ -135,6 +135,30 @@ def _solicitation_signals(source: Source, purpose: str) -> list[Signal]:
     return []
 
 
+# A command the agent is to run and keep from the user.
+HIDE_FROM_USER = re.compile(
+    r"\b(?:do\s+not|don't|never|without)\s+(?:mention|tell|inform|show|report)\w*\b"
+    r"[^.\n]{0,20}\b(?:user|them|anyone|human)s?\b|\bkeep\s+(?:this|it)\s+(?:secret|hidden)\b",
+    re.I,
+)
+RUN_SNIPPET = re.compile(
+    r"\b(?:run|execute|invoke)\w*\b[^.\n]{0,20}`[^`\n]*\b(?:python3?\s+-c|bash|sh\s+-c|os\.system|"
+    r"curl|wget|eval|exec|powershell|node\s+-e)\b[^`\n]*`",
+    re.I,
+)
+
+
+def _hidden_run_signals(source: Source) -> list[Signal]:
+    """The agent told to run a command and say nothing of it."""
+    for start, text in _paragraphs(source):
+        run = RUN_SNIPPET.search(text)
+        if run and HIDE_FROM_USER.search(text):
+            line = start + text[: run.start()].count("\n")
+            title = f"{source.base} has the agent run a command and keep it from the user"
+            return [act("prompt_injection", "HIGH", title, source.rel, line, 6.0, "EXEC_SHELL")]
+    return []
+
+
 def _alarm_signals(source: Source) -> list[Signal]:
     """The agent told to frighten the user into running a downloaded script."""
     for start, text in _paragraphs(source):
@@ -197,7 +221,7 @@ def prerequisite_signals(files: list[Source]) -> list[Signal]:
         if source.is_prose:
             signals += _setup_signals(source)
             signals += _solicitation_signals(source, purpose)
-            signals += _alarm_signals(source)
+            signals += _alarm_signals(source) + _hidden_run_signals(source)
         if source.suffix == ".svg":
             signals += _svg_signals(source)
         if source.suffix in CONFIG_SUFFIXES:
