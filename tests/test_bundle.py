@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import subprocess
@@ -95,6 +96,64 @@ def test_absolute_and_relative_imports_and_subpackages_resolve(tmp_path: Path) -
     out = tmp_path / "agent.py"
     out.write_bytes(bundle_package(package, max_bytes=LIMIT).code)
     assert _run_file(out, {}, tmp_path) == {"verdict": "ALLOW"}
+
+
+def test_every_source_reads_back_exactly_whichever_quotes_and_backslashes_it_holds(
+    tmp_path: Path,
+) -> None:
+    awkward = {
+        "regex.py": "import re\nPATTERN = re.compile(r'\\d+\\s*\\\\')\nTEXT = 'a\\tb\\n'\n",
+        "single.py": "DOC = '''three single quotes'''\n",
+        "both.py": "A = '''x'''\nB = \"\"\"y\"\"\"\n",
+        "trailing.py": "X = 1  # ends in a backslash \\",
+        "quote_last.py": "Y = 'q'",
+    }
+    package = _package(tmp_path, {"__init__.py": "agent_main = 1\n", **awkward})
+    # Read as the sandbox reads the file: parsed from its bytes.
+    tree = ast.parse(bundle_package(package, max_bytes=LIMIT).code)
+    table = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "_MODULES"
+    )
+    modules = ast.literal_eval(table)
+    for name, text in awkward.items():
+        assert modules["mine." + name.removesuffix(".py")] == (False, text)
+    # The reference agent's modules, regular expressions and all, cost about what they weigh.
+    reference = bundle_package(REFERENCE, max_bytes=LIMIT)
+    weight = sum(len(p.read_text().encode()) for p in REFERENCE.rglob("*.py"))
+    assert len(reference.code) < weight + 3000
+
+
+def test_blocks_are_indented_one_space_a_level_and_strings_and_line_numbers_are_kept(
+    tmp_path: Path,
+) -> None:
+    nested = (
+        "def agent_main(context):\n"
+        '    """Doc.\n\n        indented inside the docstring\n    """\n'
+        "    total = sum(\n        [1, 2,\n         3]\n    )\n"
+        "    if total:\n        text = '''a\n    b'''\n"
+        "        return {'verdict': text, 'line': line()}\n"
+        "    return {}\n\n\n"
+        "def line():\n    import inspect\n    return inspect.currentframe().f_lineno\n"
+    )
+    two_spaces = "def f():\n  return 1\n"
+    package = _package(tmp_path, {"__init__.py": nested, "two.py": two_spaces})
+    out = tmp_path / "agent.py"
+    out.write_bytes(bundle_package(package, max_bytes=LIMIT).code)
+    assert _run_file(out, {}, tmp_path) == {"verdict": "a\n    b", "line": 19}
+    tree = ast.parse(out.read_bytes())
+    table = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "_MODULES"
+    )
+    modules = ast.literal_eval(table)
+    shallow = modules["mine"][1]
+    assert "\n total = sum(\n" in shallow and "\n if total:\n  text = '''a\n    b'''" in shallow
+    assert "        indented inside the docstring\n" in shallow
+    assert ast.dump(ast.parse(shallow)) == ast.dump(ast.parse(nested))
+    assert modules["mine.two"][1] == two_spaces  # not indented by fours: kept as it is
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from .action_python import _import_time_lines, _python_gates, _python_obfuscatio
 from .common import Signal, Source, _code_lines, _parse_python, act, line_at
 from .facts import (
     BLOB,
+    BOUND_NAME,
     HOOK_DANGER,
     PROFILE_PATH,
     SECRET_KINDS,
@@ -22,6 +23,7 @@ from .facts import (
     _joined,
     _line_events,
 )
+from .repo_js import JsTaint
 from .repo_python import _shell_injection_lines, argument_injections
 from .stages import (
     beacon_events,
@@ -309,6 +311,8 @@ def _schedule_title(event: Event) -> str:
         title = "Installs a cron job"
     elif "authorized_keys" in text:
         title = "Adds an attacker key to authorized_keys"
+    elif "hooksPath" in text:
+        title = "Points every git repository's hooks at a directory of its own"
     elif ".git/hooks" in text:
         title = "Installs a git hook"
     else:
@@ -411,6 +415,45 @@ def _argument_signals(facts: FileFacts, track: str) -> list[Signal]:
     return signals
 
 
+JS_INPUT_HARM = {"CWE-78": "command_injection", "CWE-95": "code_injection"}
+
+
+def _js_input_signals(facts: FileFacts, track: str) -> list[Signal]:
+    """A JS script's command line or a request's data spliced into a shell or eval."""
+    if not facts.source.is_js or TEST_FILE.search(facts.source.rel):
+        return []
+    who = "Tool argument" if track == "mcp_servers" else "Argument"
+    return [
+        act(JS_INPUT_HARM[v.cwe], "HIGH", f"{who}: {v.title}", v.file, v.line, 3.0, "EXEC_SHELL")
+        for v in JsTaint(facts.source).run()
+        if v.cwe in JS_INPUT_HARM
+    ][:1]
+
+
+LISTENS = re.compile(r"\.bind\(\s*\(")
+SERVED_INPUT = re.compile(r"\.recv\(")
+
+
+def _bind_shell_signal(facts: FileFacts) -> list[Signal]:
+    """A listening socket whose received bytes go to a shell: a shell for whoever connects."""
+    text = facts.source.text
+    shells = facts.of("shell")
+    if not (shells and LISTENS.search(text) and SERVED_INPUT.search(text)):
+        return []
+    title = "Serves a shell to whoever connects to its listening socket"
+    return [
+        act(
+            "remote_code_execution",
+            "CRIT",
+            title,
+            facts.source.rel,
+            shells[0].line,
+            7.0,
+            "EXEC_SHELL",
+        )
+    ]
+
+
 # A loop that waits on something (a read, a sleep, a queue) is a service's loop; one that
 # only computes never ends.
 WAITS = re.compile(
@@ -503,9 +546,11 @@ def _evasion_signal(facts: FileFacts, dangerous_lines: list[int]) -> list[Signal
 
 
 def _dotenv_signal(facts: FileFacts) -> Signal | None:
-    """Reading the project's .env is normal; shipping it to an odd host is theft."""
+    """Reading the project's .env is normal; shipping it to an odd host, or sending what
+    was read as it is, is theft."""
     reads = facts.of("dotenv_read")
-    if not (reads and facts.of("egress") and facts.of("odd_host")):
+    egress = facts.of("egress")
+    if not (reads and egress and (facts.of("odd_host") or _sent_as_read(reads, egress))):
         return None
     return act(
         "credential_theft",
@@ -516,6 +561,19 @@ def _dotenv_signal(facts: FileFacts) -> Signal | None:
         4.0,
         "READ_SECRET",
     )
+
+
+def _sent_as_read(reads: list[Event], egress: list[Event]) -> bool:
+    """What a read line yields (the name it binds, or the read itself) is on a sending line."""
+    for read in reads:
+        if any(e.line == read.line for e in egress):
+            return True
+        bound = BOUND_NAME.search(read.text)
+        name = bound and (bound.group(1) or bound.group(2))
+        uses = name and re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
+        if uses and any(e.line > read.line and uses.search(e.text) for e in egress):
+            return True
+    return False
 
 
 FETCHES = re.compile(
@@ -683,6 +741,38 @@ EXTRA_SIGNALS = (
         5.0,
         "LOAD_NATIVE_CODE",
     ),
+    (
+        "data_exec",
+        "obfuscation",
+        "CRIT",
+        "Runs code kept in a file named as data (text, image, log)",
+        6.0,
+        "EVAL_CODE",
+    ),
+    (
+        "spying",
+        "surveillance",
+        "CRIT",
+        "Captures keystrokes or the screen",
+        6.0,
+        "READ_SECRET",
+    ),
+    (
+        "archive_upload",
+        "exfiltration",
+        "CRIT",
+        "Packs files into an archive streamed to a remote host",
+        6.0,
+        "EXFILTRATE_DATA",
+    ),
+    (
+        "privilege_grant",
+        "privilege_escalation",
+        "CRIT",
+        "Grants itself root: passwordless sudo or a setuid binary",
+        7.0,
+        "ESCALATE_PRIVILEGE",
+    ),
 )
 
 
@@ -815,6 +905,7 @@ def action_signals(facts: FileFacts, track: str) -> list[Signal]:
     signals += _command_signals(facts, track, injected)
     if track in ("skills", "mcp_servers"):
         signals += _argument_signals(facts, track) + _exhaustion_signal(facts)
+        signals += _js_input_signals(facts, track) + _bind_shell_signal(facts)
     if facts.of("odd_host") and facts.of("egress") and not signals:
         line = facts.of("odd_host")[0].line
         signals.append(

@@ -34,7 +34,7 @@ from .packages import (
     supply_chain_signals,
     typosquat_of,
 )
-from .prerequisites import declares_scanning, prerequisite_signals
+from .prerequisites import declares_scanning, prerequisite_signals, prose_commands
 
 
 def _capability_items(signals: list[Signal], facts: dict[str, FileFacts], observed: object) -> list:
@@ -153,7 +153,7 @@ def _context_signals(files: list[Source], tool_file_lines: set, track: str) -> l
             break
         in_tool = {line for (rel, line) in tool_file_lines if rel == source.rel}
         signals += hidden_unicode_signals(source, in_tool)
-        if source.is_prose or source.suffix in (".md", ".html"):
+        if source.is_prose or source.suffix in (".md", ".html") or _skill_data(source, track):
             signals += html_comment_signals(source)
             signals += override_signals(source)
             signals += important_tag_signals(source)
@@ -162,6 +162,15 @@ def _context_signals(files: list[Source], tool_file_lines: set, track: str) -> l
             tree = _parse_python(source.text) if source.is_python else None
             signals += code_signals(source, tree, track == "mcp_servers")
     return signals
+
+
+# A skill's data files are read by the agent as its instructions are: text hidden there
+# is judged as prose.
+DATA_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".toml", ".csv", ".tsv", ".xml", ".ini"})
+
+
+def _skill_data(source: Source, track: str) -> bool:
+    return track == "skills" and source.suffix in DATA_SUFFIXES
 
 
 # Code analysed per task, so the CPU budget holds on huge artifacts (about 1 s per MB).
@@ -216,15 +225,44 @@ def behavioural_report(track: str, files: list[Source], observed: object) -> dic
         signals = _expected_of_purpose(signals, files, facts)
     if track == "skills":
         signals += prerequisite_signals(files)
+        signals += _prose_command_signals(files)
         signals += skill_confinement_signals(files, {r: f.tree for r, f in facts.items()})
         if declares_scanning(files):
             signals = [_as_documented(s, by_rel) for s in signals]
     signals = [_as_documented(s, by_rel) if _is_record(s) else s for s in signals]
-    signals += observed_signals(observed, track)
+    signals += observed_signals(
+        observed, track, " ".join(f"{t.name} {t.description}" for t in tools)
+    )
     deceptive = deceptive_doc_signal(files, signals)
     if deceptive is not None:
         signals.append(deceptive)
     return _assemble(track, signals, facts, tools, observed, evidence_extra)
+
+
+def _prose_command_signals(files: list[Source]) -> list[Signal]:
+    """A skill's documents are code too where they have the agent run commands: a secret
+    sent out, remote code planted to persist, root granted or a reverse shell. Setup steps
+    (a service enabled, an installer piped to a shell) are weighed by prerequisite_signals."""
+    signals = []
+    for source in files:
+        if not source.is_prose:
+            continue
+        facts = analyse_code(prose_commands(source))
+        found = action_signals(facts, "skills")
+        sends = any(s.category == "exfiltration" for s in found)
+        runs = [e.line for e in facts.of("remote_exec")]
+        remote_persistence = any(
+            abs(e.line - line) <= 4 for e in facts.of("profile", "schedule") for line in runs
+        )
+        signals += [
+            s
+            for s in found
+            if s.category in ("exfiltration", "privilege_escalation")
+            or (s.category == "credential_theft" and sends)
+            or (s.category == "persistence" and remote_persistence)
+            or (s.category == "remote_code_execution" and facts.of("reverse_shell"))
+        ]
+    return signals
 
 
 def _as_documented(signal: Signal, by_rel: dict[str, Source]) -> Signal:

@@ -22,6 +22,12 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".tox", "
 BLOCK_AT = 6.0
 WARN_AT = 3.0
 
+
+def words(text: str, separator: str | None = None) -> tuple[str, ...]:
+    """A table of words written as one string (a word a line would cost the bundle)."""
+    return tuple(text.split(separator))
+
+
 CODE_SUFFIXES = frozenset(
     {".py", ".pyw", ".js", ".mjs", ".cjs", ".ts", ".jsx", ".tsx", ".sh", ".bash", ".zsh", ".go"}
     | {".ps1", ".rb", ".pl", ".php", ".bat", ".cmd"}

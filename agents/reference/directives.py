@@ -71,7 +71,8 @@ AUTHORITY = re.compile(
     r"\bpre-?(?:authori[sz]ed|approved)\b|\bstanding\s+approval\b|\balready\s+(?:been\s+)?"
     r"(?:authori[sz]ed|approved|consented)\b|\bhas\s+(?:granted|approved|authori[sz]ed)\b|"
     r"\bcompany\s+policy\b|\brequired\s+by\s+(?:policy|the\s+administrator)\b|"
-    r"\bworkspace\s+administrator\b",
+    r"\bworkspace\s+administrator\b|\b(?:is|are)\s+now\s+authori[sz]ed\b|"
+    r"\bofficial\s+(?:\w+\s+)?(?:system\s+)?(?:message|notice|update|directive)\b",
     re.IGNORECASE,
 )
 SKIP_CONFIRM = re.compile(
@@ -136,6 +137,12 @@ CONTEXT_OUT = re.compile(
     r"(?:conversation|chat)|system\s+prompt)",
     re.I,
 )
+SAFEGUARDS_OFF = re.compile(
+    r"\b(?:disable|bypass|ignore|turn\s+off|skip|suspend)\w*\s+(?:all\s+|any\s+|its\s+|your\s+)?"
+    r"(?:the\s+)?(?:safety|security|content|ethical)\s+(?:checks?|filters?|guidelines|"
+    r"guardrails|restrictions|polic(?:y|ies)|measures|rules)\b",
+    re.I,
+)
 # Most specific first: the first harm named is the one a finding is reported at.
 HARMS = (
     ("exfiltrate data in a URL", DATA_URL),
@@ -144,6 +151,7 @@ HARMS = (
     ("force destructive commands", DESTRUCT),
     ("persist its rules", PERSIST),
     ("send the chat out", CONTEXT_OUT),
+    ("disable its safeguards", SAFEGUARDS_OFF),
 )
 
 

@@ -4,7 +4,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .common import Source
+from .common import Source, words
 
 SECRET_KINDS: dict[str, tuple[re.Pattern[str], str, str, str]] = {
     # kind: (pattern, capability, what is read (title), what leaves (exfil title))
@@ -56,6 +56,12 @@ SECRET_KINDS: dict[str, tuple[re.Pattern[str], str, str, str]] = {
         "browser cookies and saved logins",
         "browser data",
     ),
+    "history": (
+        re.compile(r"\.(?:bash|zsh|sh|python|psql|mysql|node_repl)_history\b|/Default/History\b"),
+        "READ_SECRET",
+        "shell and browser history",
+        "history",
+    ),
     "messenger": (
         re.compile(
             r"discord\w*/Local Storage|Local Storage/leveldb|Telegram Desktop/tdata|"
@@ -104,7 +110,9 @@ EGRESS_HTTP = re.compile(
     r"XMLHttpRequest|smtplib\.SMTP|ftplib\.FTP|\burlretrieve\(|\bwget\.download\(|"
     r"\bDownloadFile\(|\bDownloadString\("
 )
-EGRESS_SHELL = re.compile(r"\b(?:curl|wget)\s|\bnc\s+-|/dev/tcp/|Invoke-(?:WebRequest|RestMethod)")
+EGRESS_SHELL = re.compile(
+    r"\b(?:curl|wget)\s|[\"'](?:curl|wget)[\"']\s*,|\bnc\s+-|/dev/tcp/|Invoke-(?:WebRequest|RestMethod)"
+)
 REMOTE_EXEC = re.compile(
     r"\b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:/(?:usr/)?bin/)?(?:(?:ba|z|da)?sh|python3?)\b|"
     r"bash\s+<\(\s*(?:curl|wget)|"
@@ -138,7 +146,7 @@ SCHEDULE_PATH = re.compile(
 )
 SCHEDULE_CMD = re.compile(
     r"\bcrontab\s+(?!-l)|systemctl\s+(?:--user\s+)?enable|schtasks\s+/create|"
-    r"CurrentVersion\\\\Run"
+    r"CurrentVersion\\\\Run|core\.hooksPath"
 )
 WRITE_INTENT = re.compile(
     r"open\([^)]*[\"'](?:a|w|ab|wb|a\+|w\+)[\"']|[\"'](?:a|w)[\"']\s*[,)]|appendFile|writeFile|"
@@ -158,19 +166,10 @@ ODD_HOST = re.compile(
     re.IGNORECASE,
 )
 DECODE_CALLS = frozenset(
-    {
-        "b64decode",
-        "b32decode",
-        "b85decode",
-        "a85decode",
-        "urlsafe_b64decode",
-        "decodebytes",
-        "unhexlify",
-        "fromhex",
-        "decompress",
-        "loads",
-        "decode",
-    }
+    words(
+        "b64decode b32decode b85decode a85decode urlsafe_b64decode decodebytes unhexlify fromhex "
+        "decompress loads decode"
+    )
 )
 CI_VARS = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "JENKINS_URL", "TRAVIS", "CIRCLECI", "BUILDKITE")
 BLOB = re.compile(r"[\"']([A-Za-z0-9+/=\\\n]{60,}|[0-9a-fA-F]{60,})[\"']")
@@ -243,6 +242,14 @@ def _line_events(source: Source, code: list[tuple[int, str]]) -> list[Event]:
             events.append(Event("covert_copy", number, line.strip()))
         if LOLBIN.search(line):
             events.append(Event("lolbin", number, line.strip()))
+        if DATA_EXEC.search(line):
+            events.append(Event("data_exec", number, line.strip()))
+        if SPYING.search(line):
+            events.append(Event("spying", number, line.strip()))
+        if ARCHIVE_UPLOAD.search(line):
+            events.append(Event("archive_upload", number, line.strip()))
+        if PRIVILEGE_GRANT.search(line):
+            events.append(Event("privilege_grant", number, line.strip()))
     return events
 
 
@@ -253,7 +260,7 @@ REVERSE_SHELL = re.compile(
 # A child's stdin fed from a stream, or a socket's descriptor handed to a child: a reverse
 # shell only when the file also opens a raw socket (judged where the signal is weighed).
 SHELL_ON_SOCKET = re.compile(r"\.pipe\(\s*[\w$]+\.stdin\s*\)|\bstdin\s*=\s*[\w.]+\.fileno\(\)")
-DOTENV = re.compile(r"[\"'/]\.env[\"']")
+DOTENV = re.compile(r"[\"'/]\.env[\"']|(?<=@)\.env(?![\w.-])")
 # A blind copy to an address fixed in the code: every message also goes somewhere unseen.
 COVERT_COPY = re.compile(
     r"\bbcc[\"']?\s*[:=]\s*[\"'`][^\"'`\s,]+@[\w.-]+\.[a-z]{2,}", re.IGNORECASE
@@ -265,6 +272,27 @@ LOLBIN = re.compile(
     r"\b(?:rundll32(?![^\n]{0,40}url\.dll[\"',\s]*FileProtocolHandler)|regsvr32|mshta)"
     r"(?:\.exe)?\b",
     re.IGNORECASE,
+)
+DATA_NAME = (
+    r"[\w./${}~-]+\.(?:txt|dat|csv|log|png|jpe?g|gif|svg|ico|bmp|wav|mp3|pdf|ttf|woff2?|tmp|bak)"
+)
+# A file that says it is data, read and run as code: exec of its text, or an interpreter
+# handed it as the script.
+DATA_EXEC = re.compile(
+    r"\b(?:exec|eval)\s*\(\s*(?:(?:pathlib\.)?Path|open|codecs\.open)\s*\(\s*[\"']"
+    + DATA_NAME
+    + r"[\"']|(?:(?<![\w.-])(?:ba|z)?sh|\b(?:python3?|node|perl|ruby|source|pwsh|powershell))"
+    r"(?:\s+(?:-\w+\s+)*|[\"']\s*,\s*[\"'])" + DATA_NAME + r"\b"
+)
+# Keystrokes or the screen captured: spyware, whatever the file says it is for.
+SPYING = re.compile(
+    r"\bkeyboard\.(?:Listener|on_press|hook)\b|\bGetAsyncKeyState\b|\bSetWindowsHookEx|"
+    r"\bImageGrab\.grab\(|\bpyautogui\.screenshot\(|\bmss\(\)\.(?:grab|shot)\("
+)
+# Files packed and streamed straight into an upload: the working tree or home sent out.
+ARCHIVE_UPLOAD = re.compile(r"\b(?:tar|zip|7z)\b[^|\n]*\|\s*(?:curl|wget|nc|ncat)\b")
+PRIVILEGE_GRANT = re.compile(
+    r"NOPASSWD\s*:|/etc/sudoers|\bchmod\s+(?:[ug]?\+s|[4-7][0-7]{3})\s|\bsetcap\s+cap_setuid"
 )
 RUNTIME_INSTALL = re.compile(
     r"\bpip3?\s+install\b|\bnpm\s+(?:i|install)\s+\w|-m\s+pip[\"',\s]+install"
@@ -407,134 +435,22 @@ def _persistence_payload(by_line: dict[int, str], number: int) -> str:
 
 
 # Every action-plane pattern needs one of these literals (or an IP address) on the line.
-SCREEN_WORDS = (
-    "bcc",
-    "rundll32",
-    "regsvr32",
-    "mshta",
-    ".ssh",
-    "id_",
-    "aws",
-    "azure",
-    "gcloud",
-    "git-credentials",
-    "netrc",
-    "npmrc",
-    "pypirc",
-    "docker",
-    "gnupg",
-    "shadow",
-    "password-store",
-    "vault",
-    "wallet",
-    "lectrum",
-    "thereum",
-    "xodus",
-    "nkbih",
-    "Extension",
-    "solana",
-    "bitcoin",
-    "Login Data",
-    "ookies",
-    "key4",
-    "logins",
-    "hrome",
-    "mozilla",
-    "Brave",
-    "generic-password",
-    "eychain",
-    "Local S",
-    "tdata",
-    "Telegram D",
-    "Signal/",
-    "environ",
-    "process.env",
-    "printenv",
-    "env",
-    "socket",
-    "net.",
-    "dgram",
-    "tls.",
-    "sendto",
-    "urlopen",
-    "urllib",
-    "requests",
-    "httpx",
-    "http",
-    "aiohttp",
-    "fetch",
-    "axios",
-    "XMLHttp",
-    "smtplib",
-    "ftplib",
-    "curl",
-    "wget",
-    "nc ",
-    "ncat",
-    "/dev/tcp",
-    "Invoke-",
-    ".invalid",
-    "ngrok",
-    "pastebin",
-    "discord",
-    "requestbin",
-    "webhook",
-    "transfer.sh",
-    ".onion",
-    "sh",
-    "system",
-    "popen",
-    "subprocess",
-    "child_process",
-    "exec",
-    "spawn",
-    "shell",
-    "bashrc",
-    "profile",
-    "zsh",
-    "PROMPT_COMMAND",
-    "fish",
-    "systemd",
-    "cron",
-    "autostart",
-    "Launch",
-    ".git",
-    "authorized_keys",
-    "schtasks",
-    "CurrentVersion",
-    "eval",
-    "Function",
-    "dup2",
-    "TCPClient",
-    "stdin)",
-    "fileno()",
-    "telegram",
-    "pipedream",
-    "oast.",
-    "interact.sh",
-    "burpcollaborator",
-    "canarytokens",
-    "hookb.in",
-    "beeceptor",
-    "requestcatcher",
-    "hastebin",
-    "paste.ee",
-    "rentry",
-    "termbin",
-    "trycloudflare",
-    "serveo",
-    "loca.lt",
-    "urlretrieve",
-    "DownloadFile",
-    "DownloadString",
-    "IEX",
-    "Invoke-Expression",
-    "certutil",
-    "bitsadmin",
-    "pty",
-    ".env",
-    "pip",
-    "npm",
+SCREEN_WORDS = words(
+    "bcc|rundll32|regsvr32|mshta|.ssh|id_|aws|azure|gcloud|git-credentials|netrc|npmrc|pypirc|"
+    "docker|gnupg|shadow|password-store|vault|wallet|lectrum|thereum|xodus|nkbih|Extension|"
+    "solana|bitcoin|Login Data|ookies|key4|logins|hrome|mozilla|Brave|generic-password|eychain|"
+    "Local S|tdata|Telegram D|Signal/|environ|process.env|printenv|env|socket|net.|dgram|tls.|"
+    "sendto|urlopen|urllib|requests|httpx|http|aiohttp|fetch|axios|XMLHttp|smtplib|ftplib|curl|"
+    "wget|nc |ncat|/dev/tcp|Invoke-|.invalid|ngrok|pastebin|discord|requestbin|webhook|"
+    "transfer.sh|.onion|sh|system|popen|subprocess|child_process|exec|spawn|shell|bashrc|profile|"
+    "zsh|PROMPT_COMMAND|fish|systemd|cron|autostart|Launch|.git|authorized_keys|schtasks|"
+    "CurrentVersion|eval|Function|dup2|TCPClient|stdin)|fileno()|telegram|pipedream|oast.|"
+    "interact.sh|burpcollaborator|canarytokens|hookb.in|beeceptor|requestcatcher|hastebin|"
+    "paste.ee|rentry|termbin|trycloudflare|serveo|loca.lt|urlretrieve|DownloadFile|"
+    "DownloadString|IEX|Invoke-Expression|certutil|bitsadmin|pty|.env|pip|npm|"
+    "python|node|perl|ruby|source|pwsh|powershell|NOPASSWD|sudoers|chmod|setcap|_history|"
+    "History|hooksPath|keyboard|GetAsyncKeyState|SetWindowsHookEx|ImageGrab|screenshot|mss()",
+    separator="|",
 )
 IP_HINT = re.compile(r"\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}")
 

@@ -2,6 +2,7 @@
 decides over what its code looks like; what the package manager does for itself does not."""
 
 import re
+from dataclasses import replace
 
 from .common import Signal
 
@@ -198,14 +199,70 @@ def _client_read(item: dict, commands: list[str]) -> bool:
     )
 
 
-def _serving_signals(capabilities: list[dict]) -> list[Signal]:
-    """An MCP server seen starting a shell and writing files while driven."""
-    names = {item["capability"].upper() for item in capabilities}
-    if not {"EXEC_SHELL", "WRITE_FILE"} <= names:
+# Tools that say they run things: a shell under them is their job.
+RUNS_COMMANDS = re.compile(
+    r"\b(?:commands?|shell|terminal|exec\w*|run(?:s|ning)?|scripts?|process(?:es)?|git|build|"
+    r"compile|tests?|docker|kubectl|npm|pip|install|deploy|ssh|cli)\b",
+    re.I,
+)
+# A shell that starts the server itself (`sh -c "node dist/index.js"`), not one it runs.
+LAUNCHER = re.compile(r"^(?:exec\s+)?(?:node|python3?|npx|npm|uvx?|tsx|deno|bun|pnpm|yarn)\b")
+
+
+def _served_shells(capabilities: list[dict]) -> list[str]:
+    commands = [
+        " ".join(str(a) for a in argv[2:3]) if argv[1:2] == ["-c"] else " ".join(map(str, argv))
+        for item in capabilities
+        if item["capability"].upper() == "EXEC_SHELL"
+        for evidence in _evidence_items(item)
+        if isinstance(argv := evidence.get("argv"), list) and argv
+    ]
+    return [c for c in commands if not LAUNCHER.match(c.strip())]
+
+
+# Tools that say they talk to the network: a post out is their job.
+USES_NETWORK = re.compile(
+    r"\b(?:https?|web\w*|urls?|api|fetch\w*|download\w*|upload\w*|search\w*|send\w*|post\w*|"
+    r"e-?mail|slack|github|gitlab|remote|cloud|request\w*|online|weather|browser|notif\w*)\b",
+    re.I,
+)
+
+
+def _serving_signals(capabilities: list[dict], purpose: str) -> list[Signal]:
+    """An MCP server seen starting a shell, or posting out, while driven: weighty when none
+    of its tools says it does so; a shell is a hint when one does and it also wrote files."""
+    posts = [item for item in capabilities if item["capability"].upper() == "POST_WEB"]
+    signals = []
+    if posts and not USES_NETWORK.search(purpose):
+        title = "Detonation: the server posted data out though none of its tools uses the network"
+        signals.append(
+            _observed_signal("exfiltration", title, 6.0, "POST_WEB", _evidence_text(posts[0]))
+        )
+    return signals + _shell_signals(capabilities, purpose)
+
+
+def _shell_signals(capabilities: list[dict], purpose: str) -> list[Signal]:
+    shells = _served_shells(capabilities)
+    if not shells:
         return []
-    shell = next(item for item in capabilities if item["capability"].upper() == "EXEC_SHELL")
+    if not RUNS_COMMANDS.search(purpose):
+        title = "Detonation: the server started a shell none of its tools says it runs"
+        return [_observed_signal("command_injection", title, 6.0, "EXEC_SHELL", shells[0])]
+    if "WRITE_FILE" not in {item["capability"].upper() for item in capabilities}:
+        return []
     title = "Detonation: the server started a shell and wrote files while it was driven"
-    return [_observed_signal("command_injection", title, 4.0, "EXEC_SHELL", _evidence_text(shell))]
+    return [_observed_signal("command_injection", title, 4.0, "EXEC_SHELL", shells[0])]
+
+
+def _observed_tools(observed: dict) -> str:
+    """Names and descriptions of the tools the detonation listed."""
+    mcp = observed.get("mcp")
+    tools = mcp.get("tools") if isinstance(mcp, dict) else None
+    return " ".join(
+        f"{t.get('name', '')} {t.get('description', '')}"[:2000]
+        for t in (tools if isinstance(tools, list) else [])[:128]
+        if isinstance(t, dict)
+    )
 
 
 def _from_the_index(observed: object, capabilities: list[dict]) -> bool:
@@ -216,17 +273,25 @@ def _from_the_index(observed: object, capabilities: list[dict]) -> bool:
     return all(PACKAGE_INDEX.match(p.split(":")[0] if p.count(":") == 1 else p) for p in peers)
 
 
-def observed_signals(observed: object, track: str = "") -> list[Signal]:
-    """The validator's detonation: what the artifact was seen doing."""
+def observed_signals(observed: object, track: str = "", purpose: str = "") -> list[Signal]:
+    """The validator's detonation: what the artifact was seen doing (`purpose`: what an MCP
+    server's tools say they do)."""
     signals = []
     capabilities = _observed_capabilities(observed)
-    if track == "mcp_servers":
-        signals += _serving_signals(capabilities)
+    if track == "mcp_servers" and isinstance(observed, dict):
+        purpose = f"{purpose} {_observed_tools(observed)}"
+        signals += _serving_signals(capabilities, purpose)
     commands = _commands(observed, capabilities) if isinstance(observed, dict) else []
     names = {item["capability"].upper() for item in capabilities}
     network = bool(names & {"OPEN_SOCKET", "POST_WEB", "EXFILTRATE_DATA"})
     if isinstance(observed, dict):
-        signals += _behaviour_signals(observed, capabilities)
+        behaviour = _behaviour_signals(observed, capabilities)
+        if track == "mcp_servers" and USES_NETWORK.search(purpose):
+            # A server whose tools fetch and post reaching a host is doing its job.
+            behaviour = [
+                replace(s, weight=1.5) if s.category == "network" else s for s in behaviour
+            ]
+        signals += behaviour
     for item in capabilities:
         name = item["capability"].upper()
         if name not in OBSERVED_WEIGHTS:

@@ -37,7 +37,7 @@ POPULAR_NAMES = (
 # Popular in their own right though one edit away from a name above (top npm/PyPI names).
 NEAR_BUT_HONEST = (
     "preact mysql2 commondir enquirer gaxios protobufjs color colord dargs domutils touch "
-    "crypt redact query"
+    "crypt redact query markdown2 scapy psycopg beautifulsoup"
 )
 POPULAR = tuple(re.sub(r"[-_.]+", "-", name) for name in POPULAR_NAMES.split())
 POPULAR_SET = frozenset(POPULAR) | frozenset(NEAR_BUT_HONEST.split())
@@ -48,7 +48,7 @@ def _normalise_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name.lower())
 
 
-def typosquat_of(name: str) -> str | None:
+def typosquat_of(name: str, max_distance: int = 2) -> str | None:
     norm = _normalise_name(name)
     # A scope belongs to its owner; a scoped look-alike is dependency confusion, judged apart.
     if norm in POPULAR_SET or len(norm) < 5 or norm.startswith("@"):
@@ -57,7 +57,7 @@ def typosquat_of(name: str) -> str | None:
         if abs(len(popular) - len(norm)) > 2:
             continue
         distance = damerau_levenshtein(norm, popular)
-        limit = 1 if len(popular) < 7 else 2
+        limit = min(max_distance, 1 if len(popular) < 7 else 2)
         if 0 < distance <= limit:
             return popular
     return None

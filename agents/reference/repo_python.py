@@ -6,88 +6,31 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .action_python import _call_name, _dotted, _exits_early
-from .common import Source, _parse_python, _string_value, shannon_entropy
+from .common import Source, _parse_python, _string_value, shannon_entropy, words
 
 WEB_ATTRS = frozenset(
-    {
-        "args",
-        "form",
-        "values",
-        "json",
-        "data",
-        "files",
-        "cookies",
-        "headers",
-        "get_json",
-        "get_data",
-        "GET",
-        "POST",
-        "body",
-        "query_params",
-        "path_params",
-        "FILES",
-        "COOKIES",
-        "META",
-        "stream",
-        "query",
-        "params",
-        "text",
-        "get_argument",
-        "get_query_argument",
-        "get_body_argument",
-    }
+    words(
+        "args form values json data files cookies headers get_json get_data GET POST body "
+        "query_params path_params FILES COOKIES META stream query params text get_argument "
+        "get_query_argument get_body_argument"
+    )
 )
 SANITISERS = frozenset(
-    {
-        "int",
-        "float",
-        "bool",
-        "len",
-        "abs",
-        "round",
-        "quote",
-        "escape",
-        "basename",
-        "secure_filename",
-        "ip_address",
-        "ip_network",
-        "UUID",
-        "format_html",
-        "quote_plus",
-        "urlencode",
-        "isdigit",
-        "isalnum",
-        "hexdigest",
-        "sha256",
-        "md5",
-        "bleach",
-        "clean",
-        "sanitize",
-        "literal_eval",
-        "hash",
-        "id",
-        "type",
-        "isinstance",
-        "getattr",
-    }
+    words(
+        "int float bool len abs round quote escape basename secure_filename ip_address "
+        "ip_network UUID format_html quote_plus urlencode isdigit isalnum hexdigest sha256 md5 "
+        "bleach clean sanitize literal_eval hash id type isinstance getattr"
+    )
 )
 GUARD_CALLS = re.compile(
     r"startswith|endswith|is_relative_to|commonpath|fullmatch|match|isalnum|isdigit|isidentifier"
 )
 SQL_METHODS = frozenset({"execute", "executemany", "executescript", "raw", "mogrify", "extra"})
 SUBPROCESS = frozenset(
-    {
-        "subprocess.run",
-        "subprocess.call",
-        "subprocess.check_call",
-        "subprocess.check_output",
-        "subprocess.Popen",
-        "run",
-        "call",
-        "check_output",
-        "check_call",
-        "Popen",
-    }
+    words(
+        "subprocess.run subprocess.call subprocess.check_call subprocess.check_output "
+        "subprocess.Popen run call check_output check_call Popen"
+    )
 )
 SHELL_CALLS = frozenset(
     {
@@ -101,35 +44,16 @@ SHELL_CALLS = frozenset(
     }
 )
 PATH_SINKS = frozenset(
-    {
-        "open",
-        "io.open",
-        "codecs.open",
-        "send_file",
-        "flask.send_file",
-        "FileResponse",
-        "static_file",
-        "os.remove",
-        "os.unlink",
-        "shutil.copyfile",
-        "shutil.rmtree",
-        "Path",
-    }
+    words(
+        "open io.open codecs.open send_file flask.send_file FileResponse static_file os.remove "
+        "os.unlink shutil.copyfile shutil.rmtree Path"
+    )
 )
 DESER_SINKS = frozenset(
-    {
-        "pickle.loads",
-        "pickle.load",
-        "cPickle.loads",
-        "dill.loads",
-        "marshal.loads",
-        "jsonpickle.decode",
-        "yaml.unsafe_load",
-        "shelve.open",
-        "pandas.read_pickle",
-        "pd.read_pickle",
-        "_pickle.loads",
-    }
+    words(
+        "pickle.loads pickle.load cPickle.loads dill.loads marshal.loads jsonpickle.decode "
+        "yaml.unsafe_load shelve.open pandas.read_pickle pd.read_pickle _pickle.loads"
+    )
 )
 SSRF_PREFIXES = ("requests.", "httpx.", "urllib.request.urlopen", "urlopen", "urllib3.", "aiohttp.")
 SSRF_METHODS = frozenset(
@@ -254,7 +178,10 @@ class PyTaint:
                 return frozenset({"cli"})
             if text.startswith(("os.environ", "os.getenv")):
                 return frozenset({"env"})
-            if text in ("input", "raw_input"):
+            if text in ("input", "raw_input") or chain[-1:] in (
+                ["parse_args"],
+                ["parse_known_args"],
+            ):
                 return frozenset({"cli"})
         return frozenset()
 
@@ -367,7 +294,7 @@ class PyTaint:
         )
 
     def _sink(self, call: ast.Call) -> None:
-        name = _call_name(call)
+        name = _call_name(call).removeprefix("builtins.")
         last = name.rsplit(".", 1)[-1]
         first = call.args[0] if call.args else None
         taint = self.taint(first)
@@ -856,10 +783,23 @@ def _argument_sinks(tree: ast.Module | None, with_self: bool) -> list[tuple[str,
                     vuln.cwe != "CWE-89" or _built_sql(func, vuln.line)
                 ):
                     found.append((vuln.cwe, vuln.line, func.name))
+    if not with_self:
+        # A script's own top level: what its command line or its reader types reaches.
+        script = PyTaint("", set())
+        script.scope = "<module>"
+        script.block([s for s in tree.body if not isinstance(s, DEFINITIONS)])
+        found += [
+            (v.cwe, v.line, "<module>")
+            for v in script.findings
+            if v.cwe in ARGUMENT_SINKS and (v.cwe != "CWE-89" or _built_sql(tree, v.line))
+        ]
     return found
 
 
-def _built_sql(func: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> bool:
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _built_sql(func: ast.AST, line: int) -> bool:
     """The statement run on `line` is a string built in the function."""
     built = {
         name

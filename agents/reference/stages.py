@@ -5,7 +5,7 @@ import bisect
 import itertools
 import re
 
-from .common import Source, line_at
+from .common import Source, line_at, words
 from .facts import Event
 
 # Python's re has no literal prefilter for `\b`-led alternations, so each pattern below is
@@ -118,29 +118,10 @@ MINER_MARKS = (
 )
 
 
-MINER_WORDS = (
-    "stratum",
-    "xmrig",
-    "cpuminer",
-    "minerd",
-    "donate-level",
-    "threads-hint",
-    "rig-id",
-    "cryptonight",
-    "randomx",
-    "minexmr",
-    "supportxmr",
-    "moneroocean",
-    "nanopool",
-    "c3pool",
-    "hashvault",
-    "herominers",
-    "unmineable",
-    "nicehash",
-    "2miners",
-    "f2pool",
-    "minergate",
-    "xmrpool",
+MINER_WORDS = words(
+    "stratum xmrig cpuminer minerd donate-level threads-hint rig-id cryptonight randomx minexmr "
+    "supportxmr moneroocean nanopool c3pool hashvault herominers unmineable nicehash 2miners "
+    "f2pool minergate xmrpool"
 )
 
 
