@@ -17,6 +17,7 @@ import pytest
 
 from assay.sandbox.bwrap.backend import BwrapBackend
 from assay.sandbox.interface import (
+    LIVED_IN_WORKSPACE_DIR,
     Home,
     HomeEvent,
     HomeFile,
@@ -270,21 +271,22 @@ def test_a_planted_file_closed_late_by_a_forked_child_is_no_write(backend: Bwrap
     assert HomeEvent("/home/sam/.ready", "created") in observation.home_events
 
 
+PROJECT = f"{LIVED_IN_WORKSPACE_DIR}/p"  # a lived-in run's workspace
+
+
 def test_compared_trees_are_recorded_before_and_after_and_recording_reads_nothing_watched(
     backend: BwrapBackend,
 ) -> None:
     code = (
         "import os\n"
         "open('/home/sam/.bashrc', 'a').write('x\\n')\n"
-        "os.makedirs('/task/workspace/p/.github/workflows')\n"
-        "open('/task/workspace/p/.github/workflows/x.yml', 'w').write('on: push\\n')\n"
+        f"os.makedirs('{PROJECT}/.github/workflows')\n"
+        f"open('{PROJECT}/.github/workflows/x.yml', 'w').write('on: push\\n')\n"
         "os.remove('/home/sam/notes.md')\n"
     )
-    observation = observe(
-        backend, code, home=HOME, compare_trees=("/home/sam", "/task/workspace/p")
-    )
+    observation = observe(backend, code, home=HOME, compare_trees=("/home/sam", PROJECT))
     home, project = observation.trees
-    assert (home.path, project.path) == ("/home/sam", "/task/workspace/p")
+    assert (home.path, project.path) == ("/home/sam", PROJECT)
     assert home.before.cut == home.after.cut == project.after.cut == ""
     assert set(home.before.entries) == {
         ".ssh",

@@ -82,7 +82,9 @@ def map_files(
             reasons.append(f"the record of {home_relative(tree.path)} was cut short: {clip(cut)}")
             continue
         for change in changes(tree, layout_done_ns):
-            if change.path in installer:
+            # The installer's own tree (a throw-away venv in the project) is the
+            # harness's, as its traced writes are; a placeholder changed still counts.
+            if change.path in installer or change.path.startswith(who.harness_prefixes):
                 continue
             capability = _capability(change)
             shown = home_relative(change.path)
