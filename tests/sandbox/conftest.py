@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -23,12 +24,28 @@ def _no_shared_backend_alive() -> Iterator[None]:
     yield
 
 
-@pytest.fixture
-def private_backend() -> Iterator[BwrapBackend]:
-    """A backend of the test's own: its own runtime base, nothing started ahead."""
+@contextlib.contextmanager
+def own_backend() -> Iterator[BwrapBackend]:
+    """A backend with its own runtime base, nothing started ahead; released at the end."""
     base = Path(tempfile.mkdtemp(prefix="assay-test-", dir="/tmp"))
     base.chmod(0o711)
     made = BwrapBackend(runtime_base=base / "rt", prestart=False)
-    yield made
-    made.release()
-    shutil.rmtree(base)
+    try:
+        yield made
+    finally:
+        made.release()
+        shutil.rmtree(base)
+
+
+@pytest.fixture
+def private_backend() -> Iterator[BwrapBackend]:
+    """A backend of the test's own."""
+    with own_backend() as made:
+        yield made
+
+
+@pytest.fixture(scope="class")
+def class_backend() -> Iterator[BwrapBackend]:
+    """One backend for a class of tests (released before the module's next test)."""
+    with own_backend() as made:
+        yield made
