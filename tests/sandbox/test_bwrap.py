@@ -22,11 +22,13 @@ from typer.testing import CliRunner
 
 from assay.cli import _register, app
 from assay.sandbox import InfrastructureError
+from assay.sandbox import check as check_module
 from assay.sandbox.bwrap import backend as backend_module
 from assay.sandbox.bwrap.backend import BwrapBackend, _cleanup, _Shape
 from assay.sandbox.bwrap.cgroups import CGROUP_ROOT, CgroupV1Driver
 from assay.sandbox.bwrap.hostfs import mount_tmpfs, mounts_under
 from assay.sandbox.bwrap.tracer import PROFILES
+from assay.sandbox.check import require_sound
 from assay.sandbox.interface import InputFile, LimitHit, ResourceLimits, SealedRequest, TraceSet
 
 pytestmark = pytest.mark.sandbox
@@ -73,6 +75,23 @@ def test_sandbox_check_passes_here() -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["sound"] and all(c["ok"] for c in report["checks"])
+
+
+def test_a_passing_check_is_kept_a_while_and_a_failing_one_never(
+    private_backend: BwrapBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = os.environ["PATH"]
+    monkeypatch.setenv("PATH", "/nonexistent")  # no bwrap, strace or setpriv to be found
+    with pytest.raises(InfrastructureError, match="tool: bwrap"):
+        require_sound(private_backend)
+    monkeypatch.setenv("PATH", path)
+    passed = require_sound(private_backend)  # the failure was not kept
+    assert all(r.ok for r in passed)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert require_sound(private_backend) is passed  # held sound: not run again
+    monkeypatch.setattr(check_module, "SOUND_FOR_S", 0.0)
+    with pytest.raises(InfrastructureError, match="tool: bwrap"):
+        require_sound(private_backend)  # once the pass is too old, checked again
 
 
 def test_sandbox_check_passes_from_a_directory_the_sandbox_has_too() -> None:

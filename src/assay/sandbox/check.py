@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -410,11 +411,27 @@ def run_checks(backend: SandboxBackend, *, ebpf: bool = False) -> tuple[CheckRes
     return tuple(results)
 
 
+# A backend that passed the checks is held sound for this long: soundness is the host's
+# (its kernel, cgroups and tools), which does not change between one round and the next
+# minutes later, and a check costs 0.7 CPU-s (six sandboxes, three of them breaching a
+# limit). A failure is never kept, and a validator whose rounds are hours apart checks
+# before each.
+SOUND_FOR_S = 300.0
+_passed: weakref.WeakKeyDictionary[SandboxBackend, tuple[float, tuple[CheckResult, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def require_sound(backend: SandboxBackend) -> tuple[CheckResult, ...]:
-    """Run the checks; raise `InfrastructureError` naming every failure (rounds abstain)."""
+    """The checks' results, run unless `backend` passed them in the last SOUND_FOR_S;
+    raise `InfrastructureError` naming every failure (rounds abstain)."""
+    passed_at, results = _passed.get(backend, (-SOUND_FOR_S, ()))
+    if time.monotonic() - passed_at < SOUND_FOR_S:
+        return results
     results = backend.check()
     failed = [r for r in results if not r.ok]
     if failed:
         reasons = "; ".join(f"{r.name}: {r.detail}" for r in failed)
         raise InfrastructureError(f"sandbox unsound: {reasons}")
+    _passed[backend] = (time.monotonic(), results)
     return results
