@@ -178,6 +178,29 @@ def test_write_on_a_udp_socket_connected_to_port_53_is_a_lookup(tmp_path: Path) 
     assert summary.dns_queries == ("go.probe.assay.invalid", "file.probe.assay.invalid")
 
 
+def test_a_send_on_a_socket_strace_names_by_its_addresses_is_a_lookup_to_53(
+    tmp_path: Path,
+) -> None:
+    """glibc's resolver connects its UDP socket and sends without an address; strace names
+    the connected socket by its two addresses, not its inode."""
+    packet = hexs(dns_query("libc.probe.assay.invalid"))
+    other = hexs(dns_query("ntp.probe.assay.invalid"))
+    lines = [
+        f"connect(3<UDP:[41]>, {INET53}, 16) = 0",
+        f"sendto(3<UDP:[10.0.0.2:40648->10.0.0.1:53]>, {packet}, 40, MSG_NOSIGNAL, NULL, 0) = 40",
+        f"sendto(4<UDP:[10.0.0.2:40649->10.0.0.1:123]>, {other}, 40, 0, NULL, 0) = 40",
+        f"sendto(5<UDPv6:[[fd00::2]:40650->[fd00::1]:5353]>, {other}, 40, 0, NULL, 0) = 40",
+    ]
+    summary = summary_of(tmp_path, lines, TraceSet.LIVENESS)
+    assert summary.dns_queries == ("libc.probe.assay.invalid",)
+    lines.append(
+        f"sendto(6<UDPv6:[[fd00:0:0:0:0:0:0:2]:40651->[fd00:0:0:0:0:0:0:1]:53]>, {other}, 40, 0,"
+        " NULL, 0) = 40"
+    )
+    summary = summary_of(tmp_path, lines, TraceSet.LIVENESS)
+    assert summary.dns_queries == ("libc.probe.assay.invalid", "ntp.probe.assay.invalid")
+
+
 def test_an_exec_that_did_not_return_0_is_no_exec(tmp_path: Path) -> None:
     lines = [
         f"execve({hexs('/bin/echo')}, [{hexs('echo')}, {hexs('tok')}], 0x1) = ?",

@@ -86,7 +86,9 @@ _FILE_CALLS = _OPEN + _UNLINK + _RENAME + _LINK
 _NETWORK = _CONNECT + _SEND + _WRITE
 _ONE_BUFFER = ("sendto", "write")
 _SEND_OR_WRITE = tuple(f"{name}(" for name in _SEND + _WRITE)
-_FD_HEAD = 48  # a call's name and first argument, where strace names a socket's protocol
+# A call's name and first argument, where strace names a socket's protocol and, once it
+# is connected, its two addresses (IPv6 ones included).
+_FD_HEAD = 160
 _SOCKADDRS_SEEN = 4096  # distinct printed addresses parsed, at most
 _WRITE_FLAGS = re.compile("O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND")
 # Read-only opens under these are the runtime loading itself (shared libraries,
@@ -654,15 +656,25 @@ class _Collector:
                 self.truncated = True
             if name == "connect" or "htons(53)" not in line:
                 return
-        elif name == "connect" or _udp_inode(line) not in self.dns_sockets:
+        elif name == "connect" or not self._on_dns_socket(line):
             return  # a write to a file or pipe, or a send on a socket not connected to 53
         count = _count(_result(line))
         if count is not None and (count > 0 or name != "sendmmsg") and not self._full("dns"):
             for query in _dns_in(name, line):
                 self._add("dns", query, len(query))
 
+    def _on_dns_socket(self, line: str) -> bool:
+        """Whether the call's first argument is a UDP socket connected to port 53: strace
+        names a connected socket by its addresses (`3<UDP:[10.0.0.2:4711->10.0.0.1:53]>`),
+        or by its inode where it cannot look the socket up (then its connect said)."""
+        socket = _udp_socket(line)
+        if socket is None:
+            return False
+        _, arrow, peer = socket.partition("->")
+        return peer.endswith(":53") if arrow else socket in self.dns_sockets
+
     def _connect(self, line: str) -> None:
-        inode = _udp_inode(line)
+        inode = _udp_socket(line)
         if inode is not None and _count(_result(line)) == 0:
             if "htons(53)" in line:
                 self.dns_sockets.add(inode)
@@ -770,8 +782,9 @@ def _plainly_quiet(hexed: str) -> bool:
     )
 
 
-def _udp_inode(line: str) -> str | None:
-    """The inode of the UDP socket a call's first argument is (`3<UDP:[4711]>`)."""
+def _udp_socket(line: str) -> str | None:
+    """How strace names the UDP socket a call's first argument is: its inode
+    (`3<UDP:[4711]>`), or its addresses once connected (`local->peer`)."""
     head = line[:_FD_HEAD]
     start = head.find("<UDP")
     if start < 0:
