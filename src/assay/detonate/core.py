@@ -165,9 +165,8 @@ def harness_files() -> tuple[InputFile, InputFile]:
 # pkg-0002's whole detonation on the 2-core host: 4.7 s and 6.1 CPU-s on a running
 # session against 4.5 s and 5.5 CPU-s under strace; 7.5 s and 8.4 CPU-s on a fresh
 # backend, which pays bpftrace's 2.2-2.4 CPU-s start). It is not the default yet: the
-# bundled detonations do not yet match their goldens under it run after run (pkg-0005
-# gains a DNS query the network sink also sees, every time, and in one run of five a
-# read of "/" no process of it is known to make), and no cgroup-v2 host has run it.
+# bundled detonations match their goldens under it, but no cgroup-v2 host has run it,
+# and the suite has not yet run every detonation under it in parallel.
 DEFAULT_OBSERVER = ObserverKind.STRACE
 
 
