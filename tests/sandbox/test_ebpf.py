@@ -30,10 +30,10 @@ from assay.sandbox.interface import (
 
 pytestmark = [
     pytest.mark.sandbox,
-    # One worker runs them in turn, beside the rest of the suite. (Run alone until one
-    # bpftrace served a whole backend: once, in a loaded parallel run, a run's DNS records
-    # went missing; not seen since, beside the detonation tests in parallel.)
-    pytest.mark.xdist_group("ebpf"),
+    # Once in a full parallel run on the 2-core host, a run that sent two DNS queries came
+    # back with none (not seen again in 4 runs of this module beside another): until that
+    # is understood, these run after the parallel part, on a quieter host.
+    pytest.mark.serial,
     pytest.mark.skipif(ebpf.unavailable() is not None, reason=str(ebpf.unavailable())),
 ]
 
