@@ -323,6 +323,9 @@ def test_go_server_with_unshipped_modules_is_named_not_silently_empty(tmp_path: 
 
 def test_unknown_mcp_server_is_interference_not_an_empty_result(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("# nothing to run\n")
+    # A script that only imports the SDK, or only runs something, is no server.
+    (tmp_path / "types_only.py").write_text("from mcp import types\n")
+    (tmp_path / "job.py").write_text("import subprocess\nsubprocess.run(['true'])\n")
     plan = build_plan(tmp_path, Track.MCP_SERVERS, "t0k3n")
     assert plan.core == () and plan.interference == ("no MCP server command found",)
 

@@ -635,6 +635,25 @@ def _package_entry(artifact_dir: Path) -> str | None:
     return None
 
 
+# A Python file that imports an MCP SDK (and starts a server: `mcp.run()`, `server.run(`).
+_MCP_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?:mcp|fastmcp)\b", re.M)
+_NOT_STDIO = ("sse", "http", "ws")  # transports a user starts a server for, not a client
+
+
+def _python_server_file(artifact_dir: Path) -> str | None:
+    """A server shipped as a lone script (`echo_mcp.py`, `server_stdio.py`): the top-level
+    Python file that imports an MCP SDK and runs a server, one over stdio first (a client
+    starts that one; one over SSE or HTTP waits for connections)."""
+    found = [
+        f.name
+        for f in sorted(artifact_dir.glob("*.py"))
+        if _MCP_IMPORT.search(text := _read(artifact_dir, f)) and ".run(" in text
+    ]
+    stdio = [n for n in found if "stdio" in n]
+    other = [n for n in found if not any(t in n for t in _NOT_STDIO)]
+    return next(iter(stdio + other + found), None)
+
+
 def _source_for(artifact_dir: Path, name: str) -> str | None:
     """`name` when it is a file of the artifact; for a build output that was not shipped
     (dist/index.js), the TypeScript source it is built from (src/index.ts)."""
@@ -691,6 +710,7 @@ def _server(artifact_dir: Path, manifest: dict[str, object], root: str, work: st
         script = script or next(
             (g for g in _SERVER_GUESSES if _regular(artifact_dir, artifact_dir / g)), None
         )
+        script = script or _python_server_file(artifact_dir)
         if script is None:
             return _Server(not_run="no MCP server command found")
         if script.endswith(".go"):
