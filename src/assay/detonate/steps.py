@@ -14,6 +14,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tomllib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -654,6 +655,41 @@ def _python_server_file(artifact_dir: Path) -> str | None:
     return next(iter(stdio + other + found), None)
 
 
+_ENTRY_POINT = re.compile(r"([A-Za-z_][\w.]*):([A-Za-z_]\w*)")
+
+
+def _console_script_server(artifact_dir: Path, root: str) -> _Server | None:
+    """A Python package whose pyproject names a console script (`uvx mcp-server-x` runs
+    it): its entry point called from the package's own tree (flat or `src/` layout), as
+    the installed script would call it."""
+    try:
+        project = tomllib.loads(_read(artifact_dir, artifact_dir / "pyproject.toml"))
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return None
+    table = project.get("project")
+    scripts = table.get("scripts") if isinstance(table, dict) else None
+    if not isinstance(scripts, dict) or not scripts:
+        return None
+    name, target = next(iter(scripts.items()))
+    entry = _ENTRY_POINT.fullmatch(str(target).replace(" ", ""))
+    if entry is None:
+        return None
+    module, function = entry.groups()
+    top = module.split(".")[0]
+    for base in ("src", ""):
+        package = artifact_dir / base / top
+        if _regular(artifact_dir, package / "__init__.py") or _regular(
+            artifact_dir, package.with_suffix(".py")
+        ):
+            where = f"{root}/{base}".rstrip("/")
+            call = (
+                f"import sys; sys.path.insert(0, {where!r}); from {module} import {function}; "
+                f"sys.argv[0] = {name!r}; sys.exit({function}())"
+            )
+            return _Server((PYTHON, "-c", call))
+    return None
+
+
 def _source_for(artifact_dir: Path, name: str) -> str | None:
     """`name` when it is a file of the artifact; for a build output that was not shipped
     (dist/index.js), the TypeScript source it is built from (src/index.ts)."""
@@ -712,7 +748,8 @@ def _server(artifact_dir: Path, manifest: dict[str, object], root: str, work: st
         )
         script = script or _python_server_file(artifact_dir)
         if script is None:
-            return _Server(not_run="no MCP server command found")
+            console = _console_script_server(artifact_dir, root)
+            return console or _Server(not_run="no MCP server command found")
         if script.endswith(".go"):
             return _go_server(artifact_dir, root, work)
         rest = ()
