@@ -27,8 +27,9 @@ sample, a registry's sdist) is unpacked by the safe extractors into a private
 temporary directory first, as a round's snapshot does. `observed` is the validator's
 real detonation (the bubblewrap sandbox) on the real corpus, and on the synthetic one
 with `--detonate` (else None, the quick loop). Detonations are cached by artifact
-digest under out/reference-eval/observed/, so a tuning loop detonates each artifact
-once. The agent itself is not sealed here: the real measurement is `assay eval`.
+digest (and the detonation code's digest) under out/reference-eval/observed/, so a
+tuning loop detonates each artifact once, and again after detonation changes. The
+agent itself is not sealed here: the real measurement is `assay eval`.
 DNS is refused so the probe stays offline.
 """
 
@@ -48,6 +49,7 @@ from assay.corpus.interface import Task, artifact_digest
 from assay.corpus.native import NativeCorpus
 from assay.corpus.packed import materialised
 from assay.detonate import detonate
+from assay.detonate.cache import detonation_code
 from assay.mechanism.matching import FindingItem, VulnerabilityItem
 from assay.mechanism.metrics import Confusion
 from assay.mechanism.scoring import RepResult, TaskTruth, TrackScore, score_track
@@ -96,7 +98,8 @@ class Observer:
         if self.backend is None or not track.behavioural:
             return None
         digest = artifact_digest(artifact)
-        cached = OBSERVED_CACHE / f"{digest}.json"
+        # Keyed by the detonation code too: a detonation changed since is not what is read.
+        cached = OBSERVED_CACHE / detonation_code()[:16] / f"{digest}.json"
         if cached.is_file():
             return codec.decode(cached.read_bytes(), Observed)
         seed = bytes.fromhex(digest)[:16]  # the same canaries every time for one artifact
