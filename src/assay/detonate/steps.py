@@ -639,16 +639,19 @@ def _package_entry(artifact_dir: Path) -> str | None:
 # A Python file that imports an MCP SDK (and starts a server: `mcp.run()`, `server.run(`).
 _MCP_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?:mcp|fastmcp)\b", re.M)
 _NOT_STDIO = ("sse", "http", "ws")  # transports a user starts a server for, not a client
+_SERVER_FILES_READ = 64  # top-level scripts read, in name order, looking for a server
 
 
 def _python_server_file(artifact_dir: Path) -> str | None:
     """A server shipped as a lone script (`echo_mcp.py`, `server_stdio.py`): the top-level
     Python file that imports an MCP SDK and runs a server, one over stdio first (a client
     starts that one; one over SSE or HTTP waits for connections)."""
+    files, _ = _files(artifact_dir)  # the bounded walk: a flood of entries stops it
+    scripts = [f.name for f in files if len(f.parts) == 1 and f.suffix == ".py"]
     found = [
-        f.name
-        for f in sorted(artifact_dir.glob("*.py"))
-        if _MCP_IMPORT.search(text := _read(artifact_dir, f)) and ".run(" in text
+        name
+        for name in scripts[:_SERVER_FILES_READ]
+        if _MCP_IMPORT.search(text := _read(artifact_dir, artifact_dir / name)) and ".run(" in text
     ]
     stdio = [n for n in found if "stdio" in n]
     other = [n for n in found if not any(t in n for t in _NOT_STDIO)]
