@@ -425,9 +425,9 @@ _passed: weakref.WeakKeyDictionary[SandboxBackend, tuple[float, tuple[CheckResul
 def require_sound(backend: SandboxBackend) -> tuple[CheckResult, ...]:
     """The checks' results, run unless `backend` passed them in the last SOUND_FOR_S;
     raise `InfrastructureError` naming every failure (rounds abstain)."""
-    passed_at, results = _passed.get(backend, (-SOUND_FOR_S, ()))
-    if time.monotonic() - passed_at < SOUND_FOR_S:
-        return results
+    held = _passed.get(backend)
+    if held is not None and time.monotonic() - held[0] < SOUND_FOR_S:
+        return held[1]
     results = backend.check()
     failed = [r for r in results if not r.ok]
     if failed:
